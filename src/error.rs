@@ -1,0 +1,74 @@
+//! The one typed error of the crate. Every refusal names what was wrong and where;
+//! [`Error::code`] gives a stable string the JS side can switch on.
+use core::fmt;
+
+pub type Result<T, E = Error> = core::result::Result<T, E>;
+
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Error {
+    /// The first four bytes are not a known `.cact` tag.
+    BadTag { found: u32 },
+    /// A section runs past the end of the input.
+    Truncated { section: &'static str, needed: u64, available: u64 },
+    /// A header field holds an impossible value.
+    BadHeader { field: &'static str, value: u64, reason: &'static str },
+    /// A directory record (by position) is wrong in one field.
+    BadTensor { index: u32, field: &'static str, reason: &'static str },
+    /// The RAW tokenizer attachment is malformed.
+    BadTokenizer { offset: u64, reason: &'static str },
+    /// A token id is outside the vocabulary.
+    TokenOutOfVocab { id: u32, vocab: u32 },
+    /// The sequence would exceed the model's context.
+    ContextFull { needed: usize, max: usize },
+    /// Tool JSON (or another JSON input) does not parse.
+    BadJson { offset: usize, reason: &'static str },
+    /// Bytes that must be UTF-8 are not.
+    InvalidUtf8 { offset: usize },
+    /// A caller-supplied option is out of range.
+    InvalidArgument { name: &'static str, reason: &'static str },
+    /// A well-formed input asks for something this runtime does not do.
+    Unsupported { what: &'static str },
+}
+
+impl Error {
+    /// Stable machine-readable code (crosses into JS as `error.code`).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::BadTag { .. } => "bad_tag",
+            Error::Truncated { .. } => "truncated",
+            Error::BadHeader { .. } => "bad_header",
+            Error::BadTensor { .. } => "bad_tensor",
+            Error::BadTokenizer { .. } => "bad_tokenizer",
+            Error::TokenOutOfVocab { .. } => "token_out_of_vocab",
+            Error::ContextFull { .. } => "context_full",
+            Error::BadJson { .. } => "bad_json",
+            Error::InvalidUtf8 { .. } => "invalid_utf8",
+            Error::InvalidArgument { .. } => "invalid_argument",
+            Error::Unsupported { .. } => "unsupported",
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::BadTag { found } => write!(f, "not a .cact container (tag {found:#010x})"),
+            Error::Truncated { section, needed, available } => {
+                write!(f, "truncated container: {section} needs {needed} bytes, {available} available")
+            }
+            Error::BadHeader { field, value, reason } => write!(f, "bad header field {field} = {value}: {reason}"),
+            Error::BadTensor { index, field, reason } => write!(f, "bad tensor #{index}, field {field}: {reason}"),
+            Error::BadTokenizer { offset, reason } => write!(f, "bad tokenizer attachment at byte {offset}: {reason}"),
+            Error::TokenOutOfVocab { id, vocab } => write!(f, "token id {id} is outside the vocabulary of {vocab}"),
+            Error::ContextFull { needed, max } => write!(f, "sequence of {needed} tokens exceeds the context of {max}"),
+            Error::BadJson { offset, reason } => write!(f, "invalid JSON at byte {offset}: {reason}"),
+            Error::InvalidUtf8 { offset } => write!(f, "invalid UTF-8 at byte {offset}"),
+            Error::InvalidArgument { name, reason } => write!(f, "invalid argument {name}: {reason}"),
+            Error::Unsupported { what } => write!(f, "unsupported: {what}"),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for Error {}
