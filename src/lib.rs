@@ -18,3 +18,6 @@ pub mod response;
 pub mod v3;
 
 pub use error::{Error, Result};
+
+#[cfg(feature = "web")]
+pub mod web;
