@@ -6,7 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")"
 . tools/ensure.sh
 
-DEFAULT_MODEL=${NEEDLE_MODEL:-tests/fixtures/v3/default/model.cact}
+# The embedded default model: the small Needle 3 trained on upstream's tool environments
+# (tools/train/), or a reference fixture until that file exists.
+DEFAULT_MODEL=${NEEDLE_MODEL:-www/models/default.cact}
+[ -f "$DEFAULT_MODEL" ] || DEFAULT_MODEL=tests/fixtures/v3/local_global_taps/model.cact
 
 step() { printf '\n== %s\n' "$*"; }
 
@@ -17,18 +20,34 @@ cmd_demo() {
   ./build.sh
   step "needle run on the embedded default model ($DEFAULT_MODEL)"
   target/release/needle inspect --model "$DEFAULT_MODEL"
+  # --- browser demo (web helper) ---
+  step "browser demo: serve it with"
+  echo "  node tools/serve.mjs --model $DEFAULT_MODEL   # then open http://127.0.0.1:8080/"
 }
 
 cmd_test() {
   local t0=$SECONDS
-  ensure_rust_targets wasm32-unknown-unknown thumbv7em-none-eabihf
+  ensure_rust_targets wasm32-unknown-unknown wasm32-wasip1 thumbv7em-none-eabihf
   step "cargo test (native, all features but web)"
   cargo test --features cli
   step "core builds without std: wasm32 and bare metal"
   cargo rustc --lib --no-default-features --target wasm32-unknown-unknown --crate-type rlib
   cargo rustc --lib --no-default-features --target thumbv7em-none-eabihf --crate-type rlib
+  step "kernel twins on wasm32 (SIMD128, then scalar) under Node's WASI"
+  for flags in "-C target-feature=+simd128" ""; do
+    RUSTFLAGS="$flags" CARGO_TARGET_DIR="target/wasi${flags:+-simd}" \
+      CARGO_TARGET_WASM32_WASIP1_RUNNER="node tools/wasi-run.mjs" \
+      cargo test --target wasm32-wasip1 --lib kernels::
+  done
   step "wasm packages (SIMD128 + baseline)"
   ./build.sh
+  # --- JS package and browser tests (web helper): compare against the native CLI ---
+  step "JS package tests (node --test, wasm vs native CLI)"
+  cargo build --release --features cli --bin needle
+  NEEDLE_MODEL="$DEFAULT_MODEL" node --test tests/js/
+  step "browser end-to-end (Debian chromium + playwright-core)"
+  ensure_chromium
+  NEEDLE_MODEL="$DEFAULT_MODEL" node --test tests/e2e/
   printf '\nall test stages passed in %ss\n' $((SECONDS - t0))
 }
 

@@ -9,6 +9,8 @@ pub type Result<T, E = Error> = core::result::Result<T, E>;
 pub enum Error {
     /// The first four bytes are not a known `.cact` tag.
     BadTag { found: u32 },
+    /// A valid container of the other generation was handed to a generation-specific reader.
+    WrongGeneration { expected: u8, found: u8 },
     /// A section runs past the end of the input.
     Truncated { section: &'static str, needed: u64, available: u64 },
     /// A header field holds an impossible value.
@@ -36,6 +38,7 @@ impl Error {
     pub fn code(&self) -> &'static str {
         match self {
             Error::BadTag { .. } => "bad_tag",
+            Error::WrongGeneration { .. } => "wrong_generation",
             Error::Truncated { .. } => "truncated",
             Error::BadHeader { .. } => "bad_header",
             Error::BadTensor { .. } => "bad_tensor",
@@ -54,6 +57,9 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::BadTag { found } => write!(f, "not a .cact container (tag {found:#010x})"),
+            Error::WrongGeneration { expected, found } => {
+                write!(f, "expected a Needle {expected} container, found Needle {found}")
+            }
             Error::Truncated { section, needed, available } => {
                 write!(f, "truncated container: {section} needs {needed} bytes, {available} available")
             }

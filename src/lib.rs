@@ -15,7 +15,10 @@ pub mod json;
 pub mod prompt;
 pub mod sampling;
 pub mod response;
+mod blocks;
+pub mod v2;
 pub mod v3;
+pub mod session;
 
 pub use error::{Error, Result};
 

@@ -1,1 +1,62 @@
-//! (in progress)
+//! Generation-agnostic math kernels.
+//!
+//! Each hot kernel has a scalar version (always compiled; the reference) and a wasm32 SIMD128 twin
+//! in a `*_simd128.rs` sibling. The public function is the one dispatch point: it calls the twin
+//! when built with `target_feature = "simd128"` on wasm32, the scalar version otherwise. Twins
+//! follow the same operation order and are bit-identical to their scalar versions; tests gated on
+//! simd128 hold them equal. They run on wasm32 under Node's WASI with the real SIMD code:
+//!
+//! ```text
+//! rustup target add wasm32-wasip1
+//! CARGO_TARGET_DIR=target/wasi-simd RUSTFLAGS="-C target-feature=+simd128" \
+//!   CARGO_TARGET_WASM32_WASIP1_RUNNER="node tools/wasi-run.mjs" \
+//!   cargo test --target wasm32-wasip1 --lib kernels::
+//! ```
+//!
+//! (The same command without RUSTFLAGS runs the scalar kernels on wasm32.)
+
+/// The one dispatch point of a kernel: the simd128 twin on wasm32 builds with the feature, the
+/// scalar version elsewhere.
+macro_rules! dispatch {
+    ($simd:path, $scalar:path, $($arg:expr),*) => {{
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        let r = $simd($($arg),*);
+        #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+        let r = $scalar($($arg),*);
+        r
+    }};
+}
+
+pub mod cq;
+mod cq_rows;
+pub mod f16;
+pub mod hadamard;
+pub mod norm;
+pub mod quant;
+pub mod rope;
+pub mod sinkhorn;
+pub mod softmax;
+pub mod vector;
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod cq_simd128;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod hadamard_simd128;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod softmax_simd128;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod vector_simd128;
+
+#[cfg(test)]
+mod cq_tests;
+#[cfg(test)]
+mod test_util;
+#[cfg(test)]
+mod testdata;
+
+pub use cq::{CqMatrix, CqWidth};
+pub use hadamard::fwht;
+pub use norm::{inv_rms, rms_norm, rms_unit};
+pub use quant::{fake_quant_i8, quantize_i8};
+pub use softmax::softmax;
+pub use vector::{axpy, axpy_i8, dot, dot_i8, dot_i8_i8};

@@ -1,1 +1,26 @@
-//! (in progress)
+//! The Needle 3 forward pass (cactus-needle 3.2.8 `SimpleAttentionNetwork`), incremental.
+//!
+//! A [`Model`] borrows the container's weights and never changes; a [`State`] holds everything
+//! one sequence needs (KV rings, conv and Engram tails, streamed head pools, scratch), allocated
+//! once by [`Model::new_state`], so decoding does no heap work. Tokens enter through
+//! [`Model::prefill`] (batched: each weight matrix is decoded once per chunk of tokens) or
+//! [`Model::step`]; both run the same per-token arithmetic, so they agree bit for bit.
+//!
+//! The residual stack (embedding, mHC lanes, Engram, gated attention, final norm, tied head)
+//! is the one both generations share ([`crate::blocks`]); what is Needle 3's own lives here:
+//! the geometry with its local/global layers and q/k/v conv taps, the Walsh-Monarch MLP, the
+//! probe heads with per-row pools and the depth ladder.
+
+mod geometry;
+mod heads;
+mod ladder;
+mod mlp;
+mod model;
+mod state;
+
+pub use crate::blocks::{KvPrecision, Numerics};
+pub use crate::container::HeadKind;
+pub use geometry::Geometry;
+pub use ladder::{ladder_layer_indices, ladder_order};
+pub use model::Model;
+pub use state::{Options, State};

@@ -1,5 +1,14 @@
-//! The JS surface (feature `web`): wasm-bindgen exports used by pkg/.
+//! The JS surface (feature `web`): wasm-bindgen exports used by pkg/worker.js.
+//!
+//! One class, [`Session`], wraps the generation-agnostic [`crate::session::Engine`]. Every failure
+//! crosses into JS as an `Error` named `NeedleError` with the core's stable `code`; nothing here
+//! panics on caller input.
 use wasm_bindgen::prelude::*;
+
+mod js;
+mod session;
+
+pub use session::Session;
 
 /// The crate version, so the JS side can check it loaded the module it expects.
 #[wasm_bindgen]

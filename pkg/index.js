@@ -1,0 +1,325 @@
+// needle-web: Needle tool-calling models in the browser (and Node), off the main thread.
+//
+//   const needle = await Needle.load('https://example.com/needle.cact', { onProgress });
+//   const { function_calls } = await needle.complete('turn on the lights', { tools });
+//
+// This file is the client proxy: it talks protocol.js to an engine host (worker.js) running in a
+// module Web Worker, or inline where no Worker exists (Node).
+import { Req, Reply, NeedleError, errorFromWire, toolsToJson } from './protocol.js';
+import * as modelCache from './cache.js';
+
+export { NeedleError };
+
+const DEFAULTS = Object.freeze({ maxTokens: 256, temperature: 0, seed: 0, topK: 0, topP: 1 });
+
+/** A pair of in-process ports with postMessage semantics (copying, asynchronous). */
+function localPorts() {
+  const defer = typeof setImmediate === 'function' ? setImmediate : (f) => setTimeout(f, 0);
+  const make = () => ({ other: null, onmessage: null, closed: false });
+  const a = make();
+  const b = make();
+  a.other = b;
+  b.other = a;
+  for (const p of [a, b]) {
+    p.postMessage = (data, transfer) => {
+      if (p.closed) return;
+      const copy = structuredClone(data, { transfer: transfer || [] });
+      defer(() => !p.other.closed && p.other.onmessage && p.other.onmessage({ data: copy }));
+    };
+    p.close = () => {
+      p.closed = true;
+    };
+  }
+  return [a, b];
+}
+
+function baseUrl() {
+  if (typeof document !== 'undefined' && document.baseURI) return document.baseURI;
+  if (typeof location !== 'undefined' && location.href) return location.href;
+  if (typeof process !== 'undefined' && process.cwd) return `file://${process.cwd().replace(/\\/g, '/')}/`;
+  return undefined;
+}
+
+/** Absolute URL for a URL-like source, resolved against the page (not the worker script). */
+export function resolveUrl(url) {
+  try {
+    return new URL(String(url), baseUrl()).href;
+  } catch {
+    throw new NeedleError('bad_source', `not a URL: ${String(url)}`);
+  }
+}
+
+/** The wire form of a load source: a URL, bytes (copied) or a Blob/File (passed by reference). */
+function toSource(source) {
+  if (typeof source === 'string' || source instanceof URL) return { kind: 'url', url: resolveUrl(source) };
+  if (source instanceof ArrayBuffer) return { kind: 'bytes', bytes: new Uint8Array(source.slice(0)) };
+  if (ArrayBuffer.isView(source)) {
+    return { kind: 'bytes', bytes: new Uint8Array(source.buffer, source.byteOffset, source.byteLength).slice() };
+  }
+  if (typeof Blob !== 'undefined' && source instanceof Blob) return { kind: 'blob', blob: source };
+  throw new NeedleError('bad_source', 'source must be a URL, Uint8Array, ArrayBuffer, Blob or File');
+}
+
+async function startHost(mode) {
+  const useWorker = mode === true || (mode !== false && typeof Worker === 'function');
+  if (useWorker) {
+    if (typeof Worker !== 'function') throw new NeedleError('unsupported', 'Worker is not available here');
+    const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'needle-web' });
+    return { port: worker, terminate: () => worker.terminate(), worker };
+  }
+  const { serve } = await import('./worker.js');
+  const [client, host] = localPorts();
+  serve(host);
+  return { port: client, terminate: () => (client.close(), host.close()), worker: null };
+}
+
+/** A loaded model. Create with `Needle.load`; all methods are safe to call concurrently (they queue). */
+export class Needle {
+  #host;
+  #nextId = 1;
+  #pending = new Map(); // id -> { resolve, reject, onToken, onProgress }
+  #disposed = false;
+  #info = null;
+
+  constructor(host) {
+    if (!host || !host.port) throw new TypeError('use Needle.load(source, options)');
+    this.#host = host;
+    host.port.onmessage = (e) => this.#receive(e.data);
+    if (host.worker) {
+      host.worker.onerror = (e) => {
+        if (e && typeof e.preventDefault === 'function') e.preventDefault();
+        this.#failAll(new NeedleError('worker_failed', `the worker failed: ${(e && e.message) || 'script error'}`));
+      };
+      host.worker.onmessageerror = () => this.#failAll(new NeedleError('internal', 'a message could not be decoded'));
+    }
+  }
+
+  /**
+   * Loads a `.cact` model. `source`: URL (string or URL), Uint8Array, ArrayBuffer, Blob or File.
+   * options: { onProgress({phase, loaded, total}), integrity, cache = true, worker = 'auto',
+   *            kv: 'f32' | 'int8', numerics: 'exact' | 'deploy', layers, maxContext,
+   *            simd: 'auto' | boolean, signal }
+   * Phases: 'download' | 'cache' | 'read' | 'init'. Rejects with a NeedleError.
+   */
+  static async load(source, options = {}) {
+    const wire = toSource(source);
+    const host = await startHost(options.worker ?? 'auto');
+    const needle = new Needle(host);
+    const { onProgress, signal, ...rest } = options;
+    const opts = {
+      integrity: rest.integrity,
+      cache: rest.cache,
+      kv: rest.kv,
+      numerics: rest.numerics,
+      layers: rest.layers,
+      context: rest.maxContext,
+      simd: rest.simd === 'auto' ? undefined : rest.simd,
+    };
+    try {
+      needle.#info = await needle.#call(Req.LOAD, { source: wire, options: opts }, { onProgress, signal });
+    } catch (e) {
+      needle.dispose();
+      throw e;
+    }
+    return needle;
+  }
+
+  /** Whether Cache Storage holds a copy of the model at `url`. */
+  static cached(url) {
+    return modelCache.isCached(resolveUrl(url));
+  }
+
+  /** Deletes the cached copy of the model at `url`; resolves to whether there was one. */
+  static evict(url) {
+    return modelCache.evict(resolveUrl(url));
+  }
+
+  /** `{ models: [{url, bytes, sha256, cachedAt}], bytes, usage, quota }`. */
+  static cacheUsage() {
+    return modelCache.cacheUsage();
+  }
+
+  /** Model facts (generation, geometry, heads, kv bits) and how it was loaded. */
+  get info() {
+    return this.#info;
+  }
+
+  /** Refreshes `info` (its `kv_bytes` grows as the context fills). */
+  async refreshInfo() {
+    this.#info = await this.#call(Req.INFO, {});
+    return this.#info;
+  }
+
+  /**
+   * Runs one query to completion. options: { tools, system, maxTokens, temperature, seed, topK,
+   * topP, layers, kv, numerics, signal, onToken({token, text}) }. An abort rejects with an
+   * AbortError whose `result` holds what was generated so far.
+   */
+  complete(query, options = {}) {
+    const { signal, onToken } = options;
+    return this.#call(Req.COMPLETE, { request: toRequest(query, options) }, { signal, onToken });
+  }
+
+  /**
+   * Like complete, as an async iterator of `{token, text}` chunks, ending with the final result.
+   * Leaving the loop early (break, return, throw) stops the generation.
+   */
+  async *stream(query, options = {}) {
+    const stop = new AbortController();
+    const outer = options.signal;
+    const forward = () => stop.abort();
+    if (outer) {
+      if (outer.aborted) stop.abort();
+      else outer.addEventListener('abort', forward, { once: true });
+    }
+    const items = [];
+    let wake = null;
+    const push = (item) => {
+      items.push(item);
+      if (wake) wake();
+    };
+    const done = this.complete(query, { ...options, signal: stop.signal, onToken: (chunk) => push({ chunk }) }).then(
+      (value) => push({ value }),
+      (error) => push({ error }),
+    );
+    let finished = false;
+    try {
+      for (;;) {
+        if (items.length === 0) await new Promise((r) => (wake = r));
+        wake = null;
+        const item = items.shift();
+        if (item.chunk) {
+          if (options.onToken) options.onToken(item.chunk);
+          yield item.chunk;
+        } else {
+          finished = true;
+          if (item.error) throw item.error;
+          yield item.value;
+          return;
+        }
+      }
+    } finally {
+      if (outer) outer.removeEventListener('abort', forward);
+      if (!finished) stop.abort();
+      await done;
+    }
+  }
+
+  /** Clears the conversation state (KV cache). */
+  reset() {
+    return this.#call(Req.RESET, {});
+  }
+
+  /** Token ids of `text` (no BOS). */
+  tokenize(text) {
+    return this.#call(Req.TOKENIZE, { text: String(text) });
+  }
+
+  /** Text of token ids. */
+  detokenize(ids) {
+    return this.#call(Req.DETOKENIZE, { ids: Array.from(ids) });
+  }
+
+  /** The exact prompt text the model sees for a query. */
+  render(query, options = {}) {
+    return this.#call(Req.RENDER, {
+      query: String(query),
+      tools: toolsToJson(options.tools),
+      system: options.system ?? null,
+    });
+  }
+
+  /** Logits after each of `ids` (a Float32Array of ids.length x vocab), from a fresh state. */
+  logits(ids) {
+    return this.#call(Req.LOGITS, { ids: Array.from(ids) });
+  }
+
+  /** Stops the worker and frees the model. Pending calls reject with code 'disposed'. */
+  dispose() {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    const pending = [...this.#pending.values()];
+    this.#pending.clear();
+    const port = this.#host.port;
+    if (this.#host.worker) {
+      this.#host.terminate();
+    } else {
+      // Inline there is nothing to terminate: stop what runs, free the engine, then close the ports.
+      for (const p of pending) port.postMessage({ type: Req.ABORT, target: p.id });
+      const id = this.#nextId++;
+      const close = () => this.#host.terminate();
+      this.#pending.set(id, { id, resolve: close, reject: close });
+      port.postMessage({ type: Req.DISPOSE, id });
+    }
+    for (const p of pending) p.reject(new NeedleError('disposed', 'this model was disposed'));
+  }
+
+  get disposed() {
+    return this.#disposed;
+  }
+
+  #call(type, payload, { signal, onToken, onProgress } = {}) {
+    if (this.#disposed) return Promise.reject(new NeedleError('disposed', 'this model was disposed'));
+    if (signal && signal.aborted) return Promise.reject(new NeedleError('aborted', 'aborted before it started'));
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      const onAbort = () => this.#host.port.postMessage({ type: Req.ABORT, target: id });
+      const cleanup = () => signal && signal.removeEventListener('abort', onAbort);
+      this.#pending.set(id, {
+        id,
+        onToken,
+        onProgress,
+        resolve: (v) => (cleanup(), resolve(v)),
+        reject: (e) => (cleanup(), reject(e)),
+      });
+      if (signal) signal.addEventListener('abort', onAbort, { once: true });
+      this.#host.port.postMessage({ type, id, ...payload });
+    });
+  }
+
+  #receive(msg) {
+    const p = this.#pending.get(msg.id);
+    if (!p) return;
+    switch (msg.type) {
+      case Reply.PROGRESS:
+        if (p.onProgress) p.onProgress({ phase: msg.phase, loaded: msg.loaded, total: msg.total });
+        break;
+      case Reply.TOKEN:
+        if (p.onToken) p.onToken({ token: msg.token, text: msg.text });
+        break;
+      case Reply.RESULT:
+        this.#pending.delete(msg.id);
+        p.resolve(msg.value);
+        break;
+      case Reply.ERROR:
+        this.#pending.delete(msg.id);
+        p.reject(errorFromWire(msg.error));
+        break;
+    }
+  }
+
+  #failAll(error) {
+    const all = [...this.#pending.values()];
+    this.#pending.clear();
+    for (const p of all) p.reject(error);
+  }
+}
+
+function toRequest(query, o) {
+  const num = (v, d) => (v === undefined || v === null ? d : Number(v));
+  return {
+    query: String(query),
+    tools: toolsToJson(o.tools),
+    system: o.system ?? null,
+    maxTokens: num(o.maxTokens, DEFAULTS.maxTokens),
+    temperature: num(o.temperature, DEFAULTS.temperature),
+    seed: num(o.seed, DEFAULTS.seed),
+    topK: num(o.topK, DEFAULTS.topK),
+    topP: num(o.topP, DEFAULTS.topP),
+    layers: o.layers ?? null,
+    kv: o.kv ?? null,
+    numerics: o.numerics ?? null,
+  };
+}
+
+export default Needle;

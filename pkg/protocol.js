@@ -1,0 +1,77 @@
+// The one message protocol between the client proxy (index.js) and the engine host (worker.js).
+// Both sides import this file, so a message shape is defined once.
+//
+// client -> host: { type, id, ...payload }          (every request carries a fresh id)
+// host -> client: { type: 'progress' | 'token' | 'result' | 'error', id, ... }
+// Requests run one at a time, in the order they were sent; only `abort` acts at once.
+
+export const PROTOCOL = 1;
+
+/** Request types the host understands. */
+export const Req = Object.freeze({
+  LOAD: 'load', // { source, options } -> model info
+  COMPLETE: 'complete', // { request } -> final result; 'token' messages stream before it
+  ABORT: 'abort', // { target } -> nothing; stops request `target` within one token
+  RESET: 'reset', // {} -> null
+  INFO: 'info', // {} -> model info
+  TOKENIZE: 'tokenize', // { text } -> Uint32Array
+  DETOKENIZE: 'detokenize', // { ids } -> string
+  RENDER: 'render', // { query, tools, system } -> string
+  LOGITS: 'logits', // { ids } -> Float32Array, rows x vocab
+  DISPOSE: 'dispose', // {} -> null; frees the engine
+});
+
+/** Reply types the host sends. */
+export const Reply = Object.freeze({
+  PROGRESS: 'progress', // { phase, loaded, total }
+  TOKEN: 'token', // { token, text }
+  RESULT: 'result', // { value }
+  ERROR: 'error', // { error: { name, code, message, result? } }
+});
+
+/**
+ * Every failure the package reports. `code` is stable and machine-readable: the Rust core's codes
+ * (`bad_tag`, `truncated`, `bad_header`, `bad_tensor`, `bad_tokenizer`, `token_out_of_vocab`,
+ * `context_full`, `bad_json`, `invalid_utf8`, `invalid_argument`, `unsupported`) plus the JS ones:
+ * `aborted`, `bad_source`, `fetch_failed`, `integrity`, `disposed`, `worker_failed`, `internal`.
+ */
+export class NeedleError extends Error {
+  constructor(code, message, extra = undefined) {
+    super(message);
+    // Aborts keep the platform's name so `e.name === 'AbortError'` checks work as they do for fetch.
+    this.name = code === 'aborted' ? 'AbortError' : 'NeedleError';
+    this.code = code;
+    if (extra) Object.assign(this, extra);
+  }
+}
+
+/** An Error (from wasm, fetch or our own code) as a plain object that survives postMessage. */
+export function errorToWire(e) {
+  if (e instanceof NeedleError) {
+    const wire = { code: e.code, message: e.message };
+    if (e.status !== undefined) wire.status = e.status;
+    if (e.result !== undefined) wire.result = e.result;
+    return wire;
+  }
+  // Errors thrown by the wasm surface carry the core's code.
+  if (e && typeof e === 'object' && typeof e.code === 'string' && e.name === 'NeedleError') {
+    return { code: e.code, message: String(e.message) };
+  }
+  if (e && e.name === 'AbortError') return { code: 'aborted', message: String(e.message || 'aborted') };
+  // A wasm trap (RuntimeError) or a bug: never a raw panic string as the code.
+  return { code: 'internal', message: String((e && e.message) || e) };
+}
+
+/** The inverse of errorToWire, on the receiving side. */
+export function errorFromWire(wire) {
+  const { code, message, ...extra } = wire;
+  return new NeedleError(code, message, Object.keys(extra).length ? extra : undefined);
+}
+
+/** Converts a tools option (array/object or JSON text) to the JSON text the core renders. */
+export function toolsToJson(tools) {
+  if (tools === undefined || tools === null) return '[]';
+  if (typeof tools === 'string') return tools;
+  // JSON.stringify keeps insertion order, which is the order the prompt must show.
+  return JSON.stringify(tools);
+}

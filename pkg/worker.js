@@ -1,0 +1,255 @@
+// The engine host: owns the wasm module and one engine, answers protocol.js requests in order.
+// Runs as a module Web Worker (started by index.js), or inline on the caller's thread through
+// `serve(port)` where no Worker exists (Node).
+import { Req, Reply, NeedleError, errorToWire } from './protocol.js';
+import { fetchModel } from './cache.js';
+
+const isNode = typeof process !== 'undefined' && !!(process.versions && process.versions.node);
+const nodeImport = (name) => import(/* webpackIgnore: true */ /* @vite-ignore */ name);
+
+// The smallest module that uses a SIMD128 instruction (i8x16.splat, i8x16.popcnt): an engine
+// that validates it runs the SIMD build.
+const SIMD_PROBE = new Uint8Array([
+  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11,
+]);
+
+export function simdSupported() {
+  try {
+    return WebAssembly.validate(SIMD_PROBE);
+  } catch {
+    return false;
+  }
+}
+
+const wasmModules = new Map(); // variant -> initialised glue namespace (one instance per thread)
+
+async function loadWasm(variant) {
+  if (wasmModules.has(variant)) return wasmModules.get(variant);
+  // Two literal imports (not a template) so bundlers see both files.
+  const glue = variant === 'simd' ? await import('./wasm/simd/needle.js') : await import('./wasm/baseline/needle.js');
+  const wasmUrl = new URL(`./wasm/${variant}/needle_bg.wasm`, import.meta.url);
+  if (isNode && wasmUrl.protocol === 'file:') {
+    const { readFile } = await nodeImport('node:fs/promises');
+    await glue.default({ module_or_path: await readFile(wasmUrl) });
+  } else {
+    await glue.default({ module_or_path: wasmUrl });
+  }
+  wasmModules.set(variant, glue);
+  return glue;
+}
+
+// Yields to the event loop so a queued `abort` message is handled between two tokens. A
+// MessageChannel round trip is a task without setTimeout's 4 ms clamp.
+const yieldNow = (() => {
+  if (typeof setImmediate === 'function') return () => new Promise((r) => setImmediate(r));
+  if (typeof MessageChannel === 'function') {
+    const ch = new MessageChannel();
+    const waiting = [];
+    ch.port1.onmessage = () => waiting.shift()();
+    return () =>
+      new Promise((r) => {
+        waiting.push(r);
+        ch.port2.postMessage(0);
+      });
+  }
+  return () => new Promise((r) => setTimeout(r, 0));
+})();
+
+const now = () => (globalThis.performance ? performance.now() : Date.now());
+
+/** The load options the engine is built with; a request may ask for others (then it is rebuilt). */
+function engineConfig(o = {}) {
+  return {
+    kv: o.kv ?? undefined,
+    numerics: o.numerics ?? undefined,
+    layers: o.layers ?? undefined,
+    context: o.context ?? undefined,
+  };
+}
+const sameConfig = (a, b) => a.kv === b.kv && a.numerics === b.numerics && a.layers === b.layers && a.context === b.context;
+
+/** Turns a load source from the client into bytes. */
+async function sourceBytes(source, options, post, signal) {
+  const onProgress = (p) => post({ type: Reply.PROGRESS, ...p });
+  if (source.kind === 'bytes') return { bytes: source.bytes, sha256: null, from: 'bytes' };
+  if (source.kind === 'blob') {
+    const bytes = new Uint8Array(await source.blob.arrayBuffer());
+    onProgress({ phase: 'read', loaded: bytes.length, total: bytes.length });
+    return { bytes, sha256: null, from: 'blob' };
+  }
+  if (source.kind === 'url') {
+    return fetchModel(source.url, { integrity: options.integrity, cache: options.cache, onProgress, signal });
+  }
+  throw new NeedleError('bad_source', `unknown source kind ${source.kind}`);
+}
+
+/**
+ * Serves the protocol on `port` (anything with postMessage and an assignable onmessage: a worker
+ * scope, a MessagePort, or an in-process pair). Registers the handler synchronously.
+ */
+export function serve(port) {
+  let glue = null;
+  let session = null;
+  let loaded = null; // how the current model was loaded: { base: { variant, source, bytes, ... } }
+  let config = engineConfig(); // the options the engine is built with now
+  let disposed = false;
+  let chain = Promise.resolve();
+  const queued = new Set(); // ids received and not yet answered
+  const aborted = new Set(); // those of them whose abort arrived (before or during their run)
+  const loadAborts = new Map(); // id -> AbortController for an in-flight download
+
+  const send = (msg, transfer) => port.postMessage(msg, transfer || []);
+  const fail = (id, e) => send({ type: Reply.ERROR, id, error: errorToWire(e) });
+
+  function need() {
+    if (disposed) throw new NeedleError('disposed', 'this model was disposed');
+    if (!session) throw new NeedleError('disposed', 'no model is loaded');
+    return session;
+  }
+
+  function info() {
+    const s = need();
+    return { ...s.info(), kv_bytes: s.kv_bytes(), ...loaded.base };
+  }
+
+  function reconfigure(want) {
+    if (sameConfig(want, config)) return;
+    need().reconfigure(want.kv, want.numerics, want.layers, want.context);
+    config = want;
+  }
+
+  async function load(id, { source, options }) {
+    const ctl = new AbortController();
+    loadAborts.set(id, ctl);
+    try {
+      const post = (m) => send({ ...m, id });
+      const t0 = now();
+      const src = await sourceBytes(source, options, post, ctl.signal);
+      const t1 = now();
+      post({ type: Reply.PROGRESS, phase: 'init', loaded: 0, total: 1 });
+      const variant = options.simd === false || !simdSupported() ? 'baseline' : 'simd';
+      if (options.simd === true && variant !== 'simd') {
+        throw new NeedleError('unsupported', 'this engine has no WebAssembly SIMD128');
+      }
+      glue = await loadWasm(variant);
+      if (ctl.signal.aborted) throw new NeedleError('aborted', 'load aborted');
+      if (session) session.free();
+      session = null;
+      const want = engineConfig(options);
+      session = new glue.Session(src.bytes, want.kv, want.numerics, want.layers, want.context);
+      config = want;
+      post({ type: Reply.PROGRESS, phase: 'init', loaded: 1, total: 1 });
+      const t2 = now();
+      loaded = {
+        base: {
+          variant,
+          source: src.from,
+          bytes: src.bytes.length,
+          sha256: src.sha256,
+          load_ms: { fetch: t1 - t0, init: t2 - t1 },
+        },
+      };
+      return info();
+    } finally {
+      loadAborts.delete(id);
+    }
+  }
+
+  async function complete(id, { request: r }) {
+    const s = need();
+    reconfigure({ ...config, kv: r.kv ?? config.kv, numerics: r.numerics ?? config.numerics, layers: r.layers ?? config.layers });
+    const t0 = now();
+    s.start(r.query, r.tools, r.system ?? undefined, r.maxTokens, r.temperature, r.seed, r.topK, r.topP);
+    const prefillMs = now() - t0;
+    let decodeMs = 0;
+    let wasAborted = false;
+    for (;;) {
+      await yieldNow(); // lets an `abort` for this request arrive
+      if (aborted.has(id) || disposed) {
+        s.abort();
+        wasAborted = true;
+        break;
+      }
+      const t = now();
+      const tok = s.next();
+      decodeMs += now() - t;
+      if (tok === undefined || tok === null) break;
+      send({ type: Reply.TOKEN, id, token: tok.id, text: tok.text });
+    }
+    const t = now();
+    // The core's envelope, the same JSON `needle run --json` prints.
+    const c = JSON.parse(s.finish());
+    decodeMs += now() - t;
+    const result = {
+      function_calls: c.function_calls,
+      reasoning: c.reasoning ?? null,
+      confidence: c.confidence ?? null,
+      text: c.text,
+      stop_reason: c.stop_reason,
+      usage: c.usage,
+      timings: {
+        prefill_ms: prefillMs,
+        decode_ms: decodeMs,
+        tokens_per_s: decodeMs > 0 ? (c.tokens.length * 1000) / decodeMs : 0,
+      },
+      type: c.type,
+      parse_error: c.parse_error ?? null,
+      tokens: c.tokens,
+      kv_bytes: s.kv_bytes(),
+    };
+    // An abort that arrived after the model had already stopped changes nothing.
+    if (wasAborted && c.stop_reason === 'aborted') throw new NeedleError('aborted', 'generation aborted', { result });
+    return result;
+  }
+
+  const handlers = {
+    [Req.LOAD]: load,
+    [Req.COMPLETE]: complete,
+    [Req.RESET]: () => (need().reset(), null),
+    [Req.INFO]: () => info(),
+    [Req.TOKENIZE]: (id, m) => need().encode(m.text),
+    [Req.DETOKENIZE]: (id, m) => need().decode(Uint32Array.from(m.ids)),
+    [Req.RENDER]: (id, m) => need().render(m.query, m.tools, m.system ?? undefined),
+    [Req.LOGITS]: (id, m) => need().logits(Uint32Array.from(m.ids)),
+    [Req.DISPOSE]: () => {
+      if (session) session.free();
+      session = null;
+      disposed = true;
+      return null;
+    },
+  };
+
+  async function run(msg) {
+    const { id } = msg;
+    try {
+      if (aborted.has(id)) throw new NeedleError('aborted', 'aborted before it started');
+      const handler = handlers[msg.type];
+      if (!handler) throw new NeedleError('invalid_argument', `unknown request type ${msg.type}`);
+      const value = await handler(id, msg);
+      const transfer = ArrayBuffer.isView(value) ? [value.buffer] : [];
+      send({ type: Reply.RESULT, id, value }, transfer);
+    } catch (e) {
+      // A wasm trap leaves the instance in an unknown state: drop the engine rather than reuse it.
+      if (e instanceof WebAssembly.RuntimeError) session = null;
+      fail(id, e);
+    } finally {
+      queued.delete(id);
+      aborted.delete(id);
+    }
+  }
+
+  port.onmessage = (event) => {
+    const msg = event.data;
+    if (msg.type === Req.ABORT) {
+      if (queued.has(msg.target)) aborted.add(msg.target); // a late abort for a finished request is moot
+      const ctl = loadAborts.get(msg.target);
+      if (ctl) ctl.abort();
+      return;
+    }
+    queued.add(msg.id);
+    chain = chain.then(() => run(msg));
+  };
+}
+
+// In a module worker, register at once: a handler set after a top-level await misses messages.
+if (typeof WorkerGlobalScope !== 'undefined' && globalThis instanceof WorkerGlobalScope) serve(globalThis);

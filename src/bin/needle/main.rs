@@ -1,0 +1,84 @@
+//! `needle`: the native command-line driver (feature `cli`).
+//!
+//! One module per subcommand; each exposes `run(args: Args) -> Result<(), Failure>` and a
+//! `USAGE` line, and is listed once in [`COMMANDS`].
+mod args;
+mod inspect;
+mod logits;
+mod model;
+mod run;
+mod tokenize;
+
+use std::process::ExitCode;
+
+pub use args::Args;
+
+/// Why a command failed; decides the exit status.
+#[derive(Debug)]
+pub enum Failure {
+    /// Bad command line (exit 2).
+    Usage(String),
+    /// The input was read but refused (exit 1).
+    Needle(needle_web::Error),
+    /// The input could not be read or the output written (exit 1).
+    Io(String, std::io::Error),
+}
+
+impl From<needle_web::Error> for Failure {
+    fn from(e: needle_web::Error) -> Self {
+        Failure::Needle(e)
+    }
+}
+
+struct Command {
+    name: &'static str,
+    usage: &'static str,
+    run: fn(Args) -> Result<(), Failure>,
+}
+
+const COMMANDS: &[Command] = &[
+    Command { name: "inspect", usage: inspect::USAGE, run: inspect::run },
+    Command { name: "run", usage: run::USAGE, run: run::run },
+    Command { name: "logits", usage: logits::USAGE, run: logits::run },
+    Command { name: "tokenize", usage: tokenize::USAGE, run: tokenize::run },
+    Command { name: "detokenize", usage: tokenize::DETOKENIZE_USAGE, run: tokenize::detokenize },
+];
+
+fn usage() -> String {
+    let mut s = String::from("usage: needle <command> [options]\n\ncommands:\n");
+    for c in COMMANDS {
+        s.push_str(&format!("  {}\n", c.usage));
+    }
+    s
+}
+
+fn main() -> ExitCode {
+    let mut argv = std::env::args().skip(1);
+    let Some(name) = argv.next() else {
+        eprint!("{}", usage());
+        return ExitCode::from(2);
+    };
+    if matches!(name.as_str(), "help" | "-h" | "--help") {
+        print!("{}", usage());
+        return ExitCode::SUCCESS;
+    }
+    let Some(command) = COMMANDS.iter().find(|c| c.name == name) else {
+        eprint!("needle: unknown command '{name}'\n\n{}", usage());
+        return ExitCode::from(2);
+    };
+    match (command.run)(Args::new(argv.collect())) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Usage(msg)) => {
+            eprintln!("needle {name}: {msg}\nusage: needle {}", command.usage);
+            ExitCode::from(2)
+        }
+        Err(Failure::Needle(e)) => {
+            eprintln!("needle {name}: {e} [{}]", e.code());
+            ExitCode::from(1)
+        }
+        Err(Failure::Io(what, e)) => {
+            eprintln!("needle {name}: {what}: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,50 @@
+//! What the model-running subcommands share: reading the container and the run options
+//! (`--kv`, `--numerics`, `--layers`).
+use std::time::Instant;
+
+use needle_web::session::{KvPrecision, LoadOptions, Numerics};
+
+use crate::{Args, Failure};
+
+/// Takes `--model FILE` and reads it whole, timing the read.
+pub fn read(args: &mut Args) -> Result<(Vec<u8>, f64), Failure> {
+    let path = args.required("--model")?;
+    let t0 = Instant::now();
+    let bytes = std::fs::read(&path).map_err(|e| Failure::Io(path, e))?;
+    Ok((bytes, ms_since(t0)))
+}
+
+/// Takes `--kv f32|int8`, `--numerics exact|deploy`, `--layers N`, `--max-context N`.
+pub fn options(args: &mut Args) -> Result<LoadOptions, Failure> {
+    let kv = match args.value("--kv")?.as_deref() {
+        None => None,
+        Some("f32") => Some(KvPrecision::F32),
+        Some("int8") => Some(KvPrecision::Int8),
+        Some(other) => return Err(Failure::Usage(format!("--kv must be f32 or int8, not '{other}'"))),
+    };
+    let numerics = match args.value("--numerics")?.as_deref() {
+        None | Some("exact") => Numerics::Exact,
+        Some("deploy") => Numerics::Deploy,
+        Some(other) => return Err(Failure::Usage(format!("--numerics must be exact or deploy, not '{other}'"))),
+    };
+    Ok(LoadOptions { kv, numerics, layers: number(args, "--layers")?, max_tokens: number(args, "--max-context")? })
+}
+
+/// Takes an optional numeric option.
+pub fn number<T: std::str::FromStr>(args: &mut Args, name: &str) -> Result<Option<T>, Failure> {
+    args.value(name)?
+        .map(|v| v.parse().map_err(|_| Failure::Usage(format!("{name} must be a number, not '{v}'"))))
+        .transpose()
+}
+
+/// Parses `2,17,5` into ids.
+pub fn ids(list: &str) -> Result<Vec<u32>, Failure> {
+    list.split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| s.trim().parse().map_err(|_| Failure::Usage(format!("'{s}' is not a token id"))))
+        .collect()
+}
+
+pub fn ms_since(t0: Instant) -> f64 {
+    t0.elapsed().as_secs_f64() * 1e3
+}

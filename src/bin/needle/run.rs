@@ -1,0 +1,79 @@
+//! `needle run`: one request through the session, streamed to stdout or reported as JSON.
+use std::io::Write;
+use std::time::Instant;
+
+use needle_web::json::Value;
+use needle_web::session::{Engine, Request};
+
+use crate::model::{self, ms_since, number};
+use crate::{Args, Failure};
+
+pub const USAGE: &str = "run --model F --query Q [--tools T.json] [--system S] [--max-tokens N] \
+[--temperature X --seed N] [--top-k K] [--top-p P] [--kv f32|int8] [--numerics exact|deploy] \
+[--layers N] [--max-context N] [--json]";
+
+pub fn run(mut args: Args) -> Result<(), Failure> {
+    let (bytes, read_ms) = model::read(&mut args)?;
+    let options = model::options(&mut args)?;
+    let query = args.required("--query")?;
+    let tools = match args.value("--tools")? {
+        Some(path) => std::fs::read_to_string(&path).map_err(|e| Failure::Io(path, e))?,
+        None => String::new(),
+    };
+    let system = args.value("--system")?;
+    let mut req = Request::new(&query, &tools);
+    req.system = system.as_deref();
+    req.max_tokens = number(&mut args, "--max-tokens")?.unwrap_or(req.max_tokens);
+    req.temperature = number(&mut args, "--temperature")?.unwrap_or(req.temperature);
+    req.seed = number(&mut args, "--seed")?.unwrap_or(req.seed);
+    req.top_k = number(&mut args, "--top-k")?.unwrap_or(req.top_k);
+    req.top_p = number(&mut args, "--top-p")?.unwrap_or(req.top_p);
+    let json = args.flag("--json");
+    args.finish()?;
+
+    let t0 = Instant::now();
+    let mut engine = Engine::load(&bytes, &options)?;
+    let load_ms = read_ms + ms_since(t0);
+
+    let t0 = Instant::now();
+    engine.start(&req)?;
+    let prefill_ms = ms_since(t0);
+    let t0 = Instant::now();
+    let mut out = std::io::stdout().lock();
+    while let Some(token) = engine.next()? {
+        if !json {
+            out.write_all(token.text.as_bytes()).and_then(|()| out.flush()).map_err(|e| Failure::Io("stdout".into(), e))?;
+        }
+    }
+    let decode_ms = ms_since(t0);
+    let completion = engine.finish()?;
+
+    if json {
+        let Value::Object(mut members) = completion.to_value() else { unreachable!() };
+        let ids = |v: &[u32]| Value::Array(v.iter().map(|&i| Value::Int(i.to_string())).collect());
+        members.insert(0, ("prompt".into(), Value::String(completion.prompt.clone())));
+        members.insert(1, ("prompt_ids".into(), ids(&completion.prompt_ids)));
+        members.insert(2, ("tokens".into(), ids(&completion.tokens)));
+        members.push((
+            "timings".into(),
+            Value::Object(vec![
+                ("load_ms".into(), Value::Float(load_ms)),
+                ("prefill_ms".into(), Value::Float(prefill_ms)),
+                ("decode_ms".into(), Value::Float(decode_ms)),
+            ]),
+        ));
+        members.push(("kv_bytes".into(), Value::Int(engine.kv_bytes().to_string())));
+        writeln!(out, "{}", Value::Object(members).to_json()).map_err(|e| Failure::Io("stdout".into(), e))?;
+    } else {
+        let n = completion.tokens.len();
+        writeln!(out).ok();
+        eprintln!(
+            "[{} prompt + {n} generated tokens, stop: {}; load {load_ms:.1} ms, prefill {prefill_ms:.1} ms, decode {decode_ms:.1} ms ({:.1} tok/s)]",
+            completion.prompt_ids.len(),
+            completion.stop_reason.as_str(),
+            if decode_ms > 0.0 { n as f64 * 1e3 / decode_ms } else { 0.0 }
+        );
+        eprintln!("{}", completion.to_value().to_json());
+    }
+    Ok(())
+}

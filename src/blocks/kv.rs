@@ -1,0 +1,188 @@
+//! The per-layer KV ring of one sequence.
+//!
+//! The ring holds `slots` positions, position `p` in slot `p % slots`. A layer that sees the
+//! whole context gets one slot per position of the session, so it never wraps; a windowed layer
+//! gets its window, and the position a write evicts is exactly the one that just left the
+//! window. Int8 entries follow Needle 3's `a8_fake_quant_kv`: per (position, kv head) symmetric
+//! codes and one f32 scale, dequantised inside the attention dot products.
+use alloc::vec;
+use alloc::vec::Vec;
+
+use crate::kernels::{axpy, axpy_i8, dot, dot_i8_i8, quantize_i8};
+
+/// How the KV cache stores keys and values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KvPrecision {
+    /// Plain f32.
+    F32,
+    /// Per (position, kv head) symmetric int8 codes with one f32 scale, as Needle 3's
+    /// `a8_fake_quant_kv`; the query is int8-rounded per head too (`maybe_quant_query`).
+    Int8,
+}
+
+enum Store {
+    F32 { k: Vec<f32>, v: Vec<f32> },
+    Int8 { k: Vec<i8>, v: Vec<i8>, k_scale: Vec<f32>, v_scale: Vec<f32> },
+}
+
+pub(crate) struct KvRing {
+    store: Store,
+    slots: usize,
+    kv_heads: usize,
+    qk: usize,
+    v: usize,
+}
+
+impl KvRing {
+    pub(crate) fn new(kv: KvPrecision, slots: usize, kv_heads: usize, qk: usize, v: usize) -> Self {
+        let (kn, vn) = (slots * kv_heads * qk, slots * kv_heads * v);
+        let store = match kv {
+            KvPrecision::F32 => Store::F32 { k: vec![0.0; kn], v: vec![0.0; vn] },
+            KvPrecision::Int8 => Store::Int8 {
+                k: vec![0; kn],
+                v: vec![0; vn],
+                k_scale: vec![0.0; slots * kv_heads],
+                v_scale: vec![0.0; slots * kv_heads],
+            },
+        };
+        Self { store, slots, kv_heads, qk, v }
+    }
+
+    /// Positions the ring holds.
+    pub(crate) fn slots(&self) -> usize {
+        self.slots
+    }
+
+    /// Bytes held by the cache entries.
+    pub(crate) fn bytes(&self) -> usize {
+        match &self.store {
+            Store::F32 { k, v } => 4 * (k.len() + v.len()),
+            Store::Int8 { k, v, k_scale, v_scale } => k.len() + v.len() + 4 * (k_scale.len() + v_scale.len()),
+        }
+    }
+
+    /// Stores the keys and values (all kv heads, head-major) of position `pos`.
+    pub(crate) fn write(&mut self, pos: usize, k: &[f32], v: &[f32]) {
+        let s = pos % self.slots;
+        let (kw, vw) = (self.kv_heads * self.qk, self.kv_heads * self.v);
+        match &mut self.store {
+            Store::F32 { k: ks, v: vs } => {
+                ks[s * kw..(s + 1) * kw].copy_from_slice(k);
+                vs[s * vw..(s + 1) * vw].copy_from_slice(v);
+            }
+            Store::Int8 { k: ks, v: vs, k_scale, v_scale } => {
+                for h in 0..self.kv_heads {
+                    let (ko, vo) = (s * kw + h * self.qk, s * vw + h * self.v);
+                    k_scale[s * self.kv_heads + h] =
+                        quantize_i8(&k[h * self.qk..(h + 1) * self.qk], &mut ks[ko..ko + self.qk]);
+                    v_scale[s * self.kv_heads + h] =
+                        quantize_i8(&v[h * self.v..(h + 1) * self.v], &mut vs[vo..vo + self.v]);
+                }
+            }
+        }
+    }
+
+    /// Attention scores of one query head `q` against kv head `h` at positions `first..` (one
+    /// per entry of `out`, all still in the ring): `(q · sqrt_f) · k_p · score_f` with
+    /// `q_factor` and `score_factor` as the fused attention applies them. Against an int8 ring
+    /// the query is int8-rounded first (into `q8`), as upstream's `maybe_quant_query` does, and
+    /// the dot product runs on the integer codes. `q` is clobbered.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn scores(
+        &self,
+        q: &mut [f32],
+        q8: &mut [i8],
+        h: usize,
+        first: usize,
+        q_factor: f32,
+        score_factor: f32,
+        out: &mut [f32],
+    ) {
+        let d = self.qk;
+        match &self.store {
+            Store::F32 { k, .. } => {
+                for x in q.iter_mut() {
+                    *x *= q_factor;
+                }
+                for (i, sc) in out.iter_mut().enumerate() {
+                    let r = ((first + i) % self.slots) * self.kv_heads + h;
+                    *sc = dot(q, &k[r * d..(r + 1) * d]) * score_factor;
+                }
+            }
+            Store::Int8 { k, k_scale, .. } => {
+                let q_scale = quantize_i8(q, q8) * q_factor;
+                for (i, sc) in out.iter_mut().enumerate() {
+                    let r = ((first + i) % self.slots) * self.kv_heads + h;
+                    *sc = dot_i8_i8(q8, &k[r * d..(r + 1) * d]) as f32 * q_scale * k_scale[r] * score_factor;
+                }
+            }
+        }
+    }
+
+    /// `out += Σ_i w[i] · v_{first + i}` over kv head `h`, values dequantised as upstream's
+    /// fake-quant forms them.
+    pub(crate) fn mix(&self, w: &[f32], h: usize, first: usize, out: &mut [f32]) {
+        let d = self.v;
+        let row = |i: usize| ((first + i) % self.slots) * self.kv_heads + h;
+        match &self.store {
+            Store::F32 { v, .. } => {
+                for (i, &wi) in w.iter().enumerate() {
+                    let r = row(i);
+                    axpy(wi, &v[r * d..(r + 1) * d], out);
+                }
+            }
+            Store::Int8 { v, v_scale, .. } => {
+                for (i, &wi) in w.iter().enumerate() {
+                    let r = row(i);
+                    axpy_i8(wi, &v[r * d..(r + 1) * d], v_scale[r], out);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ring_wraps_onto_the_position_that_left_the_window() {
+        let mut ring = KvRing::new(KvPrecision::F32, 3, 1, 2, 1);
+        for pos in 0..5 {
+            ring.write(pos, &[pos as f32, 0.5], &[-(pos as f32)]);
+        }
+        // positions 2, 3, 4 remain: scores against q = (1, 2) are p + 1, values -p
+        let mut scores = [0.0f32; 3];
+        ring.scores(&mut [1.0, 2.0], &mut [0; 2], 0, 2, 1.0, 1.0, &mut scores);
+        assert_eq!(scores, [3.0, 4.0, 5.0]);
+        let mut out = [0.0f32];
+        ring.mix(&[1.0, 10.0, 100.0], 0, 2, &mut out);
+        assert_eq!(out, [-(2.0 + 30.0 + 400.0)]);
+    }
+
+    #[test]
+    fn int8_entries_keep_codes_and_one_scale_per_position_and_head() {
+        let mut ring = KvRing::new(KvPrecision::Int8, 2, 2, 2, 2);
+        ring.write(1, &[1.27, -0.5, 0.0, 0.0], &[2.54, 1.0, -3.81, 0.0]);
+        let Store::Int8 { k, v, k_scale, v_scale } = &ring.store else { panic!("not an int8 ring") };
+        assert_eq!(&k[4..8], [127, -50, 0, 0]);
+        assert_eq!(&k_scale[2..4], [1.27f32 * (1.0 / 127.0), 1.0]);
+        assert_eq!(&v[4..8], [127, 50, -127, 0]);
+        assert_eq!(&v_scale[2..4], [2.54f32 * (1.0 / 127.0), 3.81f32 * (1.0 / 127.0)]);
+        assert_eq!(ring.bytes(), 2 * 2 * 2 * 2 + 4 * 2 * 2 * 2);
+    }
+
+    #[test]
+    fn int8_scores_round_the_query_and_use_integer_dot_products() {
+        let mut ring = KvRing::new(KvPrecision::Int8, 1, 1, 2, 1);
+        ring.write(0, &[1.27, -0.5], &[2.0]);
+        let mut scores = [0.0f32];
+        // q = (2.54, 1.0): codes (127, 50), scale 0.02; key codes (127, -50), scale 0.01
+        ring.scores(&mut [2.54, 1.0], &mut [0; 2], 0, 0, 3.0, 0.5, &mut scores);
+        let want = (127 * 127 - 50 * 50) as f32 * (2.54f32 * (1.0 / 127.0) * 3.0) * (1.27f32 * (1.0 / 127.0)) * 0.5;
+        assert_eq!(scores, [want]);
+        let mut out = [0.0f32];
+        ring.mix(&[0.5], 0, 0, &mut out);
+        assert_eq!(out, [0.5 * (127.0 * (2.0f32 * (1.0 / 127.0)))]);
+    }
+}

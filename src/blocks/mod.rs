@@ -1,0 +1,44 @@
+//! The pieces both Needle generations compute the same way: the residual stack and its
+//! blocks (mHC lanes with Sinkhorn routing, gated attention over a KV ring, Engram n-gram
+//! memory), the streamed softmax pool of the probe heads, and typed tensor access.
+//!
+//! [`crate::v3`] and [`crate::v2`] hold only what is their own (geometry, MLP, probe heads,
+//! depth rungs, options) and plug it into [`stack::Stack`].
+
+pub(crate) mod attention;
+pub(crate) mod engram;
+pub(crate) mod kv;
+pub(crate) mod mhc;
+pub(crate) mod pool;
+pub(crate) mod stack;
+pub(crate) mod tensors;
+
+pub use kv::KvPrecision;
+
+/// Every RMS norm's epsilon, in both generations.
+pub(crate) const EPS: f32 = 1e-6;
+
+/// Which arithmetic the forward pass reproduces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Numerics {
+    /// Plain f32 (upstream `quant=False`).
+    Exact,
+    /// Upstream's deployment numerics (`quant=True` after `configure_deploy(8, 8)`): each
+    /// per-token A8 point rounds its vector to int8 — the attention input (q/k/v/gate
+    /// projections), the attention output (before `out_proj`), the Engram memory (before its
+    /// key/value projections) and the final hidden state (before the output head); Needle 3
+    /// also rounds the mHC coefficient input. The MLP, the embedding lookup and the probe
+    /// heads' inputs stay f32. Needle 3 pairs it with [`KvPrecision::Int8`]; Needle 2's
+    /// `kv_bits = 8` means no KV rounding.
+    Deploy,
+}
+
+/// `1 / (1 + e^-x)`.
+pub(crate) fn sigmoid(x: f32) -> f32 {
+    1.0 / (1.0 + libm::expf(-x))
+}
+
+/// `silu(x) = x * sigmoid(x)`.
+pub(crate) fn silu(x: f32) -> f32 {
+    x * sigmoid(x)
+}

@@ -1,0 +1,534 @@
+//! The residual stack both generations run, over a chunk of tokens at a time: tied embedding
+//! `x0 = E[id] · sqrt(d)` broadcast to the mHC lanes; per block the lane mix, the Engram
+//! site(s), gated attention and the generation's MLP, written back through the mHC
+//! coefficients; then the lane mean, the final norm and the tied output head.
+//!
+//! Within a layer every CQ matrix is applied to the whole chunk at once (`matmul_rotated`, one
+//! code decode per chunk), everything else runs token by token in position order with the same
+//! code as a single step. `matmul_rotated` sums exactly as `matvec_rotated` does, so a prompt
+//! pushed through in chunks of any size gives the same bits as stepping it.
+//!
+//! What differs between the generations is plugged in: the MLP ([`Mlp`]), whether deploy
+//! numerics round the mHC coefficient input, which layers run and how far each one's attention
+//! reaches ([`LayerPlan`]), and the probe heads that pool the hidden cells ([`Tracked`]).
+use alloc::vec;
+use alloc::vec::Vec;
+
+use super::attention::{AttnScratch, Attention, ConvTail, Heads};
+use super::engram::{self, EngramGeometry, Site, ValueTail};
+use super::kv::{KvPrecision, KvRing};
+use super::mhc::{self, MhcLayer};
+use super::pool::{Probe, Tracked};
+use super::{sigmoid, EPS};
+use crate::kernels::{fake_quant_i8, rms_norm, rope, CqMatrix};
+use crate::{Error, Result};
+
+/// A generation's MLP block.
+pub(crate) trait Mlp {
+    /// Model-wide data every layer's MLP reads (Needle 3: the two Walsh permutations).
+    type Shared;
+    /// Per-sequence buffers.
+    type Scratch;
+    /// Buffers enough for every layer in `mlps`.
+    fn scratch<'m>(mlps: impl Iterator<Item = &'m Self>) -> Self::Scratch
+    where
+        Self: 'm;
+    /// `out[..d] = mlp(x)` for one token (`x` is `d` floats).
+    fn forward(&self, shared: &Self::Shared, x: &[f32], s: &mut Self::Scratch, out: &mut [f32]);
+}
+
+/// One transformer block.
+pub(crate) struct Layer<'a, M> {
+    /// `1 + scale` of the block's three ZC RMS norms.
+    pub(crate) norm_in: Vec<f32>,
+    pub(crate) post_norm: Vec<f32>,
+    pub(crate) pre_hada: Vec<f32>,
+    pub(crate) attn: Attention<'a>,
+    /// `sigmoid(attn_gate)`: how much of the attention branch joins the residual.
+    pub(crate) attn_gate: f32,
+    pub(crate) mlp: M,
+    pub(crate) mhc: MhcLayer<'a>,
+}
+
+/// The weights of a whole stack, viewed in the container bytes.
+pub(crate) struct Stack<'a, M: Mlp> {
+    pub(crate) d_model: usize,
+    pub(crate) lanes: usize,
+    /// Rows of the embedding: every id below this is a valid input.
+    pub(crate) vocab: usize,
+    pub(crate) rope_theta: f32,
+    pub(crate) embedding: CqMatrix<'a>,
+    /// The embedding rows that form the output head.
+    pub(crate) lm_head: CqMatrix<'a>,
+    pub(crate) embed_scale: f32,
+    pub(crate) layers: Vec<Layer<'a, M>>,
+    /// Engram sites; each adds to the block of its `layer`.
+    pub(crate) sites: Vec<Site<'a>>,
+    pub(crate) engram: EngramGeometry,
+    pub(crate) final_norm: Vec<f32>,
+    pub(crate) mlp_shared: M::Shared,
+    pub(crate) heads: Heads,
+    /// Tokens with this id are padding to upstream's probe heads.
+    pub(crate) pad_id: u32,
+    /// Deploy numerics also round the mHC coefficient input to int8 (Needle 3 does, Needle 2
+    /// does not).
+    pub(crate) a8_mixing: bool,
+}
+
+/// How one block runs in a sequence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LayerPlan {
+    pub(crate) layer: usize,
+    /// Keys a token sees, itself included (`None` = every earlier position).
+    pub(crate) window: Option<usize>,
+    /// Positions its KV ring holds.
+    pub(crate) slots: usize,
+}
+
+/// Everything one sequence of a [`Stack`] needs, allocated once: per-layer KV rings and conv
+/// tails, Engram value tails and the recent ids they hash, and the scratch of a chunk.
+pub(crate) struct Sequence<S> {
+    /// The blocks run, ascending.
+    pub(crate) plan: Vec<LayerPlan>,
+    pub(crate) rings: Vec<KvRing>,
+    conv: Vec<ConvTail>,
+    /// Per Engram site of the stack (`None` when its layer is not run).
+    site_tails: Vec<Option<ValueTail>>,
+    /// The last `max_order - 1` token ids, by position (the n-gram hashes reach back that far).
+    recent: Vec<u32>,
+    pub(crate) pos: usize,
+    /// Tokens the sequence may hold.
+    pub(crate) capacity: usize,
+    pub(crate) deploy: bool,
+    s: Scratch,
+    pub(crate) mlp: S,
+}
+
+/// Which logits a call produces.
+pub(crate) enum Logits<'o> {
+    /// None (the probe heads are all the caller reads).
+    None,
+    /// After the last token only.
+    Last(&'o mut [f32]),
+    /// After every token, row-major.
+    All(&'o mut [f32]),
+}
+
+/// Largest prefill chunk a sequence accepts.
+pub(crate) const MAX_CHUNK: usize = 1024;
+
+/// Applies each matrix of `jobs` to the `b` rows of `x` (row width = the matrices' `cols`),
+/// rotating the inputs once for consecutive matrices that share their column geometry.
+fn project(x: &[f32], b: usize, rot: &mut [f32], jobs: &mut [(&CqMatrix<'_>, &mut [f32])]) {
+    let mut rotated = None;
+    for (m, out) in jobs.iter_mut() {
+        let (cols, cp) = (m.cols(), m.cols_padded());
+        if rotated != Some((cols, m.group())) {
+            for j in 0..b {
+                m.rotate_input(&x[j * cols..(j + 1) * cols], &mut rot[j * cp..(j + 1) * cp]);
+            }
+            rotated = Some((cols, m.group()));
+        }
+        m.matmul_rotated(&rot[..b * cp], b, &mut out[..b * m.rows()]);
+    }
+}
+
+/// `x <- int8 round trip of x` where upstream's deploy numerics apply `_aq`.
+fn maybe_a8(deploy: bool, x: &mut [f32]) {
+    if deploy {
+        fake_quant_i8(x);
+    }
+}
+
+impl<'a, M: Mlp> Stack<'a, M> {
+    /// Length of one logits row.
+    pub(crate) fn logits_len(&self) -> usize {
+        self.lm_head.rows()
+    }
+
+    /// A fresh sequence running `plan` (ascending layers), `capacity` tokens at most.
+    pub(crate) fn sequence(&self, plan: Vec<LayerPlan>, kv: KvPrecision, capacity: usize, chunk: usize, deploy: bool) -> Result<Sequence<M::Scratch>> {
+        if capacity == 0 {
+            return Err(Error::InvalidArgument { name: "max_tokens", reason: "must be at least 1" });
+        }
+        if chunk == 0 || chunk > MAX_CHUNK {
+            return Err(Error::InvalidArgument { name: "prefill_chunk", reason: "must be 1 to 1024" });
+        }
+        let h = &self.heads;
+        let rings = plan.iter().map(|p| KvRing::new(kv, p.slots, h.kv_heads, h.qk, h.v)).collect();
+        let conv = plan.iter().map(|p| ConvTail::new(self.layers[p.layer].attn.conv_taps(h), h.qkv_width())).collect();
+        let site_tails =
+            self.sites.iter().map(|s| plan.iter().any(|p| p.layer == s.layer).then(|| ValueTail::new(&self.engram))).collect();
+        let max_keys = plan.iter().map(|p| p.slots).max().unwrap_or(0);
+        let seq = Sequence {
+            rings,
+            conv,
+            site_tails,
+            recent: vec![0; self.engram.max_order().saturating_sub(1)],
+            pos: 0,
+            capacity,
+            deploy,
+            s: Scratch::new(self, chunk, max_keys),
+            mlp: M::scratch(plan.iter().map(|p| &self.layers[p.layer].mlp)),
+            plan,
+        };
+        seq.check_windows()?;
+        Ok(seq)
+    }
+
+    /// Runs `tokens` after what `seq` holds, writing the requested logits and showing every
+    /// hidden cell to `cells`. Nothing changes when the input is refused.
+    pub(crate) fn advance<H: Probe>(&self, seq: &mut Sequence<M::Scratch>, tokens: &[u32], mut logits: Logits<'_>, cells: &mut Tracked<'_, H>) -> Result<()> {
+        if tokens.is_empty() {
+            return Err(Error::InvalidArgument { name: "tokens", reason: "at least one token is needed" });
+        }
+        if let Some(&id) = tokens.iter().find(|&&t| t as usize >= self.vocab) {
+            return Err(Error::TokenOutOfVocab { id, vocab: self.vocab as u32 });
+        }
+        // Upstream's heads mask padding out of attention and pooling alike; a pooled
+        // sequence is scored as one unpadded sequence.
+        if cells.listening() && tokens.contains(&self.pad_id) {
+            return Err(Error::InvalidArgument { name: "tokens", reason: "padding id in a head-tracked sequence" });
+        }
+        let needed = seq.pos + tokens.len();
+        if needed > seq.capacity {
+            return Err(Error::ContextFull { needed, max: seq.capacity });
+        }
+        let (b, v) = (seq.s.b, self.logits_len());
+        let chunks = tokens.len().div_ceil(b);
+        for (ci, chunk) in tokens.chunks(b).enumerate() {
+            self.run_chunk(seq, chunk, cells);
+            match &mut logits {
+                Logits::All(rows) => self.head_logits(seq, 0, chunk.len(), &mut rows[ci * b * v..(ci * b + chunk.len()) * v]),
+                Logits::Last(row) if ci + 1 == chunks => self.head_logits(seq, chunk.len() - 1, chunk.len(), row),
+                Logits::Last(_) | Logits::None => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Output-head logits of chunk rows `first..end` (already run) into `out`.
+    fn head_logits(&self, seq: &mut Sequence<M::Scratch>, first: usize, end: usize, out: &mut [f32]) {
+        let s = &mut seq.s;
+        let (d, nd) = (self.d_model, self.d_model * self.lanes);
+        for (i, j) in (first..end).enumerate() {
+            let cell = &mut s.cell[..d];
+            mhc::lane_mean(&s.stream[j * nd..(j + 1) * nd], cell);
+            let hidden = &mut s.h[i * d..(i + 1) * d];
+            rms_norm(cell, &self.final_norm, EPS, hidden);
+            maybe_a8(seq.deploy, hidden);
+        }
+        project(&s.h, end - first, &mut s.rot, &mut [(&self.lm_head, out)]);
+    }
+
+    /// Runs one chunk through the embedding and every planned layer.
+    fn run_chunk<H: Probe>(&self, seq: &mut Sequence<M::Scratch>, chunk: &[u32], cells: &mut Tracked<'_, H>) {
+        let (d, lanes, b, p0) = (self.d_model, self.lanes, chunk.len(), seq.pos);
+        let nd = lanes * d;
+        let listening = cells.listening();
+        let (s, recent) = (&mut seq.s, &seq.recent);
+
+        for (j, &id) in chunk.iter().enumerate() {
+            let x0 = &mut s.x[j * d..(j + 1) * d];
+            self.embedding.dequant_row(id as usize, x0);
+            for v in x0.iter_mut() {
+                *v *= self.embed_scale;
+            }
+            for lane in s.stream[j * nd..(j + 1) * nd].chunks_exact_mut(d) {
+                lane.copy_from_slice(x0);
+            }
+            if listening {
+                cells.add(0, x0);
+            }
+        }
+
+        let half = self.heads.qk / 2;
+        for j in 0..b {
+            rope::angles(p0 + j, self.rope_theta, &mut s.cos[j * half..(j + 1) * half], &mut s.sin[j * half..(j + 1) * half]);
+        }
+
+        // n-gram slots of every token (they depend on the ids alone); `grams` holds the ids
+        // of positions p0 - recent.len() .. p0 + b.
+        let r = recent.len();
+        if !self.sites.is_empty() {
+            for i in 0..r {
+                // Positions before 0 only feed slots that are masked anyway.
+                s.grams[i] = recent[(p0 + i) % r];
+            }
+            s.grams[r..r + b].copy_from_slice(chunk);
+            let tables = self.engram.tables;
+            for j in 0..b {
+                let grams = &s.grams;
+                engram::slots(&self.engram, p0 + j, |p| grams[p + r - p0], &mut s.slots[j * tables..(j + 1) * tables]);
+            }
+        }
+
+        for ai in 0..seq.plan.len() {
+            let l = seq.plan[ai].layer;
+            self.layer_chunk(seq, ai, ai % lanes, p0, b);
+            if listening {
+                let s = &mut seq.s;
+                for j in 0..b {
+                    let cell = &mut s.cell[j * d..(j + 1) * d];
+                    mhc::lane_mean(&s.stream[j * nd..(j + 1) * nd], cell);
+                    cells.add(l + 1, cell);
+                }
+            }
+        }
+
+        for (j, &id) in chunk.iter().enumerate() {
+            if r > 0 {
+                seq.recent[(p0 + j) % r] = id;
+            }
+        }
+        seq.pos += b;
+    }
+
+    /// Block `plan[ai]` over the chunk's `b` tokens at positions `p0..`, `lane` its favoured
+    /// mHC lane.
+    fn layer_chunk(&self, seq: &mut Sequence<M::Scratch>, ai: usize, lane: usize, p0: usize, b: usize) {
+        let Sequence { s, rings, conv, site_tails, plan, deploy, mlp: mlp_scratch, .. } = seq;
+        let (deploy, LayerPlan { layer: l, window, .. }) = (*deploy, plan[ai]);
+        let (ring, tail) = (&mut rings[ai], &mut conv[ai]);
+        let w = &self.layers[l];
+        let (d, lanes) = (self.d_model, self.lanes);
+        let (nd, nn) = (lanes * d, lanes * lanes);
+        let h = &self.heads;
+        let (qd, kd, vd, od) = (h.heads * h.qk, h.kv_heads * h.qk, h.kv_heads * h.v, h.heads * h.v);
+
+        // mHC: read the lanes into the block input u.
+        for j in 0..b {
+            mhc::mix_input(&s.stream[j * nd..(j + 1) * nd], deploy && self.a8_mixing, &mut s.nx[j * nd..(j + 1) * nd]);
+        }
+        project(
+            &s.nx,
+            b,
+            &mut s.rot,
+            &mut [(&w.mhc.phi_pre, &mut s.pre[..]), (&w.mhc.phi_post, &mut s.post[..]), (&w.mhc.phi_res, &mut s.res[..])],
+        );
+        for j in 0..b {
+            let (pre, post, res) = (&mut s.pre[j * lanes..(j + 1) * lanes], &mut s.post[j * lanes..(j + 1) * lanes], &mut s.res[j * nn..(j + 1) * nn]);
+            w.mhc.coefficients(lane, pre, post, res);
+            mhc::collapse(&s.stream[j * nd..(j + 1) * nd], pre, &mut s.u[j * d..(j + 1) * d]);
+        }
+        s.x[..b * d].copy_from_slice(&s.u[..b * d]);
+
+        // Engram sites of this layer, gated by the block input.
+        let mut engram_added = false;
+        for (site, tail) in self.sites.iter().zip(site_tails.iter_mut()).filter(|(site, _)| site.layer == l) {
+            let Some(tail) = tail.as_mut() else { continue };
+            let (tables, e_width) = (self.engram.tables, site.key_proj.cols());
+            for j in 0..b {
+                let e = &mut s.e[j * e_width..(j + 1) * e_width];
+                site.gather(&s.slots[j * tables..(j + 1) * tables], self.engram.slots, e);
+                maybe_a8(deploy, e);
+            }
+            project(&s.e, b, &mut s.rot, &mut [(&site.key_proj, &mut s.ek[..]), (&site.value_proj, &mut s.ev[..])]);
+            for j in 0..b {
+                site.conv(tail, p0 + j, &s.ev[j * d..(j + 1) * d], &mut s.conv_out);
+                let alpha = engram::gate(&s.x[j * d..(j + 1) * d], &s.ek[j * d..(j + 1) * d], &mut s.unit_x, &mut s.unit_k);
+                let contrib = &mut s.contrib[j * d..(j + 1) * d];
+                for (c, &v) in contrib.iter_mut().zip(&s.conv_out) {
+                    *c = if engram_added { *c + alpha * v } else { alpha * v };
+                }
+            }
+            engram_added = true;
+        }
+        if engram_added {
+            for (x, &c) in s.x[..b * d].iter_mut().zip(&s.contrib[..b * d]) {
+                *x += c;
+            }
+        }
+
+        // Attention.
+        for j in 0..b {
+            let hj = &mut s.h[j * d..(j + 1) * d];
+            rms_norm(&s.x[j * d..(j + 1) * d], &w.norm_in, EPS, hj);
+            maybe_a8(deploy, hj);
+        }
+        project(
+            &s.h,
+            b,
+            &mut s.rot,
+            &mut [
+                (&w.attn.q_proj, &mut s.q[..]),
+                (&w.attn.k_proj, &mut s.k[..]),
+                (&w.attn.v_proj, &mut s.v[..]),
+                (&w.attn.gate_proj, &mut s.gate[..]),
+            ],
+        );
+        let half = h.qk / 2;
+        for j in 0..b {
+            s.qkv[..qd].copy_from_slice(&s.q[j * qd..(j + 1) * qd]);
+            s.qkv[qd..qd + kd].copy_from_slice(&s.k[j * kd..(j + 1) * kd]);
+            s.qkv[qd + kd..].copy_from_slice(&s.v[j * vd..(j + 1) * vd]);
+            let (cos, sin) = (&s.cos[j * half..(j + 1) * half], &s.sin[j * half..(j + 1) * half]);
+            let o = &mut s.o[j * od..(j + 1) * od];
+            w.attn.token(h, window, ring, tail, p0 + j, &s.qkv, cos, sin, &mut s.attn, o);
+            for (v, &gt) in o.iter_mut().zip(&s.gate[j * od..(j + 1) * od]) {
+                *v *= sigmoid(gt);
+            }
+            maybe_a8(deploy, o);
+        }
+        // out_proj lands in h (free again).
+        project(&s.o, b, &mut s.rot, &mut [(&w.attn.out_proj, &mut s.h[..])]);
+
+        // Residual adds, the MLP, and the mHC write-back of y = block(u) - u.
+        for j in 0..b {
+            let x = &mut s.x[j * d..(j + 1) * d];
+            rms_norm(&s.h[j * d..(j + 1) * d], &w.post_norm, EPS, &mut s.unit_x);
+            for (v, &a) in x.iter_mut().zip(&s.unit_x) {
+                *v += w.attn_gate * a;
+            }
+            rms_norm(x, &w.pre_hada, EPS, &mut s.unit_x);
+            w.mlp.forward(&self.mlp_shared, &s.unit_x, mlp_scratch, &mut s.mlp_out);
+            for ((v, &m), &u) in x.iter_mut().zip(&s.mlp_out).zip(&s.u[j * d..(j + 1) * d]) {
+                *v = (*v + m) - u;
+            }
+            let (pre_post, res) = (&s.post[j * lanes..(j + 1) * lanes], &s.res[j * nn..(j + 1) * nn]);
+            mhc::expand(&mut s.stream[j * nd..(j + 1) * nd], res, pre_post, x, &mut s.next);
+        }
+    }
+}
+
+impl<S> Sequence<S> {
+    /// Forgets the tokens (buffers are kept; stale cache entries are never read again).
+    pub(crate) fn reset(&mut self) {
+        self.pos = 0;
+    }
+
+    /// Bytes held by the KV rings.
+    pub(crate) fn kv_bytes(&self) -> usize {
+        self.rings.iter().map(KvRing::bytes).sum()
+    }
+
+    /// Bytes held by the per-sequence state besides the KV rings: conv and Engram tails and
+    /// the chunk scratch (the MLP's few hada_n-wide buffers aside).
+    pub(crate) fn scratch_bytes(&self) -> usize {
+        let tails: usize = self.conv.iter().map(ConvTail::bytes).sum::<usize>()
+            + self.site_tails.iter().flatten().map(ValueTail::bytes).sum::<usize>();
+        tails + 4 * self.recent.len() + self.s.bytes()
+    }
+
+    /// Refuses windows the rings cannot hold: a layer whose window (or, when it sees every
+    /// earlier position, the capacity) exceeds its ring would read overwritten positions.
+    pub(crate) fn check_windows(&self) -> Result<()> {
+        for (p, ring) in self.plan.iter().zip(&self.rings) {
+            let reach = p.window.map_or(self.capacity, |w| w.min(self.capacity));
+            if reach > ring.slots() {
+                return Err(Error::InvalidArgument { name: "window", reason: "wider than the KV ring this state allocated" });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Buffers of one chunk of `b` tokens (row-major, one row per token).
+struct Scratch {
+    b: usize,
+    /// Residual lanes (`lanes * d` per token).
+    stream: Vec<f32>,
+    /// mHC coefficient input.
+    nx: Vec<f32>,
+    /// One token's next lanes while mixing.
+    next: Vec<f32>,
+    pre: Vec<f32>,
+    post: Vec<f32>,
+    res: Vec<f32>,
+    /// Rotated inputs of the CQ matrix being applied.
+    rot: Vec<f32>,
+    /// Block input, residual, normalised residual (`d` per token).
+    u: Vec<f32>,
+    x: Vec<f32>,
+    h: Vec<f32>,
+    q: Vec<f32>,
+    k: Vec<f32>,
+    v: Vec<f32>,
+    gate: Vec<f32>,
+    o: Vec<f32>,
+    /// One token's `[q | k | v]`.
+    qkv: Vec<f32>,
+    /// RoPE angles of each token (`qk / 2` per token).
+    cos: Vec<f32>,
+    sin: Vec<f32>,
+    attn: AttnScratch,
+    mlp_out: Vec<f32>,
+    /// Engram: per-token table slots, memory rows, keys, values, summed contribution.
+    slots: Vec<Option<u32>>,
+    e: Vec<f32>,
+    ek: Vec<f32>,
+    ev: Vec<f32>,
+    contrib: Vec<f32>,
+    conv_out: Vec<f32>,
+    unit_x: Vec<f32>,
+    unit_k: Vec<f32>,
+    /// Recent ids followed by the chunk's ids.
+    grams: Vec<u32>,
+    /// Lane means (`d` per token): head cells, then the final hidden state.
+    cell: Vec<f32>,
+}
+
+impl Scratch {
+    fn new<M: Mlp>(stack: &Stack<'_, M>, b: usize, max_keys: usize) -> Self {
+        let h = &stack.heads;
+        let (d, lanes) = (stack.d_model, stack.lanes);
+        let (qd, kd, vd, od) = (h.heads * h.qk, h.kv_heads * h.qk, h.kv_heads * h.v, h.heads * h.v);
+        let e_width = stack.engram.tables * stack.engram.sub_dim;
+        let mut rot = stack.lm_head.cols_padded();
+        for l in &stack.layers {
+            let (m, a) = (&l.mhc, &l.attn);
+            for cols in [m.phi_pre.cols_padded(), m.phi_post.cols_padded(), m.phi_res.cols_padded()] {
+                rot = rot.max(cols);
+            }
+            for cols in [a.q_proj.cols_padded(), a.k_proj.cols_padded(), a.v_proj.cols_padded(), a.gate_proj.cols_padded(), a.out_proj.cols_padded()] {
+                rot = rot.max(cols);
+            }
+        }
+        for s in &stack.sites {
+            rot = rot.max(s.key_proj.cols_padded()).max(s.value_proj.cols_padded());
+        }
+        Self {
+            b,
+            stream: vec![0.0; b * lanes * d],
+            nx: vec![0.0; b * lanes * d],
+            next: vec![0.0; lanes * d],
+            pre: vec![0.0; b * lanes],
+            post: vec![0.0; b * lanes],
+            res: vec![0.0; b * lanes * lanes],
+            rot: vec![0.0; b * rot],
+            u: vec![0.0; b * d],
+            x: vec![0.0; b * d],
+            h: vec![0.0; b * d],
+            q: vec![0.0; b * qd],
+            k: vec![0.0; b * kd],
+            v: vec![0.0; b * vd],
+            gate: vec![0.0; b * od],
+            o: vec![0.0; b * od],
+            qkv: vec![0.0; h.qkv_width()],
+            cos: vec![0.0; b * h.qk / 2],
+            sin: vec![0.0; b * h.qk / 2],
+            attn: AttnScratch::new(h, max_keys),
+            mlp_out: vec![0.0; d],
+            slots: vec![None; b * stack.engram.tables],
+            e: vec![0.0; b * e_width],
+            ek: vec![0.0; b * d],
+            ev: vec![0.0; b * d],
+            contrib: vec![0.0; b * d],
+            conv_out: vec![0.0; d],
+            unit_x: vec![0.0; d],
+            unit_k: vec![0.0; d],
+            grams: vec![0; stack.engram.max_order().saturating_sub(1) + b],
+            cell: vec![0.0; b * d],
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        let floats = [
+            &self.stream, &self.nx, &self.next, &self.pre, &self.post, &self.res, &self.rot, &self.u, &self.x, &self.h,
+            &self.q, &self.k, &self.v, &self.gate, &self.o, &self.qkv, &self.cos, &self.sin, &self.mlp_out, &self.e,
+            &self.ek, &self.ev, &self.contrib, &self.conv_out, &self.unit_x, &self.unit_k, &self.cell,
+        ];
+        let f: usize = floats.iter().map(|v| v.len()).sum();
+        4 * f + self.attn.bytes() + self.slots.len() * core::mem::size_of::<Option<u32>>() + 4 * self.grams.len()
+    }
+}

@@ -1,0 +1,121 @@
+//! Canon pieces both generations lay out the same way: the embedding, the mHC block and the
+//! Engram sites.
+use super::names::{Scope, TensorName};
+use super::tensor::TensorView;
+use super::walk::{dim, product, Dim, Kind, Walk};
+use crate::Result;
+
+/// One Engram site: `tables (num_tables * slots, sub_dim)`, key/value projections
+/// `(d_model, num_tables * sub_dim)`, conv `taps (engram_conv_taps, d_model)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EngramSite<'a> {
+    pub tables: TensorView<'a>,
+    pub key_proj: TensorView<'a>,
+    pub value_proj: TensorView<'a>,
+    pub taps: TensorView<'a>,
+}
+
+/// The nine mHC tensors in file order.
+pub(crate) struct Mhc<'a> {
+    pub a_pre: TensorView<'a>,
+    pub a_post: TensorView<'a>,
+    pub a_res: TensorView<'a>,
+    pub b_pre: TensorView<'a>,
+    pub b_post: TensorView<'a>,
+    pub b_res: TensorView<'a>,
+    pub phi_pre: TensorView<'a>,
+    pub phi_post: TensorView<'a>,
+    pub phi_res: TensorView<'a>,
+}
+
+/// The header fields the shared pieces depend on.
+pub(crate) struct StackGeometry {
+    pub vocab: u32,
+    pub d_model: u32,
+    pub num_layers: u32,
+    pub mhc_lanes: u32,
+    pub num_engram_tables: u32,
+    pub engram_slots: u32,
+    pub engram_sub_dim: u32,
+    pub engram_conv_taps: u32,
+}
+
+/// Expected shapes of the shared pieces, computed once with overflow checks.
+pub(crate) struct Stack {
+    pub d: Dim,
+    vocab: Dim,
+    layers: Dim,
+    lanes: Dim,
+    phi_rows: Dim,
+    phi_res_rows: Dim,
+    phi_cols: Dim,
+    table_rows: Dim,
+    sub_dim: Dim,
+    engram_in: Dim,
+    engram_taps: Dim,
+}
+
+impl Stack {
+    pub(crate) fn new(g: &StackGeometry) -> Result<Self> {
+        Ok(Self {
+            d: dim(g.d_model.into(), "must equal d_model"),
+            vocab: dim(g.vocab.into(), "must equal vocab_size"),
+            layers: dim(g.num_layers.into(), "must equal num_layers"),
+            lanes: dim(g.mhc_lanes.into(), "must equal mhc_lanes"),
+            phi_rows: dim(product(&[g.num_layers, g.mhc_lanes], "mhc_lanes")?, "must equal num_layers * mhc_lanes"),
+            phi_res_rows: dim(
+                product(&[g.num_layers, g.mhc_lanes, g.mhc_lanes], "mhc_lanes")?,
+                "must equal num_layers * mhc_lanes^2",
+            ),
+            phi_cols: dim(product(&[g.mhc_lanes, g.d_model], "mhc_lanes")?, "must equal mhc_lanes * d_model"),
+            table_rows: dim(
+                product(&[g.num_engram_tables, g.engram_slots], "engram_slots")?,
+                "must equal num_engram_tables * engram_slots",
+            ),
+            sub_dim: dim(g.engram_sub_dim.into(), "must equal engram_sub_dim"),
+            engram_in: dim(
+                product(&[g.num_engram_tables, g.engram_sub_dim], "engram_sub_dim")?,
+                "must equal num_engram_tables * engram_sub_dim",
+            ),
+            engram_taps: dim(g.engram_conv_taps.into(), "must equal engram_conv_taps"),
+        })
+    }
+
+    /// `(vocab, d_model)` CQ, tied with the output head.
+    pub(crate) fn embedding<'a>(&self, w: &mut Walk<'a>) -> Result<TensorView<'a>> {
+        w.expect(TensorName::model("embedding"), Kind::Cq, &[self.vocab, self.d])
+    }
+
+    /// `a_*` are `(L,)`; `b_pre`, `b_post` `(L, lanes)`; `b_res` `(L, lanes, lanes)`; the `phi_*`
+    /// projections are CQ with `L * lanes` rows (`L * lanes^2` for `phi_res`) over `lanes * d_model`.
+    pub(crate) fn mhc<'a>(&self, w: &mut Walk<'a>) -> Result<Mhc<'a>> {
+        let m = TensorName::model;
+        let (l, lanes) = (self.layers, self.lanes);
+        Ok(Mhc {
+            a_pre: w.expect(m("mhc_a_pre"), Kind::Float, &[l])?,
+            a_post: w.expect(m("mhc_a_post"), Kind::Float, &[l])?,
+            a_res: w.expect(m("mhc_a_res"), Kind::Float, &[l])?,
+            b_pre: w.expect(m("mhc_b_pre"), Kind::Float, &[l, lanes])?,
+            b_post: w.expect(m("mhc_b_post"), Kind::Float, &[l, lanes])?,
+            b_res: w.expect(m("mhc_b_res"), Kind::Float, &[l, lanes, lanes])?,
+            phi_pre: w.expect(m("mhc_phi_pre"), Kind::Cq, &[self.phi_rows, self.phi_cols])?,
+            phi_post: w.expect(m("mhc_phi_post"), Kind::Cq, &[self.phi_rows, self.phi_cols])?,
+            phi_res: w.expect(m("mhc_phi_res"), Kind::Cq, &[self.phi_res_rows, self.phi_cols])?,
+        })
+    }
+
+    pub(crate) fn engram_site<'a>(&self, w: &mut Walk<'a>, s: u32) -> Result<EngramSite<'a>> {
+        let name = |field| TensorName { scope: Scope::Engram(s), field };
+        Ok(EngramSite {
+            tables: w.expect(name("tables"), Kind::Cq, &[self.table_rows, self.sub_dim])?,
+            key_proj: w.expect(name("key_proj"), Kind::Cq, &[self.d, self.engram_in])?,
+            value_proj: w.expect(name("value_proj"), Kind::Cq, &[self.d, self.engram_in])?,
+            taps: w.expect(name("taps"), Kind::Float, &[self.engram_taps, self.d])?,
+        })
+    }
+
+    /// `(d_model,)`
+    pub(crate) fn final_norm<'a>(&self, w: &mut Walk<'a>) -> Result<TensorView<'a>> {
+        w.expect(TensorName::model("final_norm"), Kind::Float, &[self.d])
+    }
+}

@@ -1,0 +1,180 @@
+//! The Needle 2 canon (upstream 2.0.15 `export._tensors`): embedding; per layer 14 tensors
+//! (one head width for q, k and v; a three-diagonal Walsh MLP); 9 mHC tensors; 4 per Engram
+//! site; `final_norm`; optional all-FP16 probe heads; the RAW tokenizer last.
+use alloc::vec::Vec;
+
+use super::canon_shared::{EngramSite, Stack, StackGeometry};
+use super::codebooks::Codebooks;
+use super::directory;
+use super::header::bad as bad_header;
+use super::header_v2::{V2Header, V2_HEADER_LEN};
+use super::heads::{self, V2ProbeHead};
+use super::names::{NamedTensor, Scope, TensorName};
+use super::tensor::TensorView;
+use super::tokenizer_blob::{self, TokenizerSummary};
+use super::walk::{dim, product, Dim, Kind, Walk};
+use super::Generation;
+use crate::{Error, Result};
+
+/// CQ record widths Needle 2 writes: 2-4 bits and 5 = ternary (its bits map has no 1-bit).
+const WIDTHS: [u32; 4] = [2, 3, 4, 5];
+
+/// Records a head set can add after `final_norm`: the manifest plus 3 per head.
+const HEAD_EXTRAS: [u64; 3] = [0, 4, 7];
+
+/// One transformer block's tensors, in file order.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct V2Layer<'a> {
+    pub norm_in: TensorView<'a>,
+    pub q_proj: TensorView<'a>,
+    pub k_proj: TensorView<'a>,
+    pub v_proj: TensorView<'a>,
+    pub q_norm: TensorView<'a>,
+    pub k_norm: TensorView<'a>,
+    pub gate_proj: TensorView<'a>,
+    pub out_proj: TensorView<'a>,
+    pub post_norm: TensorView<'a>,
+    /// `(1,)`: the attention residual gate logit.
+    pub attn_gate: TensorView<'a>,
+    pub pre_hada: TensorView<'a>,
+    pub d1: TensorView<'a>,
+    pub d2: TensorView<'a>,
+    pub d3: TensorView<'a>,
+}
+
+/// A parsed Needle 2 container: every tensor checked against the header geometry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct V2Container<'a> {
+    pub header: V2Header,
+    pub codebooks: Codebooks,
+    /// `(vocab, d_model)` CQ, tied with the output head.
+    pub embedding: TensorView<'a>,
+    pub layers: Vec<V2Layer<'a>>,
+    pub mhc_a_pre: TensorView<'a>,
+    pub mhc_a_post: TensorView<'a>,
+    pub mhc_a_res: TensorView<'a>,
+    pub mhc_b_pre: TensorView<'a>,
+    pub mhc_b_post: TensorView<'a>,
+    pub mhc_b_res: TensorView<'a>,
+    pub mhc_phi_pre: TensorView<'a>,
+    pub mhc_phi_post: TensorView<'a>,
+    pub mhc_phi_res: TensorView<'a>,
+    pub engram: Vec<EngramSite<'a>>,
+    pub final_norm: TensorView<'a>,
+    pub heads: Vec<V2ProbeHead<'a>>,
+    pub tokenizer: &'a [u8],
+    pub tokenizer_summary: TokenizerSummary,
+    /// Every record in directory order, named by its canon position.
+    pub tensors: Vec<NamedTensor<'a>>,
+}
+
+impl<'a> V2Container<'a> {
+    /// Parses a Needle 2 container; a Needle 3 one is refused with `WrongGeneration`.
+    pub fn parse(input: &'a [u8]) -> Result<Self> {
+        match super::generation_of(input)? {
+            Generation::V2 => {}
+            Generation::V3 => return Err(Error::WrongGeneration { expected: 2, found: 3 }),
+        }
+        let header = V2Header::read(input)?;
+        check_count(&header)?;
+        let codebooks = Codebooks::read(input, V2_HEADER_LEN)?;
+        let dir_start = V2_HEADER_LEN + u64::from(header.codebook_len) * 4;
+        let views = directory::read(input, dir_start, header.num_tensors, &WIDTHS)?;
+        Canon::new(&header)?.walk(header, codebooks, Walk::new(views))
+    }
+}
+
+fn check_count(h: &V2Header) -> Result<()> {
+    let through_final_norm = 1 + u64::from(h.num_layers) * 14 + 9 + 4 * u64::from(h.num_engram_sites) + 1;
+    let base = through_final_norm + 1;
+    if !HEAD_EXTRAS.iter().any(|&extra| base + extra == u64::from(h.num_tensors)) {
+        return Err(bad_header("num_tensors", h.num_tensors.into(), "does not match the tensor count the geometry implies"));
+    }
+    Ok(())
+}
+
+/// Every shape the geometry predicts, computed once with overflow checks.
+struct Canon {
+    stack: Stack,
+    q_out: Dim,
+    kv_out: Dim,
+    head: Dim,
+    one: Dim,
+    n: Dim,
+}
+
+impl Canon {
+    fn new(h: &V2Header) -> Result<Self> {
+        let stack = Stack::new(&StackGeometry {
+            vocab: h.vocab,
+            d_model: h.d_model,
+            num_layers: h.num_layers,
+            mhc_lanes: h.mhc_lanes,
+            num_engram_tables: h.num_engram_tables,
+            engram_slots: h.engram_slots,
+            engram_sub_dim: h.engram_sub_dim,
+            engram_conv_taps: h.engram_conv_taps,
+        })?;
+        Ok(Self {
+            stack,
+            q_out: dim(product(&[h.num_heads, h.head_dim], "head_dim")?, "must equal num_heads * head_dim"),
+            kv_out: dim(product(&[h.num_kv_heads, h.head_dim], "head_dim")?, "must equal num_kv_heads * head_dim"),
+            head: dim(h.head_dim.into(), "must equal head_dim"),
+            one: dim(1, "must be 1"),
+            n: dim(h.hada_n.into(), "must equal hada_n"),
+        })
+    }
+
+    fn walk<'a>(&self, header: V2Header, codebooks: Codebooks, mut w: Walk<'a>) -> Result<V2Container<'a>> {
+        let embedding = self.stack.embedding(&mut w)?;
+        let layers = (0..header.num_layers).map(|i| self.layer(&mut w, i)).collect::<Result<Vec<_>>>()?;
+        let mhc = self.stack.mhc(&mut w)?;
+        let engram = (0..header.num_engram_sites).map(|s| self.stack.engram_site(&mut w, s)).collect::<Result<Vec<_>>>()?;
+        let final_norm = self.stack.final_norm(&mut w)?;
+        let heads = if w.remaining() > 1 { heads::read_v2(&mut w, header.d_model)? } else { Vec::new() };
+        let tokenizer = w.tokenizer()?;
+        let tokenizer_summary = tokenizer_blob::check(tokenizer, header.vocab)?;
+        Ok(V2Container {
+            header,
+            codebooks,
+            embedding,
+            layers,
+            mhc_a_pre: mhc.a_pre,
+            mhc_a_post: mhc.a_post,
+            mhc_a_res: mhc.a_res,
+            mhc_b_pre: mhc.b_pre,
+            mhc_b_post: mhc.b_post,
+            mhc_b_res: mhc.b_res,
+            mhc_phi_pre: mhc.phi_pre,
+            mhc_phi_post: mhc.phi_post,
+            mhc_phi_res: mhc.phi_res,
+            engram,
+            final_norm,
+            heads,
+            tokenizer,
+            tokenizer_summary,
+            tensors: w.finish(),
+        })
+    }
+
+    fn layer<'a>(&self, w: &mut Walk<'a>, i: u32) -> Result<V2Layer<'a>> {
+        let name = |field| TensorName { scope: Scope::Layer(i), field };
+        let (f, cq, d) = (Kind::Float, Kind::Cq, self.stack.d);
+        Ok(V2Layer {
+            norm_in: w.expect(name("norm_in"), f, &[d])?,
+            q_proj: w.expect(name("q_proj"), cq, &[self.q_out, d])?,
+            k_proj: w.expect(name("k_proj"), cq, &[self.kv_out, d])?,
+            v_proj: w.expect(name("v_proj"), cq, &[self.kv_out, d])?,
+            q_norm: w.expect(name("q_norm"), f, &[self.head])?,
+            k_norm: w.expect(name("k_norm"), f, &[self.head])?,
+            gate_proj: w.expect(name("gate_proj"), cq, &[self.q_out, d])?,
+            out_proj: w.expect(name("out_proj"), cq, &[d, self.q_out])?,
+            post_norm: w.expect(name("post_norm"), f, &[d])?,
+            attn_gate: w.expect(name("attn_gate"), f, &[self.one])?,
+            pre_hada: w.expect(name("pre_hada"), f, &[d])?,
+            d1: w.expect(name("d1"), f, &[self.n])?,
+            d2: w.expect(name("d2"), f, &[self.n])?,
+            d3: w.expect(name("d3"), f, &[self.n])?,
+        })
+    }
+}

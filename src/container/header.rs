@@ -1,0 +1,133 @@
+//! What the two header generations share: field listing for tools, and the range checks that
+//! keep every later size computation meaningful.
+use crate::{Error, Result};
+
+/// Deepest stack a header may describe (v3's global-layer mask holds 64 bits; v2 uses the same
+/// bound so no layer loop is sized by an unchecked field).
+pub const MAX_LAYERS: u32 = 64;
+
+/// One header value, for listing (`needle inspect`, fixture comparisons).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Field<'h> {
+    Int(u64),
+    Real(f32),
+    List(&'h [u32]),
+    /// Bit `i` set = layer `i`; listed as the layer indices.
+    LayerMask(u64),
+}
+
+pub(crate) fn bad(field: &'static str, value: u64, reason: &'static str) -> Error {
+    Error::BadHeader { field, value, reason }
+}
+
+pub(crate) fn nonzero(field: &'static str, value: u32) -> Result<()> {
+    if value == 0 {
+        return Err(bad(field, 0, "must not be zero"));
+    }
+    Ok(())
+}
+
+/// The fields both generations use the same way: attention, stack depth, Walsh size, mHC lanes.
+pub(crate) struct Core {
+    pub codebook_len: u32,
+    pub kv_bits: u32,
+    pub vocab: u32,
+    pub d_model: u32,
+    pub num_heads: u32,
+    pub num_kv_heads: u32,
+    pub num_layers: u32,
+    /// The query/key head width and its field name (`qk_head_dim` in v3, `head_dim` in v2).
+    pub qk_head_dim: (u32, &'static str),
+    pub max_seq_len: u32,
+    pub hada_n: u32,
+    pub mhc_lanes: u32,
+    pub rope_theta: f32,
+}
+
+impl Core {
+    pub(crate) fn check(&self) -> Result<()> {
+        if self.codebook_len != super::codebooks::CODEBOOK_LEN {
+            return Err(bad("codebook_len", self.codebook_len.into(), "must be 28 (cb2, cb3 and cb4)"));
+        }
+        if !matches!(self.kv_bits, 2 | 3 | 4 | 8) {
+            return Err(bad("kv_bits", self.kv_bits.into(), "must be 2, 3, 4 or 8"));
+        }
+        nonzero("vocab_size", self.vocab)?;
+        nonzero("d_model", self.d_model)?;
+        nonzero("num_heads", self.num_heads)?;
+        nonzero("num_kv_heads", self.num_kv_heads)?;
+        nonzero("max_seq_len", self.max_seq_len)?;
+        nonzero("mhc_lanes", self.mhc_lanes)?;
+        if self.num_heads % self.num_kv_heads != 0 {
+            return Err(bad("num_kv_heads", self.num_kv_heads.into(), "must divide num_heads"));
+        }
+        if !(1..=MAX_LAYERS).contains(&self.num_layers) {
+            return Err(bad("num_layers", self.num_layers.into(), "must be 1 to 64"));
+        }
+        // RoPE rotates the two halves of each query/key head against each other.
+        let (qk, qk_field) = self.qk_head_dim;
+        if qk == 0 || qk % 2 != 0 {
+            return Err(bad(qk_field, qk.into(), "must be even and non-zero"));
+        }
+        if self.d_model.checked_next_power_of_two() != Some(self.hada_n) {
+            return Err(bad("hada_n", self.hada_n.into(), "must be d_model rounded up to a power of two"));
+        }
+        if !(self.rope_theta.is_finite() && self.rope_theta > 0.0) {
+            return Err(bad("rope_theta", u64::from(self.rope_theta.to_bits()), "must be finite and positive"));
+        }
+        Ok(())
+    }
+}
+
+/// Engram geometry. Upstream derives it as `heads = num_tables / num_orders`,
+/// `sub_dim = d_model / num_tables` (floor), `dilation = max(orders)`.
+pub(crate) struct Engram<'h> {
+    pub d_model: u32,
+    pub num_layers: u32,
+    pub slots: u32,
+    pub sub_dim: u32,
+    pub num_tables: u32,
+    pub conv_taps: u32,
+    pub conv_dilation: u32,
+    pub num_orders: u32,
+    pub orders: &'h [u32],
+    pub num_sites: u32,
+    pub sites: &'h [u32],
+}
+
+impl Engram<'_> {
+    pub(crate) fn check(&self) -> Result<()> {
+        if self.num_sites as usize > self.sites.len() {
+            return Err(bad("num_engram_sites", self.num_sites.into(), "more sites than the header holds"));
+        }
+        if self.num_sites == 0 {
+            return Ok(());
+        }
+        for &site in &self.sites[..self.num_sites as usize] {
+            if site >= self.num_layers {
+                return Err(bad("engram_layers", site.into(), "site is not a layer of the stack"));
+            }
+        }
+        if self.num_orders == 0 || self.num_orders as usize > self.orders.len() {
+            return Err(bad("num_engram_orders", self.num_orders.into(), "must be 1 to 4"));
+        }
+        let orders = &self.orders[..self.num_orders as usize];
+        if let Some(&zero) = orders.iter().find(|&&o| o == 0) {
+            return Err(bad("engram_orders", zero.into(), "an n-gram order must be at least 1"));
+        }
+        nonzero("engram_slots", self.slots)?;
+        nonzero("engram_conv_taps", self.conv_taps)?;
+        nonzero("num_engram_tables", self.num_tables)?;
+        if self.num_tables % self.num_orders != 0 {
+            return Err(bad("num_engram_tables", self.num_tables.into(), "must be a multiple of num_engram_orders"));
+        }
+        if self.sub_dim == 0 || self.sub_dim != self.d_model / self.num_tables {
+            return Err(bad("engram_sub_dim", self.sub_dim.into(), "must be d_model / num_engram_tables"));
+        }
+        // The model shifts its conv taps by the longest order; a runtime reads the field.
+        if Some(&self.conv_dilation) != orders.iter().max() {
+            return Err(bad("engram_conv_dilation", self.conv_dilation.into(), "must equal the longest engram order"));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,191 @@
+//! Vector helpers for the forward passes: f32 dot and axpy, and the int8-KV-cache forms.
+//!
+//! Reductions use one fixed order, shared with the SIMD128 twins (which are bit-identical):
+//! lane `i` of 16 accumulates the terms `k ≡ i (mod 16)` (tail included), lanes combine to 4 as
+//! `(l[i] + l[4+i]) + (l[8+i] + l[12+i])`, and those finish as `(r0 + r2) + (r1 + r3)`.
+//! Written as explicit lanes, the scalar code also vectorises on native targets.
+
+// With simd128 the dispatchers call the twins; the scalar versions stay as the reference the
+// twin tests compare against.
+#![cfg_attr(all(target_arch = "wasm32", target_feature = "simd128"), allow(dead_code))]
+
+/// `Σ a[k] * b[k]` in the crate's fixed summation order.
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len(), "dot: lengths differ");
+    dispatch!(super::vector_simd128::dot, dot_scalar, a, b)
+}
+
+/// `y[k] += alpha * x[k]`.
+pub fn axpy(alpha: f32, x: &[f32], y: &mut [f32]) {
+    assert_eq!(x.len(), y.len(), "axpy: lengths differ");
+    dispatch!(super::vector_simd128::axpy, axpy_scalar, alpha, x, y)
+}
+
+/// `scale * Σ x[k] * q[k]`: a query against one int8 key row whose dequantised values are
+/// `q * scale` (the scale is factored out of the sum).
+pub fn dot_i8(x: &[f32], q: &[i8], scale: f32) -> f32 {
+    assert_eq!(x.len(), q.len(), "dot_i8: lengths differ");
+    dispatch!(super::vector_simd128::dot_i8, dot_i8_scalar, x, q, scale)
+}
+
+/// `y[k] += alpha * (q[k] * scale)`: accumulate one int8 value row, dequantised exactly as
+/// `fake_quant` forms it, with weight `alpha`.
+pub fn axpy_i8(alpha: f32, q: &[i8], scale: f32, y: &mut [f32]) {
+    assert_eq!(q.len(), y.len(), "axpy_i8: lengths differ");
+    dispatch!(super::vector_simd128::axpy_i8, axpy_i8_scalar, alpha, q, scale, y)
+}
+
+/// Exact integer `Σ a[k] * b[k]` (wrapping; cannot overflow below 131072 terms).
+pub fn dot_i8_i8(a: &[i8], b: &[i8]) -> i32 {
+    assert_eq!(a.len(), b.len(), "dot_i8_i8: lengths differ");
+    dispatch!(super::vector_simd128::dot_i8_i8, dot_i8_i8_scalar, a, b)
+}
+
+/// The 16 lane sums of `a[k] * b[k]` (lane `k % 16`).
+#[inline(always)]
+pub(crate) fn dot_lanes16(a: &[f32], b: &[f32]) -> [f32; 16] {
+    let mut acc = [0.0f32; 16];
+    let (ca, cb) = (a.chunks_exact(16), b.chunks_exact(16));
+    let (ta, tb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for i in 0..16 {
+            acc[i] += x[i] * y[i];
+        }
+    }
+    for (i, (x, y)) in ta.iter().zip(tb).enumerate() {
+        acc[i] += x * y;
+    }
+    acc
+}
+
+/// `(l[i] + l[4+i]) + (l[8+i] + l[12+i])` for i in 0..4.
+#[inline(always)]
+pub(crate) fn lanes16_to_4(l: &[f32; 16]) -> [f32; 4] {
+    core::array::from_fn(|i| (l[i] + l[4 + i]) + (l[8 + i] + l[12 + i]))
+}
+
+/// `(r0 + r2) + (r1 + r3)`.
+#[inline(always)]
+pub(crate) fn finish4(r: [f32; 4]) -> f32 {
+    (r[0] + r[2]) + (r[1] + r[3])
+}
+
+pub(crate) fn dot_scalar(a: &[f32], b: &[f32]) -> f32 {
+    finish4(lanes16_to_4(&dot_lanes16(a, b)))
+}
+
+pub(crate) fn axpy_scalar(alpha: f32, x: &[f32], y: &mut [f32]) {
+    for (v, &u) in y.iter_mut().zip(x) {
+        *v += alpha * u;
+    }
+}
+
+pub(crate) fn dot_i8_scalar(x: &[f32], q: &[i8], scale: f32) -> f32 {
+    let mut acc = [0.0f32; 16];
+    for (k, (&u, &v)) in x.iter().zip(q).enumerate() {
+        acc[k % 16] += u * f32::from(v);
+    }
+    finish4(lanes16_to_4(&acc)) * scale
+}
+
+pub(crate) fn axpy_i8_scalar(alpha: f32, q: &[i8], scale: f32, y: &mut [f32]) {
+    for (v, &u) in y.iter_mut().zip(q) {
+        *v += alpha * (f32::from(u) * scale);
+    }
+}
+
+pub(crate) fn dot_i8_i8_scalar(a: &[i8], b: &[i8]) -> i32 {
+    a.iter().zip(b).fold(0i32, |s, (&x, &y)| s.wrapping_add(i32::from(x) * i32::from(y)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::test_util::{pseudo_random, pseudo_random_bytes};
+
+    fn as_i8(b: Vec<u8>) -> Vec<i8> {
+        b.into_iter().map(|v| v as i8).collect()
+    }
+
+    #[test]
+    fn dot_matches_a_double_precision_sum() {
+        for n in [0usize, 1, 7, 16, 17, 64, 100, 768, 3001] {
+            let (a, b) = (pseudo_random(n, 1), pseudo_random(n, 2));
+            let want: f64 = a.iter().zip(&b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
+            let bound: f64 = a.iter().zip(&b).map(|(x, y)| f64::from((x * y).abs())).sum::<f64>() * 1e-6 + 1e-30;
+            assert!((f64::from(dot(&a, &b)) - want).abs() <= bound, "n={n}");
+        }
+    }
+
+    #[test]
+    fn dot_sums_in_the_documented_lane_order() {
+        // 1e8 + 1 - 1e8 is order-sensitive in f32: terms in lanes 0 and 16 % 16 == 0 meet first.
+        let mut a = vec![0.0f32; 32];
+        a[0] = 1e8;
+        a[16] = 1.0;
+        a[1] = -1e8;
+        let ones = vec![1.0f32; 32];
+        // lane 0 = 1e8 + 1 = 1e8 (rounded); lane 1 = -1e8; finish: (l0 + l2) + (l1 + l3) = 0.
+        assert_eq!(dot(&a, &ones), 0.0);
+    }
+
+    #[test]
+    fn axpy_adds_a_scaled_vector() {
+        let x = [1.0f32, -2.0, 0.5];
+        let mut y = [10.0f32, 10.0, 10.0];
+        axpy(2.0, &x, &mut y);
+        assert_eq!(y, [12.0, 6.0, 11.0]);
+    }
+
+    #[test]
+    fn dot_i8_equals_dot_against_the_dequantised_row_up_to_rounding() {
+        for n in [5usize, 16, 64, 129] {
+            let x = pseudo_random(n, 3);
+            let q = as_i8(pseudo_random_bytes(n, 4));
+            let scale = 0.0123f32;
+            let deq: Vec<f32> = q.iter().map(|&v| f32::from(v) * scale).collect();
+            let (got, want) = (dot_i8(&x, &q, scale), dot(&x, &deq));
+            assert!((got - want).abs() <= 1e-5 * (1.0 + want.abs()), "n={n}: {got} vs {want}");
+        }
+    }
+
+    #[test]
+    fn axpy_i8_adds_the_weighted_dequantised_row_exactly() {
+        let q = [127i8, -128, 3, 0];
+        let mut y = [1.0f32; 4];
+        axpy_i8(0.5, &q, 0.25, &mut y);
+        assert_eq!(y, [1.0 + 0.5 * 31.75, 1.0 - 16.0, 1.0 + 0.375, 1.0]);
+    }
+
+    #[test]
+    fn dot_i8_i8_is_the_exact_integer_dot_product() {
+        for n in [0usize, 3, 16, 33, 1000] {
+            let (a, b) = (as_i8(pseudo_random_bytes(n, 5)), as_i8(pseudo_random_bytes(n, 6)));
+            let want: i64 = a.iter().zip(&b).map(|(&x, &y)| i64::from(x) * i64::from(y)).sum();
+            assert_eq!(i64::from(dot_i8_i8(&a, &b)), want, "n={n}");
+        }
+        assert_eq!(dot_i8_i8(&[-128; 40], &[-128; 40]), 40 * 16384);
+    }
+
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    #[test]
+    fn simd_twins_are_bit_identical_to_the_scalar_vector_kernels() {
+        use crate::kernels::test_util::same;
+        use crate::kernels::vector_simd128 as simd;
+        for n in [0usize, 1, 5, 15, 16, 17, 31, 64, 100, 768, 1001] {
+            let (a, b) = (pseudo_random(n, 7 + n as u32), pseudo_random(n, 8));
+            let (qa, qb) = (as_i8(pseudo_random_bytes(n, 9)), as_i8(pseudo_random_bytes(n, 10)));
+            assert!(same(simd::dot(&a, &b), dot_scalar(&a, &b)), "dot n={n}");
+            assert!(same(simd::dot_i8(&a, &qa, 0.01), dot_i8_scalar(&a, &qa, 0.01)), "dot_i8 n={n}");
+            assert_eq!(simd::dot_i8_i8(&qa, &qb), dot_i8_i8_scalar(&qa, &qb), "dot_i8_i8 n={n}");
+            let (mut y1, mut y2) = (b.clone(), b.clone());
+            simd::axpy(0.3, &a, &mut y1);
+            axpy_scalar(0.3, &a, &mut y2);
+            assert_eq!(y1, y2, "axpy n={n}");
+            let (mut y1, mut y2) = (b.clone(), b.clone());
+            simd::axpy_i8(0.3, &qa, 0.02, &mut y1);
+            axpy_i8_scalar(0.3, &qa, 0.02, &mut y2);
+            assert_eq!(y1, y2, "axpy_i8 n={n}");
+        }
+    }
+}

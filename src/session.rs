@@ -1,0 +1,407 @@
+//! The session: where the model generations meet the text layer.
+//!
+//! An [`Engine`] owns one model (borrowing the container bytes), its tokenizer and one
+//! sequence state. A request goes `start` (render the prompt, tokenize, prefill) ->
+//! `next` per token (sample, stream the decoded piece) -> `finish` (parse the completion, run
+//! the confidence head). Generation is step-wise so a host that must stay responsive — a Web
+//! Worker waiting for an abort message — can yield between tokens; [`Engine::generate`] is
+//! the same loop for hosts that need not.
+//!
+//! The core has no clock: callers time `start` (prefill) and `next` (decode) themselves.
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use crate::container::{self, Container};
+use crate::json;
+use crate::prompt;
+use crate::response::{self, Response};
+use crate::sampling::Sampler;
+use crate::tokenizer::{IncrementalDecoder, Tokenizer};
+use crate::v3;
+use crate::{Error, Result};
+
+pub use crate::v3::{HeadKind, KvPrecision, Numerics};
+
+/// How a model is run. `None` fields take the container's own choice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// KV-cache precision; default: int8 where the container declares `kv_bits = 8`.
+    pub kv: Option<KvPrecision>,
+    pub numerics: Numerics,
+    /// Run a shallower ladder rung of this many layers (2..=num_layers).
+    pub layers: Option<usize>,
+    /// Session capacity in tokens (prompt + completion); default: the model's `max_seq_len`.
+    /// The KV cache is allocated for this many tokens up front.
+    pub max_tokens: Option<usize>,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions { kv: None, numerics: Numerics::Exact, layers: None, max_tokens: None }
+    }
+}
+
+/// What a loaded model is, for display and for hosts sizing their UI.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelInfo {
+    pub generation: u8,
+    pub vocab: usize,
+    /// Length of a logits row (the tied head's `out_vocab` slice when the container has one).
+    pub logits_len: usize,
+    pub d_model: usize,
+    pub num_layers: usize,
+    /// Layers this engine runs (a ladder rung when smaller than `num_layers`).
+    pub depth: usize,
+    pub max_seq_len: usize,
+    /// Tokens this engine's state holds.
+    pub capacity: usize,
+    pub kv: KvPrecision,
+    pub numerics: Numerics,
+    pub heads: Vec<HeadKind>,
+}
+
+/// One generation request.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Request<'r> {
+    pub query: &'r str,
+    /// The tool list as JSON text, in the caller's key order (empty: no tools). OpenAI-style
+    /// entries (`{"type":"function","function":{..}}`) are unwrapped to the flat schema the
+    /// models are trained on, as upstream's own client does before rendering.
+    pub tools_json: &'r str,
+    pub system: Option<&'r str>,
+    /// Completion tokens at most.
+    pub max_tokens: usize,
+    pub temperature: f32,
+    pub seed: u64,
+    pub top_k: usize,
+    pub top_p: f32,
+}
+
+impl<'r> Request<'r> {
+    /// Greedy decoding of up to 256 tokens, upstream's defaults otherwise.
+    pub fn new(query: &'r str, tools_json: &'r str) -> Self {
+        Request { query, tools_json, system: None, max_tokens: 256, temperature: 0.0, seed: 0, top_k: 0, top_p: 1.0 }
+    }
+}
+
+/// Why a generation ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// The model emitted its end-of-sequence id.
+    Eos,
+    /// The model closed its turn with `<|im_end|>`.
+    ImEnd,
+    /// The request's token budget ran out.
+    MaxTokens,
+    /// The session's capacity (or the model's context) is full.
+    ContextFull,
+    /// The host called [`Engine::abort`].
+    Aborted,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Eos => "eos",
+            StopReason::ImEnd => "im_end",
+            StopReason::MaxTokens => "max_tokens",
+            StopReason::ContextFull => "context_full",
+            StopReason::Aborted => "aborted",
+        }
+    }
+}
+
+/// One generated token and the text it completes (empty while a UTF-8 character or a
+/// byte-fallback sequence is still open, and for the stop token).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Token {
+    pub id: u32,
+    pub text: String,
+}
+
+/// A finished generation, in upstream's response shape plus what a host reports.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Completion {
+    pub prompt: String,
+    pub prompt_ids: Vec<u32>,
+    /// Generated ids, the stop token included.
+    pub tokens: Vec<u32>,
+    pub response: Response,
+    /// `sigmoid` of the confidence head's logit over prompt + completion, when the container
+    /// carries that head.
+    pub confidence: Option<f32>,
+    pub stop_reason: StopReason,
+}
+
+impl Completion {
+    /// The envelope as JSON: upstream's response keys plus `confidence`, `stop_reason` and
+    /// `usage`.
+    pub fn to_value(&self) -> json::Value {
+        let json::Value::Object(mut members) = self.response.to_value() else { unreachable!() };
+        let confidence = match self.confidence {
+            Some(c) => json::Value::Float(c as f64),
+            None => json::Value::Null,
+        };
+        members.push(("confidence".into(), confidence));
+        members.push(("stop_reason".into(), json::Value::String(self.stop_reason.as_str().into())));
+        members.push((
+            "usage".into(),
+            json::Value::Object(vec![
+                ("prompt_tokens".into(), json::Value::Int(self.prompt_ids.len().to_string())),
+                ("completion_tokens".into(), json::Value::Int(self.tokens.len().to_string())),
+            ]),
+        ));
+        json::Value::Object(members)
+    }
+}
+
+/// The model of one generation and its sequence state.
+enum Net<'a> {
+    V3 { model: v3::Model<'a>, state: v3::State },
+}
+
+/// A request in flight.
+struct Turn {
+    prompt: String,
+    prompt_ids: Vec<u32>,
+    tokens: Vec<u32>,
+    budget: usize,
+    sampler: Sampler,
+    decoder: IncrementalDecoder,
+    text: String,
+    /// The last sampled token, not yet run through the model.
+    unfed: Option<u32>,
+    stop: Option<StopReason>,
+}
+
+pub struct Engine<'a> {
+    net: Net<'a>,
+    tokenizer: Tokenizer,
+    info: ModelInfo,
+    /// Logits after the last consumed token.
+    logits: Vec<f32>,
+    im_end: Option<u32>,
+    turn: Option<Turn>,
+}
+
+impl<'a> Engine<'a> {
+    /// Opens a container (either generation, detected from its tag) and allocates one session.
+    pub fn load(bytes: &'a [u8], options: &LoadOptions) -> Result<Self> {
+        let container = container::parse(bytes)?;
+        let tokenizer = Tokenizer::from_blob(container.tokenizer())?;
+        let net = match container {
+            Container::V3(c) => {
+                let model = v3::Model::new(&c)?;
+                let mut opts = model.default_options();
+                if let Some(kv) = options.kv {
+                    opts.kv = kv;
+                }
+                opts.numerics = options.numerics;
+                if let Some(depth) = options.layers {
+                    opts.depth = depth;
+                }
+                if let Some(max_tokens) = options.max_tokens {
+                    opts.max_tokens = max_tokens;
+                }
+                opts.track_heads = model.heads().next().is_some();
+                let state = model.new_state(&opts)?;
+                Net::V3 { model, state }
+            }
+            Container::V2(_) => return Err(Error::Unsupported { what: "Needle 2 containers (not yet in this runtime)" }),
+        };
+        let info = match &net {
+            Net::V3 { model, state } => {
+                let g = model.geometry();
+                let o = state.options();
+                ModelInfo {
+                    generation: 3,
+                    vocab: g.vocab,
+                    logits_len: model.logits_len(),
+                    d_model: g.d_model,
+                    num_layers: g.num_layers,
+                    depth: o.depth,
+                    max_seq_len: g.max_seq_len,
+                    capacity: o.max_tokens,
+                    kv: o.kv,
+                    numerics: o.numerics,
+                    heads: model.heads().collect(),
+                }
+            }
+        };
+        let im_end = tokenizer.piece_id(prompt::IM_END);
+        Ok(Engine { net, tokenizer, logits: vec![0.0; info.logits_len], info, im_end, turn: None })
+    }
+
+    pub fn info(&self) -> &ModelInfo {
+        &self.info
+    }
+
+    pub fn tokenizer(&self) -> &Tokenizer {
+        &self.tokenizer
+    }
+
+    /// The exact prompt text a request renders to (tools unwrapped to the flat schema).
+    pub fn render(&self, query: &str, tools_json: &str, system: Option<&str>) -> Result<String> {
+        let tools = if tools_json.trim().is_empty() { None } else { Some(prompt::flat_tools(json::parse(tools_json)?)) };
+        Ok(prompt::render_value(query, tools.as_ref(), system))
+    }
+
+    /// `[BOS] + encode(prompt)`: the ids a rendered prompt runs as.
+    pub fn prompt_ids(&self, prompt: &str) -> Vec<u32> {
+        let mut ids = vec![self.tokenizer.bos_id()];
+        ids.extend(self.tokenizer.encode(prompt));
+        ids
+    }
+
+    /// Forgets the sequence and any request in flight.
+    pub fn reset(&mut self) {
+        self.turn = None;
+        match &mut self.net {
+            Net::V3 { state, .. } => state.reset(),
+        }
+    }
+
+    /// KV-cache bytes this session holds.
+    pub fn kv_bytes(&self) -> usize {
+        match &self.net {
+            Net::V3 { state, .. } => state.kv_bytes(),
+        }
+    }
+
+    /// Tokens the state has consumed.
+    pub fn position(&self) -> usize {
+        match &self.net {
+            Net::V3 { state, .. } => state.position(),
+        }
+    }
+
+    /// Runs `ids` after what the state holds; the logits after the last one become current.
+    fn feed(&mut self, ids: &[u32]) -> Result<()> {
+        match &mut self.net {
+            Net::V3 { model, state } => model.prefill(state, ids, &mut self.logits),
+        }
+    }
+
+    /// Logits at every position of `ids` from a fresh state (row-major, `logits_len` wide).
+    pub fn logits_for(&mut self, ids: &[u32]) -> Result<Vec<f32>> {
+        self.reset();
+        let len = ids.len().checked_mul(self.info.logits_len).ok_or(Error::ContextFull { needed: ids.len(), max: self.info.capacity })?;
+        if ids.len() > self.info.capacity {
+            return Err(Error::ContextFull { needed: ids.len(), max: self.info.capacity });
+        }
+        let mut rows = vec![0.0; len];
+        let result = match &mut self.net {
+            Net::V3 { model, state } => model.prefill_rows(state, ids, &mut rows),
+        };
+        self.reset();
+        result.map(|()| rows)
+    }
+
+    /// Starts a request from a fresh sequence: renders, tokenizes and prefills the prompt.
+    /// Returns the number of prompt tokens.
+    pub fn start(&mut self, req: &Request) -> Result<usize> {
+        let sampler = Sampler::new(req.temperature, req.top_k, req.top_p, req.seed)?;
+        let prompt = self.render(req.query, req.tools_json, req.system)?;
+        let prompt_ids = self.prompt_ids(&prompt);
+        // Leave room for at least one generated token.
+        if prompt_ids.len() >= self.info.capacity {
+            return Err(Error::ContextFull { needed: prompt_ids.len() + 1, max: self.info.capacity });
+        }
+        self.reset();
+        self.feed(&prompt_ids)?;
+        let n = prompt_ids.len();
+        self.turn = Some(Turn {
+            prompt,
+            prompt_ids,
+            tokens: Vec::new(),
+            budget: req.max_tokens,
+            sampler,
+            decoder: IncrementalDecoder::new(&self.tokenizer),
+            text: String::new(),
+            unfed: None,
+            stop: if req.max_tokens == 0 { Some(StopReason::MaxTokens) } else { None },
+        });
+        Ok(n)
+    }
+
+    /// Generates the next token, or `None` once the request has stopped.
+    pub fn next(&mut self) -> Result<Option<Token>> {
+        let capacity = self.info.capacity;
+        let position = self.position();
+        let turn = self.turn.as_mut().ok_or(Error::InvalidArgument { name: "next", reason: "no request in flight" })?;
+        if turn.stop.is_some() {
+            return Ok(None);
+        }
+        if let Some(id) = turn.unfed {
+            if position >= capacity {
+                turn.stop = Some(StopReason::ContextFull);
+                return Ok(None);
+            }
+            turn.unfed = None;
+            self.feed(&[id])?;
+        }
+        let turn = self.turn.as_mut().expect("checked above");
+        let id = turn.sampler.sample(&self.logits);
+        turn.tokens.push(id);
+        let stop = if id == self.tokenizer.eos_id() {
+            Some(StopReason::Eos)
+        } else if Some(id) == self.im_end {
+            Some(StopReason::ImEnd)
+        } else {
+            None
+        };
+        let mut text = String::new();
+        if stop.is_none() {
+            turn.decoder.push(&self.tokenizer, id, &mut text);
+            turn.text.push_str(&text);
+        }
+        turn.unfed = Some(id);
+        turn.stop = stop.or(if turn.tokens.len() >= turn.budget { Some(StopReason::MaxTokens) } else { None });
+        Ok(Some(Token { id, text }))
+    }
+
+    /// Stops the request in flight; the next [`Self::next`] returns `None`.
+    pub fn abort(&mut self) {
+        if let Some(turn) = &mut self.turn {
+            turn.stop.get_or_insert(StopReason::Aborted);
+        }
+    }
+
+    /// Ends the request: parses the completion and scores it with the confidence head.
+    pub fn finish(&mut self) -> Result<Completion> {
+        let mut turn = self.turn.take().ok_or(Error::InvalidArgument { name: "finish", reason: "no request in flight" })?;
+        turn.decoder.finish(&mut turn.text);
+        let stop_reason = turn.stop.unwrap_or(StopReason::Aborted);
+        let mut confidence = None;
+        if self.info.heads.contains(&HeadKind::Confidence) {
+            // The head scores the whole exchange, so the last sampled token runs too.
+            if let Some(id) = turn.unfed.filter(|_| self.position() < self.info.capacity) {
+                self.feed(&[id])?;
+            }
+            let logit = match &self.net {
+                Net::V3 { model, state } => model.head(state, HeadKind::Confidence)?,
+            };
+            confidence = logit.first().map(|&z| 1.0 / (1.0 + libm::expf(-z)));
+        }
+        Ok(Completion {
+            response: response::parse(&turn.text),
+            prompt: turn.prompt,
+            prompt_ids: turn.prompt_ids,
+            tokens: turn.tokens,
+            confidence,
+            stop_reason,
+        })
+    }
+
+    /// `start`, `next` until it stops (or `on_token` returns false), `finish`.
+    pub fn generate(&mut self, req: &Request, mut on_token: impl FnMut(&Token) -> bool) -> Result<Completion> {
+        self.start(req)?;
+        while let Some(token) = self.next()? {
+            if !on_token(&token) {
+                self.abort();
+            }
+        }
+        self.finish()
+    }
+}

@@ -1,0 +1,105 @@
+//! Needle 2 probe heads (upstream 2.0.15 `ContrastiveHead`, `ConfidenceHead` over
+//! `probe_pool`). Every hidden cell of the sequence — each token's scaled embedding and its
+//! lane mean after every block — competes in one softmax per probe:
+//!
+//! ```text
+//! pooled_p = Σ_{t,l} softmax_{t,l}(cell_{t,l} · probe_p / sqrt(d)) cell_{t,l}
+//! out      = proj · [pooled_1 | … | pooled_P]       contrastive: then L2-normalised
+//!                                                     confidence: + bias (one logit)
+//! ```
+//!
+//! The softmax is streamed (one [`SoftmaxPool`] slot per probe), so a head holds `P · d`
+//! floats however many layers and positions feed it.
+use alloc::vec;
+use alloc::vec::Vec;
+
+use crate::blocks::pool::{unit_length, Probe, SoftmaxPool};
+use crate::blocks::tensors::{floats, HeadMatrix};
+use crate::container::{Codebooks, V2HeadKind, V2ProbeHead};
+use crate::{Error, Result};
+
+/// One head's weights (all FP16 in the container).
+pub(crate) struct ProbeHead<'a> {
+    pub(crate) kind: V2HeadKind,
+    /// `(P, d)`.
+    probes: HeadMatrix<'a>,
+    /// `(out, P * d)`.
+    proj: HeadMatrix<'a>,
+    bias: Vec<f32>,
+    p: usize,
+    out: usize,
+}
+
+impl<'a> ProbeHead<'a> {
+    pub(crate) fn new(t: &V2ProbeHead<'a>, cbs: &Codebooks, d: usize) -> Result<Self> {
+        let (p, out) = (t.num_probes as usize, t.out_dim as usize);
+        if p == 0 || out == 0 {
+            return Err(Error::BadTensor { index: t.probes.index, field: "shape", reason: "a head needs probes and outputs" });
+        }
+        Ok(Self {
+            kind: t.kind,
+            probes: HeadMatrix::new(&t.probes, cbs, p, d)?,
+            proj: HeadMatrix::new(&t.proj, cbs, out, p * d)?,
+            bias: floats(&t.bias, out)?,
+            p,
+            out,
+        })
+    }
+
+    /// The head's output from its streamed pool.
+    pub(crate) fn readout(&self, pool: &Pool, d: usize) -> Result<Vec<f32>> {
+        let mut pooled = vec![0.0f32; self.p * d];
+        for (slot, dst) in pooled.chunks_exact_mut(d).enumerate() {
+            pool.cells.mean(slot, dst)?;
+        }
+        let mut out = vec![0.0f32; self.out];
+        let mut rot = vec![0.0f32; self.proj.rotation_len()];
+        self.proj.matvec(&pooled, &mut rot, &mut out);
+        match self.kind {
+            // Upstream's contrastive projection has no bias (the exporter writes zeros).
+            V2HeadKind::Contrastive => unit_length(&mut out),
+            V2HeadKind::Confidence => {
+                for (v, &b) in out.iter_mut().zip(&self.bias) {
+                    *v += b;
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A head's streamed softmax over every cell (part of the session state).
+pub(crate) struct Pool {
+    cells: SoftmaxPool,
+    scores: Vec<f32>,
+    rot: Vec<f32>,
+}
+
+impl Pool {
+    pub(crate) fn new(head: &ProbeHead<'_>, d: usize) -> Self {
+        Self { cells: SoftmaxPool::new(head.p, d), scores: vec![0.0; head.p], rot: vec![0.0; head.probes.rotation_len()] }
+    }
+
+    /// Bytes the pool holds.
+    pub(crate) fn bytes(&self) -> usize {
+        self.cells.bytes() + 4 * (self.scores.len() + self.rot.len())
+    }
+
+    /// Forgets every pooled cell.
+    pub(crate) fn clear(&mut self) {
+        self.cells.clear();
+    }
+}
+
+impl Probe for ProbeHead<'_> {
+    type Pool = Pool;
+
+    /// Every row joins the same softmax of each probe.
+    fn pool(&self, pool: &mut Pool, _row: usize, cell: &[f32]) {
+        self.probes.matvec(cell, &mut pool.rot, &mut pool.scores);
+        let root_d = libm::sqrtf(cell.len() as f32);
+        for (slot, &s) in pool.scores.iter().enumerate() {
+            pool.cells.add(slot, s / root_d, cell);
+        }
+    }
+}

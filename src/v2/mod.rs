@@ -1,0 +1,30 @@
+//! The Needle 2 forward pass (cactus-needle 2.0.15 `SimpleAttentionNetwork`, as its
+//! incremental decoder `_forward_cached` runs it), incremental.
+//!
+//! A [`Model`] borrows the container's weights and never changes; a [`State`] holds everything
+//! one sequence needs (KV rings, Engram tails, streamed head pools, scratch), allocated once by
+//! [`Model::new_state`], so decoding does no heap work. Tokens enter through
+//! [`Model::prefill`] (batched) or [`Model::step`]; both run the same per-token arithmetic, so
+//! they agree bit for bit.
+//!
+//! The residual stack is the one both generations share ([`crate::blocks`]): scaled tied
+//! embedding, mHC lanes with Sinkhorn routing, Engram sites gated on the lane-mixed block
+//! input, gated attention with q/k norms and RoPE, lane mean, final norm, tied head. What is
+//! Needle 2's own lives here: one head width for q, k and v and no conv taps, the Walsh-only
+//! MLP, one attention window for every layer (the header's `kv_window`, switchable per
+//! state), no A8 rounding of the mHC input in deploy numerics, and probe heads whose probes
+//! attend over all layers' cells at once — with tool retrieval on the contrastive one.
+
+mod geometry;
+mod heads;
+mod mlp;
+mod model;
+mod retrieve;
+mod state;
+
+pub use crate::blocks::{KvPrecision, Numerics};
+pub use crate::container::V2HeadKind as HeadKind;
+pub use geometry::Geometry;
+pub use model::Model;
+pub use retrieve::Ranked;
+pub use state::{Options, State};

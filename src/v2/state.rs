@@ -1,0 +1,121 @@
+//! Everything one Needle 2 sequence needs, allocated once: the shared stack's sequence state
+//! (KV rings, Engram tails, chunk scratch) and the streamed head pools.
+use alloc::vec::Vec;
+
+use super::geometry::Geometry;
+use super::heads::Pool;
+use super::model::Model;
+use super::{KvPrecision, Numerics};
+use crate::blocks::stack::Sequence;
+use crate::{Error, Result};
+
+/// How a state runs its model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// KV-cache storage. Upstream's Needle 2 keeps keys and values in f32 (its `kv_bits = 8`
+    /// means no rounding); int8 quarters the cache at a small cost in accuracy.
+    pub kv: KvPrecision,
+    pub numerics: Numerics,
+    /// Session capacity in tokens (at most the model's `max_seq_len`).
+    pub max_tokens: usize,
+    /// Attention window: the keys each token sees, itself included (0 = every earlier
+    /// position). The KV rings hold this many positions (or `max_tokens` when fewer or 0).
+    pub window: usize,
+    /// Tokens [`Model::prefill`] pushes through each weight matrix at once.
+    pub prefill_chunk: usize,
+    /// Pool hidden cells for the probe heads while running (see [`Model::head`]).
+    pub track_heads: bool,
+}
+
+/// The sequence state of one [`Model`].
+pub struct State {
+    pub(crate) geometry: Geometry,
+    pub(crate) options: Options,
+    pub(crate) seq: Sequence<Vec<f32>>,
+    /// Per probe head of the model, when tracking.
+    pub(crate) pools: Vec<Pool>,
+}
+
+impl State {
+    pub(crate) fn new(model: &Model<'_>, options: &Options) -> Result<Self> {
+        let g = &model.geometry;
+        if options.max_tokens == 0 || options.max_tokens > g.max_seq_len {
+            return Err(Error::InvalidArgument { name: "max_tokens", reason: "must be 1 to the model's max_seq_len" });
+        }
+        let plan = g.plan(options.window, g.kv_slots(options.window, options.max_tokens));
+        let deploy = options.numerics == Numerics::Deploy;
+        let seq = model.stack.sequence(plan, options.kv, options.max_tokens, options.prefill_chunk, deploy)?;
+        let pools = if options.track_heads { model.heads.iter().map(|h| Pool::new(h, g.d_model)).collect() } else { Vec::new() };
+        Ok(Self { geometry: g.clone(), options: *options, seq, pools })
+    }
+
+    /// Tokens consumed so far.
+    pub fn position(&self) -> usize {
+        self.seq.pos
+    }
+
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// The attention window the state runs (0 = full causal).
+    pub fn window(&self) -> usize {
+        self.options.window
+    }
+
+    /// Whether every token so far has attended to all earlier ones, so that logits and head
+    /// outputs equal upstream's full-causal ones (`generate_cached`'s and the heads' default).
+    pub fn is_full_causal(&self) -> bool {
+        self.options.window == 0 || self.seq.pos <= self.options.window
+    }
+
+    /// Switches the attention window (0 = full causal) and forgets the sequence. A window
+    /// wider than the KV rings this state allocated is refused (`InvalidArgument`), the state
+    /// unchanged.
+    pub fn set_window(&mut self, window: usize) -> Result<()> {
+        let old: Vec<_> = self.seq.plan.iter().map(|p| p.window).collect();
+        for p in &mut self.seq.plan {
+            p.window = (window != 0).then_some(window);
+        }
+        if let Err(e) = self.seq.check_windows() {
+            for (p, w) in self.seq.plan.iter_mut().zip(old) {
+                p.window = w;
+            }
+            return Err(e);
+        }
+        self.options.window = window;
+        self.reset();
+        Ok(())
+    }
+
+    /// Forgets the sequence (buffers are kept; stale cache entries are never read again).
+    pub fn reset(&mut self) {
+        self.seq.reset();
+        for p in &mut self.pools {
+            p.clear();
+        }
+    }
+
+    /// Bytes held by the KV rings.
+    pub fn kv_bytes(&self) -> usize {
+        self.seq.kv_bytes()
+    }
+
+    /// Bytes held by the streamed head pools.
+    pub fn head_pool_bytes(&self) -> usize {
+        self.pools.iter().map(Pool::bytes).sum()
+    }
+
+    /// Bytes of the whole per-sequence state: KV rings, Engram tails, chunk scratch, head pools.
+    pub fn bytes(&self) -> usize {
+        self.seq.kv_bytes() + self.seq.scratch_bytes() + 4 * self.seq.mlp.len() + self.head_pool_bytes()
+    }
+
+    /// Refuses a state made for a model of another shape.
+    pub(crate) fn check_model(&self, model: &Model<'_>) -> Result<()> {
+        if self.geometry != model.geometry {
+            return Err(Error::InvalidArgument { name: "state", reason: "made for another model" });
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,164 @@
+//! The Walsh-Monarch ("Hadamard") MLP that replaces a dense feed-forward block (upstream's
+//! `HadamardMLP`).
+//!
+//! With `n = hada_n` (d_model rounded up to a power of two) and `n = a * b`, each of three
+//! stages mixes the (zero-padded) vector viewed as an `a x b` matrix `Z` by two small factors,
+//! `Z -> Aᵀ Z B` (upstream's `_kron_apply`), around element-wise diagonals:
+//!
+//! ```text
+//! cond = 1 + softmax(x · cond_v) · cond_u            (rank-8 input-dependent gain)
+//! z = stage1(d1 ⊙ pad(x))[p1]
+//! z = stage2(silu(d2 ⊙ cond ⊙ z + b2))[p2]
+//! out = (d4 ⊙ stage3(d3 ⊙ z))[..d_model]
+//! ```
+//!
+//! `p1` and `p2` are fixed permutations (the container's `hada_p1`/`hada_p2`): `z[p][i] = z[p[i]]`.
+use alloc::vec;
+use alloc::vec::Vec;
+
+use crate::blocks::stack::Mlp;
+use crate::blocks::tensors::floats;
+use crate::blocks::silu;
+use crate::container::V3Layer;
+use crate::kernels::{axpy, dot, softmax};
+use crate::Result;
+
+/// One Kronecker stage: `out = Aᵀ Z B` for `Z` the input viewed as `a x b` (row-major).
+struct Stage {
+    /// `(a, a)` row-major.
+    fa: Vec<f32>,
+    /// `(b, b)` row-major.
+    fb: Vec<f32>,
+}
+
+impl Stage {
+    /// `tmp` and `out` hold `a * b` floats.
+    fn apply(&self, a: usize, b: usize, z: &[f32], tmp: &mut [f32], out: &mut [f32]) {
+        // tmp[i, :] = Σ_j z[i, j] B[j, :]
+        tmp.fill(0.0);
+        for i in 0..a {
+            let row = &mut tmp[i * b..(i + 1) * b];
+            for j in 0..b {
+                axpy(z[i * b + j], &self.fb[j * b..(j + 1) * b], row);
+            }
+        }
+        // out[k, :] = Σ_i A[i, k] tmp[i, :]
+        out.fill(0.0);
+        for k in 0..a {
+            let row = &mut out[k * b..(k + 1) * b];
+            for i in 0..a {
+                axpy(self.fa[i * a + k], &tmp[i * b..(i + 1) * b], row);
+            }
+        }
+    }
+}
+
+/// One layer's MLP weights, FP16 widened to f32 once at load.
+pub(crate) struct HadamardMlp {
+    d1: Vec<f32>,
+    d2: Vec<f32>,
+    b2: Vec<f32>,
+    d3: Vec<f32>,
+    d4: Vec<f32>,
+    stages: [Stage; 3],
+    /// `cond_v` transposed to `(rank, d_model)` so each logit is one dot product.
+    cond_vt: Vec<f32>,
+    /// `(rank, n)`.
+    cond_u: Vec<f32>,
+    /// Conditioning rank (upstream's `HADA_COND_RANK`), read from the shapes.
+    rank: usize,
+    /// Kronecker factor sizes, `a * b = n`.
+    a: usize,
+    b: usize,
+}
+
+/// The two fixed permutations every layer's MLP applies (`hada_p1`, `hada_p2`), validated.
+pub(crate) struct Permutations {
+    pub(crate) p1: Vec<u32>,
+    pub(crate) p2: Vec<u32>,
+}
+
+/// Per-call buffers of the MLP (part of the session state).
+pub(crate) struct MlpScratch {
+    z: Vec<f32>,
+    t: Vec<f32>,
+    u: Vec<f32>,
+    cond: Vec<f32>,
+    logits: Vec<f32>,
+}
+
+impl HadamardMlp {
+    pub(crate) fn new(l: &V3Layer<'_>, d_model: usize, n: usize) -> Result<Self> {
+        let a = 1usize << ((usize::BITS - (n - 1).leading_zeros()) / 2);
+        let b = n / a;
+        let stage = |fa, fb| -> Result<Stage> { Ok(Stage { fa: floats(fa, a * a)?, fb: floats(fb, b * b)? }) };
+        let rank = l.cond_v.dims().get(1).copied().unwrap_or(0) as usize;
+        let cond_v = floats(&l.cond_v, d_model * rank)?;
+        let mut cond_vt = vec![0.0; d_model * rank];
+        for c in 0..d_model {
+            for r in 0..rank {
+                cond_vt[r * d_model + c] = cond_v[c * rank + r];
+            }
+        }
+        Ok(Self {
+            d1: floats(&l.d1, n)?,
+            d2: floats(&l.d2, n)?,
+            b2: floats(&l.b2, n)?,
+            d3: floats(&l.d3, n)?,
+            d4: floats(&l.d4, n)?,
+            stages: [stage(&l.w1a, &l.w1b)?, stage(&l.w2a, &l.w2b)?, stage(&l.w3a, &l.w3b)?],
+            cond_vt,
+            cond_u: floats(&l.cond_u, rank * n)?,
+            rank,
+            a,
+            b,
+        })
+    }
+}
+
+impl Mlp for HadamardMlp {
+    type Shared = Permutations;
+    type Scratch = MlpScratch;
+
+    fn scratch<'m>(mlps: impl Iterator<Item = &'m Self>) -> MlpScratch {
+        let (mut n, mut rank) = (0, 0);
+        for m in mlps {
+            n = n.max(m.d1.len());
+            rank = rank.max(m.rank);
+        }
+        MlpScratch { z: vec![0.0; n], t: vec![0.0; n], u: vec![0.0; n], cond: vec![0.0; n], logits: vec![0.0; rank] }
+    }
+
+    fn forward(&self, perm: &Permutations, x: &[f32], s: &mut MlpScratch, out: &mut [f32]) {
+        let (d, n, a, b) = (x.len(), self.d1.len(), self.a, self.b);
+        // cond = 1 + softmax(x @ cond_v) @ cond_u
+        let logits = &mut s.logits[..self.rank];
+        for (r, logit) in logits.iter_mut().enumerate() {
+            *logit = dot(x, &self.cond_vt[r * d..(r + 1) * d]);
+        }
+        softmax(logits);
+        s.cond.fill(0.0);
+        for (r, &w) in logits.iter().enumerate() {
+            axpy(w, &self.cond_u[r * n..(r + 1) * n], &mut s.cond);
+        }
+        for c in s.cond.iter_mut() {
+            *c += 1.0;
+        }
+
+        for (i, z) in s.z.iter_mut().enumerate() {
+            *z = if i < d { self.d1[i] * x[i] } else { 0.0 };
+        }
+        self.stages[0].apply(a, b, &s.z, &mut s.t, &mut s.u);
+        for (i, (z, &p)) in s.z.iter_mut().zip(&perm.p1).enumerate() {
+            *z = silu(self.d2[i] * s.cond[i] * s.u[p as usize] + self.b2[i]);
+        }
+        self.stages[1].apply(a, b, &s.z, &mut s.t, &mut s.u);
+        for ((z, &p), &d3) in s.z.iter_mut().zip(&perm.p2).zip(&self.d3) {
+            *z = d3 * s.u[p as usize];
+        }
+        self.stages[2].apply(a, b, &s.z, &mut s.t, &mut s.u);
+        for ((o, &d4), &u) in out[..d].iter_mut().zip(&self.d4).zip(&s.u) {
+            *o = d4 * u;
+        }
+    }
+}

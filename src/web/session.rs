@@ -1,0 +1,222 @@
+//! `Session`: one loaded model and its per-sequence state, as a JS class.
+use alloc::boxed::Box;
+use core::mem::ManuallyDrop;
+use core::ptr::NonNull;
+
+use wasm_bindgen::prelude::*;
+
+use super::js::{error, Obj};
+use crate::json::Value;
+use crate::session::{Engine, HeadKind, KvPrecision, LoadOptions, Numerics, Request};
+use crate::{Error, Result};
+
+/// A model loaded from `.cact` bytes (generation detected from the container tag).
+///
+/// The engine borrows the container bytes (weights are zero-copy views), so the session owns
+/// them. They are held as a raw pointer from `Box::into_raw` rather than a `Box` field: moving a
+/// `Box` asserts unique access to its allocation, which the engine's shared borrow would violate
+/// every time wasm-bindgen moves the session.
+#[wasm_bindgen]
+pub struct Session {
+    /// Built over `bytes`; dropped in `Drop` before they are freed.
+    engine: ManuallyDrop<Engine<'static>>,
+    /// Owned container bytes (from `Box::into_raw`), never written and never moved.
+    bytes: NonNull<[u8]>,
+}
+
+#[wasm_bindgen]
+impl Session {
+    /// Parses the container and builds the engine. `kv`: "f32" | "int8" (default: the
+    /// container's KV width); `numerics`: "exact" | "deploy"; `layers`: depth-ladder rung;
+    /// `context`: tokens the session holds (default: the model's context).
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        bytes: Box<[u8]>,
+        kv: Option<String>,
+        numerics: Option<String>,
+        layers: Option<u32>,
+        context: Option<u32>,
+    ) -> Result<Session, JsValue> {
+        console_error_panic_hook::set_once();
+        let opts = load_options(kv.as_deref(), numerics.as_deref(), layers, context).map_err(error)?;
+        let bytes = NonNull::from(Box::leak(bytes));
+        match Engine::load(owned(bytes), &opts) {
+            Ok(engine) => Ok(Session { engine: ManuallyDrop::new(engine), bytes }),
+            Err(e) => {
+                // SAFETY: `bytes` came from Box::leak above and the failed load left no borrow.
+                drop(unsafe { Box::from_raw(bytes.as_ptr()) });
+                Err(error(e))
+            }
+        }
+    }
+
+    /// Rebuilds the engine over the same bytes with other load options (state starts empty).
+    pub fn reconfigure(
+        &mut self,
+        kv: Option<String>,
+        numerics: Option<String>,
+        layers: Option<u32>,
+        context: Option<u32>,
+    ) -> Result<(), JsValue> {
+        let opts = load_options(kv.as_deref(), numerics.as_deref(), layers, context).map_err(error)?;
+        let engine = Engine::load(owned(self.bytes), &opts).map_err(error)?;
+        *self.engine = engine;
+        Ok(())
+    }
+
+    /// Model facts: generation, geometry, depth, capacity, KV precision, numerics, heads.
+    pub fn info(&self) -> JsValue {
+        let i = self.engine.info();
+        let has = |k: HeadKind| i.heads.contains(&k);
+        let heads = Obj::new()
+            .set("confidence", has(HeadKind::Confidence))
+            .set("embedding", has(HeadKind::Embedding))
+            .set("router", has(HeadKind::Router))
+            .build();
+        Obj::new()
+            .set("generation", i.generation)
+            .set("vocab", i.vocab as u32)
+            .set("logits_len", i.logits_len as u32)
+            .set("d_model", i.d_model as u32)
+            .set("num_layers", i.num_layers as u32)
+            .set("depth", i.depth as u32)
+            .set("max_seq_len", i.max_seq_len as u32)
+            .set("capacity", i.capacity as u32)
+            .set("kv", match i.kv {
+                KvPrecision::F32 => "f32",
+                KvPrecision::Int8 => "int8",
+            })
+            .set("numerics", match i.numerics {
+                Numerics::Exact => "exact",
+                Numerics::Deploy => "deploy",
+            })
+            .set("heads", heads)
+            .build()
+    }
+
+    /// The prompt text the model sees for this query and tool JSON.
+    pub fn render(&self, query: &str, tools_json: &str, system: Option<String>) -> Result<String, JsValue> {
+        self.engine.render(query, tools_json, system.as_deref()).map_err(error)
+    }
+
+    /// Token ids of `text` (no BOS).
+    pub fn encode(&self, text: &str) -> Vec<u32> {
+        self.engine.tokenizer().encode(text)
+    }
+
+    /// Text of token ids.
+    pub fn decode(&self, ids: &[u32]) -> String {
+        self.engine.tokenizer().decode(ids)
+    }
+
+    /// Renders, tokenizes and prefills a request; returns the prompt length in tokens.
+    #[allow(clippy::too_many_arguments)]
+    pub fn start(
+        &mut self,
+        query: &str,
+        tools_json: &str,
+        system: Option<String>,
+        max_tokens: u32,
+        temperature: f32,
+        seed: f64,
+        top_k: u32,
+        top_p: f32,
+    ) -> Result<u32, JsValue> {
+        let seed = seed_from_js(seed).map_err(error)?;
+        let req = Request {
+            query,
+            tools_json,
+            system: system.as_deref(),
+            max_tokens: max_tokens as usize,
+            temperature,
+            seed,
+            top_k: top_k as usize,
+            top_p,
+        };
+        self.engine.start(&req).map(|n| n as u32).map_err(error)
+    }
+
+    /// The next token as `{id, text}`, or `undefined` once generation has stopped.
+    #[wasm_bindgen(js_name = next)]
+    pub fn next_token(&mut self) -> Result<JsValue, JsValue> {
+        Ok(match self.engine.next().map_err(error)? {
+            Some(t) => Obj::new().set("id", t.id).set("text", t.text).build(),
+            None => JsValue::UNDEFINED,
+        })
+    }
+
+    /// Stops the current generation; `finish` then reports `stop_reason: "aborted"`.
+    pub fn abort(&mut self) {
+        self.engine.abort();
+    }
+
+    /// Ends the generation. Returns the same JSON envelope as `needle run --json` (upstream's
+    /// response keys, `confidence`, `stop_reason`, `usage`) with the generated `tokens` — as
+    /// text, so both hosts print numbers identically.
+    pub fn finish(&mut self) -> Result<String, JsValue> {
+        let c = self.engine.finish().map_err(error)?;
+        let Value::Object(mut members) = c.to_value() else {
+            return Err(error(Error::Unsupported { what: "a completion that is not a JSON object" }));
+        };
+        let tokens = c.tokens.iter().map(|&t| Value::Int(t.to_string())).collect();
+        members.push(("tokens".into(), Value::Array(tokens)));
+        Ok(Value::Object(members).to_json())
+    }
+
+    /// Logits after each token of `ids` from a fresh state, `ids.len() x vocab` row-major.
+    pub fn logits(&mut self, ids: &[u32]) -> Result<Vec<f32>, JsValue> {
+        self.engine.logits_for(ids).map_err(error)
+    }
+
+    /// Bytes the KV cache holds now.
+    pub fn kv_bytes(&self) -> f64 {
+        self.engine.kv_bytes() as f64
+    }
+
+    /// Forgets the sequence (KV cache and position).
+    pub fn reset(&mut self) {
+        self.engine.reset();
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // SAFETY: dropped once, here; nothing uses the engine afterwards.
+        unsafe { ManuallyDrop::drop(&mut self.engine) };
+        // SAFETY: `bytes` came from Box::leak in `new`; the engine that borrowed it is gone.
+        drop(unsafe { Box::from_raw(self.bytes.as_ptr()) });
+    }
+}
+
+/// The session's bytes with the lifetime the engine type needs.
+fn owned(bytes: NonNull<[u8]>) -> &'static [u8] {
+    // SAFETY: the one lifetime extension. The allocation is owned by the `Session` (or freed by
+    // `new` only after a failed load), is never written, and is freed in `Drop` strictly after
+    // the engine borrowing it has been dropped; so the reference outlives no use of it.
+    unsafe { bytes.as_ref() }
+}
+
+fn load_options(kv: Option<&str>, numerics: Option<&str>, layers: Option<u32>, context: Option<u32>) -> Result<LoadOptions> {
+    let kv = match kv {
+        None => None,
+        Some("f32") => Some(KvPrecision::F32),
+        Some("int8") => Some(KvPrecision::Int8),
+        Some(_) => return Err(Error::InvalidArgument { name: "kv", reason: "expected \"f32\" or \"int8\"" }),
+    };
+    let numerics = match numerics {
+        None | Some("exact") => Numerics::Exact,
+        Some("deploy") => Numerics::Deploy,
+        Some(_) => return Err(Error::InvalidArgument { name: "numerics", reason: "expected \"exact\" or \"deploy\"" }),
+    };
+    Ok(LoadOptions { kv, numerics, layers: layers.map(|l| l as usize), max_tokens: context.map(|c| c as usize) })
+}
+
+/// JS numbers are f64: a seed must be a non-negative integer it represents exactly.
+fn seed_from_js(seed: f64) -> Result<u64> {
+    const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
+    if (0.0..=MAX_SAFE).contains(&seed) && seed == libm::trunc(seed) {
+        Ok(seed as u64)
+    } else {
+        Err(Error::InvalidArgument { name: "seed", reason: "expected an integer in 0..=2^53-1" })
+    }
+}

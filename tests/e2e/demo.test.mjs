@@ -1,0 +1,185 @@
+// The demo page in Chromium (Playwright, Debian's /usr/bin/chromium): first load from the network,
+// streamed generation equal to the native CLI, Stop, cached reload, no network during generation,
+// a corrupted cache entry refetched, offline use. Leaves a screenshot and load timings in target/e2e/.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+import { startServer } from '../../tools/serve.mjs';
+import { ROOT, assertSameAsNative, defaultModel, nativeRun } from '../js/helpers.mjs';
+
+const MODEL = defaultModel();
+const OUT = join(ROOT, 'target/e2e');
+const MODEL_PATH = '/models/default.cact';
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+let server;
+let context;
+let page;
+let profile;
+const served = []; // every request the server answered
+const timings = {};
+const pageErrors = [];
+
+const modelFetches = () => served.filter((r) => r.path === MODEL_PATH).length;
+const state = () => page.evaluate(() => document.body.dataset.state);
+const waitState = (...states) =>
+  page.waitForFunction((s) => s.includes(document.body.dataset.state), states, { timeout: 120_000 });
+
+async function openAndTime(action) {
+  const t0 = Date.now();
+  await action();
+  await waitState('ready', 'error');
+  const wall = Date.now() - t0;
+  assert.equal(await state(), 'ready', await page.textContent('#status'));
+  const inPage = Number(await page.evaluate(() => document.body.dataset.loadMs));
+  return { wall_ms: wall, model_load_ms: inPage, source: await page.evaluate(() => document.body.dataset.modelSource) };
+}
+
+/** Clicks Run and records each (state, streamed) change the page goes through until it settles. */
+async function runQuery({ stopAfter = 0 } = {}) {
+  await page.evaluate((stopAfter) => {
+    window.__trace = [];
+    const body = document.body;
+    const obs = new MutationObserver(() => {
+      const streamed = Number(body.dataset.streamed || 0);
+      window.__trace.push({ state: body.dataset.state, streamed });
+      if (stopAfter && streamed >= stopAfter && body.dataset.state === 'running') document.getElementById('stop').click();
+    });
+    obs.observe(body, { attributes: true, attributeFilter: ['data-state', 'data-streamed'] });
+    window.__obs = obs;
+  }, stopAfter);
+  await page.click('#run');
+  await waitState('done', 'aborted', 'error');
+  const trace = await page.evaluate(() => (window.__obs.disconnect(), window.__trace));
+  const text = await page.textContent('#result-json');
+  return { trace, result: text ? JSON.parse(text) : null, state: await state() };
+}
+
+before(async () => {
+  mkdirSync(OUT, { recursive: true });
+  server = await startServer({ port: 0, model: MODEL, onRequest: (r) => served.push(r) });
+  profile = mkdtempSync(join(tmpdir(), 'needle-e2e-'));
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ARGS,
+    viewport: { width: 1280, height: 900 },
+  });
+  page = context.pages()[0] || (await context.newPage());
+  page.on('pageerror', (e) => pageErrors.push(String(e)));
+});
+
+after(async () => {
+  writeFileSync(join(OUT, 'timings.json'), `${JSON.stringify(timings, null, 2)}\n`);
+  if (context) await context.close();
+  if (server) await server.close();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+});
+
+test('the first visit downloads the embedded model once, in a cross-origin isolated page', async () => {
+  timings.first_load = await openAndTime(() => page.goto(server.url));
+  assert.equal(timings.first_load.source, 'network');
+  assert.equal(modelFetches(), 1);
+  assert.equal(await page.evaluate(() => crossOriginIsolated), true);
+  assert.ok(served.some((r) => r.path === '/pkg/wasm/simd/needle_bg.wasm' && r.status === 200));
+  assert.match(await page.textContent('#model-info'), /simd/);
+  assert.deepEqual(pageErrors, []);
+});
+
+test('a query streams tokens one by one and ends with the same result as the native CLI', async () => {
+  const query = await page.inputValue('#query');
+  const tools = await page.inputValue('#tools');
+  const { trace, result, state: end } = await runQuery();
+  assert.equal(end, 'done');
+  const running = trace.filter((t) => t.state === 'running').map((t) => t.streamed);
+  assert.ok(running.length >= 2, 'the page updated while generating');
+  for (let i = 1; i < running.length; i++) assert.ok(running[i] - running[i - 1] <= 1, 'one token per update');
+  assert.equal(Math.max(...running), result.tokens.length);
+
+  const native = nativeRun(MODEL, query, tools, ['--max-tokens', '256']);
+  assertSameAsNative(result, native, false);
+
+  const stats = await page.$$eval('#stats dd', (dds) => Object.fromEntries(dds.map((d) => [d.dataset.stat, d.textContent])));
+  assert.ok(Number(stats['tokens/s']) > 0);
+  assert.match(stats['KV memory'], /B$/);
+  await page.screenshot({ path: join(OUT, 'demo.png'), fullPage: true });
+});
+
+test('Stop aborts a generation mid-stream and keeps what was generated', async () => {
+  await page.evaluate(() => (document.getElementById('settings').open = true));
+  await page.fill('#max-tokens', '4000');
+  await page.fill('#temperature', '1');
+  await page.fill('#seed', '3');
+  const { result, state: end } = await runQuery({ stopAfter: 1 });
+  assert.equal(end, 'aborted');
+  assert.equal(result.stop_reason, 'aborted');
+  assert.ok(result.usage.completion_tokens >= 1);
+  assert.match(await page.textContent('#stats'), /stopped by you/);
+  await page.fill('#max-tokens', '256');
+  await page.fill('#temperature', '0');
+  await page.fill('#seed', '0');
+});
+
+test('generation sends no network request', async () => {
+  const before = served.length;
+  const seen = [];
+  const onRequest = (r) => seen.push(r.url());
+  context.on('request', onRequest);
+  const { state: end } = await runQuery();
+  context.off('request', onRequest);
+  assert.equal(end, 'done');
+  assert.deepEqual(seen, []);
+  assert.equal(served.length, before);
+});
+
+test('a reload takes the model from Cache Storage without fetching it again', async () => {
+  const fetchesBefore = modelFetches();
+  timings.cached_load = await openAndTime(() => page.reload());
+  assert.equal(timings.cached_load.source, 'cache');
+  assert.equal(modelFetches(), fetchesBefore);
+  const listed = await page.$$eval('#cached-list li', (lis) => lis.length);
+  assert.equal(listed, 1);
+});
+
+test('a corrupted cache entry is detected, evicted and fetched again', async () => {
+  const url = new URL(MODEL_PATH, server.url).href;
+  await page.evaluate(async (url) => {
+    const cache = await caches.open('needle-web-models-v1');
+    const hit = await cache.match(url);
+    const bytes = new Uint8Array(await hit.arrayBuffer());
+    bytes[bytes.length >> 1] ^= 0x5a; // same length, one byte flipped
+    await cache.put(url, new Response(bytes, { headers: hit.headers }));
+  }, url);
+  const fetchesBefore = modelFetches();
+  const reloaded = await openAndTime(() => page.reload());
+  assert.equal(reloaded.source, 'network');
+  assert.equal(modelFetches(), fetchesBefore + 1);
+  const again = await openAndTime(() => page.reload());
+  assert.equal(again.source, 'cache', 'the refetched copy was stored intact');
+});
+
+test('the page and the model work offline after the first load', async () => {
+  await context.setOffline(true);
+  try {
+    const offline = await openAndTime(() => page.reload());
+    assert.equal(offline.source, 'cache');
+    const { state: end } = await runQuery();
+    assert.equal(end, 'done');
+  } finally {
+    await context.setOffline(false);
+  }
+  assert.deepEqual(pageErrors, []);
+});

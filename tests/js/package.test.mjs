@@ -1,0 +1,240 @@
+// The npm package on the real wasm builds (inline host in Node): parity with the native CLI,
+// streaming, abort, queueing, typed errors and load sources.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+
+import { Needle, NeedleError } from '../../pkg/index.js';
+import { startServer } from '../../tools/serve.mjs';
+import { assertSameAsNative, defaultModel, nativeRun, nativeLogits, SMART_HOME_TOOLS } from './helpers.mjs';
+
+const MODEL = defaultModel();
+const BYTES = new Uint8Array(readFileSync(MODEL));
+const QUERY = 'Turn on the kitchen light';
+let needle; // SIMD build
+let server;
+
+before(async () => {
+  needle = await Needle.load(BYTES);
+  server = await startServer({ port: 0, model: MODEL });
+});
+after(async () => {
+  needle.dispose();
+  await server.close();
+});
+
+test('the SIMD128 build runs where WebAssembly validates SIMD, the baseline build when asked', async () => {
+  assert.equal(needle.info.variant, 'simd');
+  const base = await Needle.load(BYTES, { simd: false });
+  try {
+    assert.equal(base.info.variant, 'baseline');
+  } finally {
+    base.dispose();
+  }
+});
+
+test('both wasm builds generate the same tokens and result as the native CLI for the same input', async () => {
+  const native = nativeRun(MODEL, QUERY, SMART_HOME_TOOLS, ['--max-tokens', '24']);
+  const base = await Needle.load(BYTES, { simd: false });
+  try {
+    assertSameAsNative(await base.complete(QUERY, { tools: SMART_HOME_TOOLS, maxTokens: 24 }), native, true);
+    assertSameAsNative(await needle.complete(QUERY, { tools: SMART_HOME_TOOLS, maxTokens: 24 }), native, false);
+  } finally {
+    base.dispose();
+  }
+});
+
+test('wasm logits equal the native CLI logits: bit for bit on the baseline build, within 1e-5 on SIMD', async () => {
+  const ids = Array.from(await needle.tokenize('<|im_start|>user\nhello world')).slice(0, 24);
+  const native = nativeLogits(MODEL, ids);
+  const base = await Needle.load(BYTES, { simd: false });
+  try {
+    const b = await base.logits(ids);
+    assert.equal(b.length, native.length);
+    assert.deepEqual(b, native);
+  } finally {
+    base.dispose();
+  }
+  const s = await needle.logits(ids);
+  assert.equal(s.length, native.length);
+  const scale = native.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
+  const worst = s.reduce((m, v, i) => Math.max(m, Math.abs(v - native[i])), 0);
+  assert.ok(worst <= 1e-5 * scale, `max |simd - native| = ${worst} (scale ${scale})`);
+});
+
+test('stream yields every token as it is generated, then the final result', async () => {
+  const full = await needle.complete(QUERY, { tools: SMART_HOME_TOOLS, maxTokens: 16 });
+  const chunks = [];
+  let final = null;
+  for await (const item of needle.stream(QUERY, { tools: SMART_HOME_TOOLS, maxTokens: 16 })) {
+    if ('token' in item) chunks.push(item);
+    else final = item;
+  }
+  assert.deepEqual(chunks.map((c) => c.token), full.tokens);
+  assert.ok(chunks.every((c) => typeof c.text === 'string'));
+  assert.deepEqual(final.tokens, full.tokens);
+  assert.equal(final.text, full.text);
+});
+
+test('onToken sees the same tokens as the result, in order', async () => {
+  const seen = [];
+  const r = await needle.complete(QUERY, { tools: SMART_HOME_TOOLS, maxTokens: 12, onToken: (c) => seen.push(c.token) });
+  assert.deepEqual(seen, r.tokens);
+});
+
+test('an abort stops generation within one token and rejects with an AbortError holding the partial result', async () => {
+  const ctl = new AbortController();
+  let seen = 0;
+  const run = needle.complete(QUERY, {
+    tools: SMART_HOME_TOOLS,
+    maxTokens: 200,
+    temperature: 1,
+    seed: 7,
+    signal: ctl.signal,
+    onToken: () => {
+      seen += 1;
+      if (seen === 1) ctl.abort();
+    },
+  });
+  const err = await run.then(
+    () => null,
+    (e) => e,
+  );
+  if (err === null) {
+    // Only legitimate if the model stopped on its own right after the first token.
+    const r = await needle.complete(QUERY, { tools: SMART_HOME_TOOLS, maxTokens: 200, temperature: 1, seed: 7 });
+    assert.ok(r.tokens.length <= 2, 'generation went on after the abort');
+    return;
+  }
+  assert.ok(err instanceof NeedleError);
+  assert.equal(err.name, 'AbortError');
+  assert.equal(err.code, 'aborted');
+  assert.equal(err.result.stop_reason, 'aborted');
+  assert.ok(err.result.tokens.length <= 2, `${err.result.tokens.length} tokens after an abort at the first`);
+});
+
+test('a request aborted before it starts rejects at once and never runs', async () => {
+  const ctl = new AbortController();
+  ctl.abort();
+  await assert.rejects(needle.complete(QUERY, { signal: ctl.signal }), { name: 'AbortError', code: 'aborted' });
+});
+
+test('overlapping requests run one at a time in the order they were made', async () => {
+  const order = [];
+  const queued = ['first', 'second', 'third'].map((q, i) =>
+    needle.complete(q, { tools: SMART_HOME_TOOLS, maxTokens: 4, onToken: () => order.push(i) }).then((r) => {
+      order.push(`done ${i}`);
+      return r;
+    }),
+  );
+  const results = await Promise.all(queued);
+  const dones = order.filter((x) => typeof x === 'string');
+  assert.deepEqual(dones, ['done 0', 'done 1', 'done 2']);
+  // Tokens of one request never interleave with another's.
+  const tokenOwners = order.filter((x) => typeof x === 'number');
+  assert.deepEqual(tokenOwners, [...tokenOwners].sort());
+  // Each behaves as if alone: the same as a fresh single call.
+  const alone = await needle.complete('second', { tools: SMART_HOME_TOOLS, maxTokens: 4 });
+  assert.deepEqual(results[1].tokens, alone.tokens);
+});
+
+test('a queued request aborted while another runs is skipped and the rest still run', async () => {
+  const ctl = new AbortController();
+  const a = needle.complete(QUERY, { tools: SMART_HOME_TOOLS, maxTokens: 6 });
+  const b = needle.complete(QUERY, { tools: SMART_HOME_TOOLS, maxTokens: 6, signal: ctl.signal });
+  const c = needle.complete(QUERY, { tools: SMART_HOME_TOOLS, maxTokens: 6 });
+  ctl.abort();
+  const [ra, rb, rc] = await Promise.allSettled([a, b, c]);
+  assert.equal(ra.status, 'fulfilled');
+  assert.equal(rb.status, 'rejected');
+  assert.equal(rb.reason.code, 'aborted');
+  assert.equal(rc.status, 'fulfilled');
+  assert.deepEqual(rc.value.tokens, ra.value.tokens);
+});
+
+test('bytes that are not a .cact container reject with bad_tag', async () => {
+  const junk = new TextEncoder().encode('<!doctype html><html>not a model</html>');
+  await assert.rejects(Needle.load(junk), { name: 'NeedleError', code: 'bad_tag' });
+});
+
+test('a truncated container rejects with a typed error, not a crash', async () => {
+  for (const len of [3, 64, Math.floor(BYTES.length / 2), BYTES.length - 1]) {
+    const err = await Needle.load(BYTES.slice(0, len)).then(
+      () => null,
+      (e) => e,
+    );
+    assert.ok(err instanceof NeedleError, `length ${len}: loaded`);
+    assert.ok(['truncated', 'bad_tag', 'bad_header', 'bad_tensor', 'bad_tokenizer'].includes(err.code), `${len}: ${err.code}`);
+  }
+});
+
+test('a URL that answers 404 rejects with fetch_failed and the status', async () => {
+  await assert.rejects(Needle.load(`${server.url}models/missing.cact`), { code: 'fetch_failed', status: 404 });
+});
+
+test('an unsupported source type rejects with bad_source', async () => {
+  await assert.rejects(Needle.load(42), { code: 'bad_source' });
+  await assert.rejects(Needle.load({ url: 'x' }), { code: 'bad_source' });
+});
+
+test('a URL source reports download then init progress and records where it came from', async () => {
+  const phases = [];
+  const n = await Needle.load(`${server.url}models/default.cact`, { onProgress: (p) => phases.push(p) });
+  try {
+    assert.equal(n.info.source, 'network');
+    assert.equal(n.info.bytes, BYTES.length);
+    const download = phases.filter((p) => p.phase === 'download');
+    assert.equal(download.at(-1).loaded, BYTES.length);
+    assert.equal(phases.at(-1).phase, 'init');
+    assert.equal(phases.at(-1).loaded, phases.at(-1).total);
+  } finally {
+    n.dispose();
+  }
+});
+
+test('Blob, ArrayBuffer and file: URL sources load the same model', async () => {
+  const want = await needle.complete(QUERY, { tools: SMART_HOME_TOOLS, maxTokens: 6 });
+  for (const source of [new Blob([BYTES]), BYTES.buffer.slice(0), pathToFileURL(MODEL)]) {
+    const n = await Needle.load(source);
+    try {
+      const r = await n.complete(QUERY, { tools: SMART_HOME_TOOLS, maxTokens: 6 });
+      assert.deepEqual(r.tokens, want.tokens);
+    } finally {
+      n.dispose();
+    }
+  }
+});
+
+test('tools given as objects render the same prompt as their JSON text, key order kept', async () => {
+  const tools = JSON.parse(SMART_HOME_TOOLS);
+  assert.equal(await needle.render(QUERY, { tools }), await needle.render(QUERY, { tools: SMART_HOME_TOOLS }));
+  const flat = [{ name: 'set_light', parameters: { type: 'object' }, description: 'Turn a light on or off.' }];
+  const prompt = await needle.render(QUERY, { tools: flat });
+  assert.ok(prompt.indexOf('"parameters"') < prompt.indexOf('"description"'), 'caller key order survives');
+});
+
+test('invalid tool JSON rejects with bad_json', async () => {
+  await assert.rejects(needle.complete(QUERY, { tools: '[{"name": ' }), { code: 'bad_json' });
+});
+
+test('a seed that is not a safe integer rejects with invalid_argument', async () => {
+  await assert.rejects(needle.complete(QUERY, { seed: 1.5 }), { code: 'invalid_argument' });
+  await assert.rejects(needle.complete(QUERY, { seed: -1 }), { code: 'invalid_argument' });
+});
+
+test('tokenize and detokenize round-trip text', async () => {
+  const text = 'set the light to 50% — please';
+  const ids = await needle.tokenize(text);
+  assert.ok(ids instanceof Uint32Array && ids.length > 0);
+  assert.equal(await needle.detokenize(ids), text);
+});
+
+test('calls after dispose reject with code disposed, and dispose rejects pending calls', async () => {
+  const n = await Needle.load(BYTES);
+  const pending = n.complete(QUERY, { tools: SMART_HOME_TOOLS, maxTokens: 50 });
+  n.dispose();
+  await assert.rejects(pending, { code: 'disposed' });
+  await assert.rejects(n.complete(QUERY), { code: 'disposed' });
+  assert.equal(n.disposed, true);
+});

@@ -1,0 +1,175 @@
+//! The session end to end against upstream: rendering, tokenizing, prefilling and greedy
+//! decoding a fixture's request through `Engine` gives upstream's prompt, prompt ids and greedy
+//! tokens; stop reasons, streaming, abort and bad requests behave as documented.
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use needle_web::json::{self, Value};
+use needle_web::session::{Engine, KvPrecision, LoadOptions, Request, StopReason};
+use needle_web::Error;
+
+struct Case {
+    name: String,
+    bytes: Vec<u8>,
+    json: Value,
+}
+
+fn cases() -> Vec<Case> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v3");
+    let mut dirs: Vec<PathBuf> = fs::read_dir(&root).expect("v3 fixtures").map(|e| e.unwrap().path()).collect();
+    dirs.sort();
+    let cases: Vec<Case> = dirs
+        .into_iter()
+        .filter(|d| d.join("case.json").exists())
+        .map(|d| Case {
+            name: d.file_name().unwrap().to_string_lossy().into_owned(),
+            bytes: fs::read(d.join("model.cact")).unwrap(),
+            json: json::parse(&fs::read_to_string(d.join("case.json")).unwrap()).unwrap(),
+        })
+        .collect();
+    assert!(!cases.is_empty(), "no v3 fixtures under {}", root.display());
+    cases
+}
+
+fn ids(v: &Value) -> Vec<u32> {
+    v.as_array().unwrap().iter().map(|x| x.to_json().parse().unwrap()).collect()
+}
+
+fn f32_options() -> LoadOptions {
+    LoadOptions { kv: Some(KvPrecision::F32), ..LoadOptions::default() }
+}
+
+fn request<'c>(case: &'c Case) -> Request<'c> {
+    let prompt = case.json.get("prompt").unwrap();
+    let mut req = Request::new(prompt.get("query").unwrap().as_str().unwrap(), prompt.get("tools_json").unwrap().as_str().unwrap());
+    req.system = prompt.get("system").and_then(Value::as_str);
+    req
+}
+
+#[test]
+fn greedy_generation_reproduces_upstreams_prompt_ids_and_tokens() {
+    for case in cases() {
+        let mut engine = Engine::load(&case.bytes, &f32_options()).unwrap();
+        let f32_mode = case.json.get("modes").unwrap().get("f32").unwrap();
+        let greedy = ids(f32_mode.get("greedy").unwrap());
+        let ended_with_eos = f32_mode.get("ended_with_eos").map(Value::is_truthy).unwrap_or(false);
+        let mut req = request(&case);
+        req.max_tokens = greedy.len();
+        let mut streamed = String::new();
+        let done = engine.generate(&req, |t| {
+            streamed.push_str(&t.text);
+            true
+        });
+        let done = done.unwrap();
+        let rendered = case.json.get("prompt").unwrap().get("rendered").unwrap().as_str().unwrap();
+        assert_eq!(done.prompt, rendered, "{}: rendered prompt", case.name);
+        assert_eq!(done.prompt_ids, ids(case.json.get("prompt_ids").unwrap()), "{}: prompt ids", case.name);
+        assert_eq!(done.tokens, greedy, "{}: greedy tokens", case.name);
+        let expected_stop = if ended_with_eos { StopReason::Eos } else { StopReason::MaxTokens };
+        assert_eq!(done.stop_reason, expected_stop, "{}", case.name);
+        assert_eq!(streamed, done.response.text, "{}: streamed pieces add up to the completion", case.name);
+        let stop_free: Vec<u32> = greedy.iter().copied().filter(|&t| t != engine.tokenizer().eos_id()).collect();
+        assert_eq!(streamed, engine.tokenizer().decode(&stop_free), "{}", case.name);
+        assert_eq!(done.confidence.is_some(), engine.info().heads.contains(&needle_web::session::HeadKind::Confidence), "{}", case.name);
+        if let Some(c) = done.confidence {
+            assert!(c > 0.0 && c < 1.0, "{}: confidence {c} is a probability", case.name);
+        }
+    }
+}
+
+#[test]
+fn a_second_request_starts_from_a_fresh_sequence() {
+    let case = &cases()[0];
+    let mut engine = Engine::load(&case.bytes, &f32_options()).unwrap();
+    let mut req = request(case);
+    req.max_tokens = 6;
+    let first = engine.generate(&req, |_| true).unwrap();
+    let second = engine.generate(&req, |_| true).unwrap();
+    assert_eq!(first.tokens, second.tokens);
+}
+
+#[test]
+fn abort_stops_within_one_token() {
+    let case = &cases()[0];
+    let mut engine = Engine::load(&case.bytes, &f32_options()).unwrap();
+    let mut req = request(case);
+    req.max_tokens = 20;
+    let mut seen = 0;
+    let done = engine
+        .generate(&req, |_| {
+            seen += 1;
+            seen < 3
+        })
+        .unwrap();
+    assert_eq!(done.stop_reason, StopReason::Aborted);
+    assert_eq!(done.tokens.len(), 3);
+}
+
+#[test]
+fn seeded_sampling_is_reproducible_and_differs_from_greedy_somewhere() {
+    let case = &cases()[0];
+    let mut engine = Engine::load(&case.bytes, &f32_options()).unwrap();
+    let mut req = request(case);
+    req.max_tokens = 16;
+    req.temperature = 1.5;
+    req.seed = 7;
+    let a = engine.generate(&req, |_| true).unwrap();
+    let b = engine.generate(&req, |_| true).unwrap();
+    assert_eq!(a.tokens, b.tokens);
+    req.temperature = 0.0;
+    let greedy = engine.generate(&req, |_| true).unwrap();
+    assert_ne!(a.tokens, greedy.tokens, "temperature 1.5 should leave the greedy path on random weights");
+}
+
+#[test]
+fn a_prompt_longer_than_the_session_is_refused_with_context_full() {
+    let case = &cases()[0];
+    let options = LoadOptions { max_tokens: Some(16), ..f32_options() };
+    let mut engine = Engine::load(&case.bytes, &options).unwrap();
+    let err = engine.start(&request(case)).unwrap_err();
+    assert!(matches!(err, Error::ContextFull { max: 16, .. }), "{err:?}");
+}
+
+#[test]
+fn generation_stops_when_the_session_is_full() {
+    let case = &cases()[0];
+    let prompt_len = ids(case.json.get("prompt_ids").unwrap()).len();
+    let options = LoadOptions { max_tokens: Some(prompt_len + 3), ..f32_options() };
+    let mut engine = Engine::load(&case.bytes, &options).unwrap();
+    let mut req = request(case);
+    req.max_tokens = 50;
+    let done = engine.generate(&req, |_| true).unwrap();
+    if done.stop_reason != StopReason::Eos {
+        assert_eq!(done.stop_reason, StopReason::ContextFull);
+        assert_eq!(done.tokens.len(), 4, "3 fed tokens + the one sampled from the last logits");
+    }
+}
+
+#[test]
+fn malformed_tool_json_is_a_typed_error() {
+    let case = &cases()[0];
+    let mut engine = Engine::load(&case.bytes, &f32_options()).unwrap();
+    for bad in ["[{\"name\":", "{\"a\" 1}", "[1,]"] {
+        let err = engine.start(&Request::new("hi", bad)).unwrap_err();
+        assert_eq!(err.code(), "bad_json", "{bad}");
+    }
+}
+
+#[test]
+fn openai_style_tools_render_like_their_flat_schema() {
+    let case = &cases()[0];
+    let engine = Engine::load(&case.bytes, &f32_options()).unwrap();
+    let flat = r#"[{"name":"f","description":"d","parameters":{"type":"object"}}]"#;
+    let wrapped = r#"[{"type":"function","function":{"name":"f","description":"d","parameters":{"type":"object"}}}]"#;
+    assert_eq!(engine.render("q", flat, None).unwrap(), engine.render("q", wrapped, None).unwrap());
+}
+
+#[test]
+fn the_kv_cache_defaults_to_what_the_container_declares() {
+    for case in cases() {
+        let engine = Engine::load(&case.bytes, &LoadOptions::default()).unwrap();
+        let kv_bits = case.json.get("geometry").unwrap().get("kv_bits").unwrap().to_json();
+        let expected = if kv_bits == "8" { KvPrecision::Int8 } else { KvPrecision::F32 };
+        assert_eq!(engine.info().kv, expected, "{}", case.name);
+    }
+}

@@ -1,0 +1,432 @@
+//! The Needle 3 forward pass against upstream's own outputs (tests/fixtures/v3/<case>/: a
+//! container written by upstream's exporter, and case.json with the logits, greedy tokens,
+//! probe-head outputs and ladder rungs that upstream's model computes from that container in
+//! each numerics mode; see notes in tools/reference/v3_fixtures.py).
+//!
+//! Modes: `f32` (exact numerics, f32 KV cache), `kv8` (int8 KV cache: q, k, v int8-rounded per
+//! head) and `deploy` (upstream's deployment numerics with the int8 cache). f32 must match to
+//! 1e-4 of each row's largest logit with every greedy token identical; the int8 modes within
+//! the tolerance the generator measured by moving the weights one part in a million, with
+//! tokens identical over the greedy steps whose margin clearly exceeds that noise.
+//!
+//! `V3_FIXTURES=<dir>` points the tests at another fixture tree (e.g. one being regenerated).
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use needle_web::container::V3Container;
+use needle_web::json::{self, Value};
+use needle_web::kernels::f16;
+use needle_web::v3::{HeadKind, KvPrecision, Model, Numerics, Options, State};
+use needle_web::Error;
+
+const F32_BAR: f64 = 1e-4;
+
+/// Counts the heap allocations of the current thread (tests run on several threads).
+struct CountingAllocator;
+
+thread_local! {
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.with(|n| n.set(n.get() + 1));
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: CountingAllocator = CountingAllocator;
+
+fn allocations() -> usize {
+    ALLOCATIONS.with(Cell::get)
+}
+
+struct Case {
+    name: String,
+    dir: PathBuf,
+    bytes: Vec<u8>,
+    json: Value,
+}
+
+fn cases() -> Vec<Case> {
+    let root = std::env::var("V3_FIXTURES").map(PathBuf::from).unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v3"));
+    let mut dirs: Vec<PathBuf> = fs::read_dir(&root)
+        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("case.json").exists())
+        .collect();
+    dirs.sort();
+    assert!(!dirs.is_empty(), "no v3 fixtures under {}", root.display());
+    dirs.into_iter()
+        .map(|dir| {
+            let text = fs::read_to_string(dir.join("case.json")).unwrap();
+            Case {
+                name: dir.file_name().unwrap().to_string_lossy().into_owned(),
+                bytes: fs::read(dir.join("model.cact")).unwrap(),
+                json: json::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", dir.display())),
+                dir,
+            }
+        })
+        .collect()
+}
+
+fn num(v: &Value) -> f64 {
+    match v {
+        Value::Int(s) => s.parse().unwrap(),
+        Value::Float(x) => *x,
+        other => panic!("not a number: {other:?}"),
+    }
+}
+
+fn nums(v: &Value) -> Vec<f64> {
+    v.as_array().unwrap().iter().map(num).collect()
+}
+
+fn ids(v: &Value) -> Vec<u32> {
+    nums(v).into_iter().map(|x| x as u32).collect()
+}
+
+fn get<'v>(v: &'v Value, key: &str) -> &'v Value {
+    v.get(key).unwrap_or_else(|| panic!("case.json lacks {key}"))
+}
+
+fn argmax(row: &[f32]) -> u32 {
+    let mut best = 0;
+    for (i, &x) in row.iter().enumerate() {
+        if x > row[best] {
+            best = i;
+        }
+    }
+    best as u32
+}
+
+/// max |ours - ref| / max |ref| of one row.
+fn deviation(ours: &[f32], reference: &[f32]) -> f64 {
+    let scale = reference.iter().fold(0f64, |m, &x| m.max(f64::from(x).abs()));
+    let worst = ours.iter().zip(reference).fold(0f64, |m, (&a, &b)| m.max((f64::from(a) - f64::from(b)).abs()));
+    worst / scale.max(1e-30)
+}
+
+/// The recorded logits rows of a mode, widened to f32.
+fn reference_rows(case: &Case, mode: &Value) -> (Vec<f32>, usize, f64) {
+    let logits = get(mode, "logits");
+    let raw = fs::read(case.dir.join(get(logits, "file").as_str().unwrap())).unwrap();
+    let cols = num(get(logits, "cols")) as usize;
+    let (rows, quantum) = match get(logits, "dtype").as_str().unwrap() {
+        "f32" => (raw.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect::<Vec<_>>(), 0.0),
+        // FP16 storage moves each value by up to 2^-11 of itself.
+        "f16" => (raw.chunks_exact(2).map(|c| f16::to_f32(u16::from_le_bytes([c[0], c[1]]))).collect(), 2f64.powi(-11)),
+        other => panic!("logits dtype {other}"),
+    };
+    assert_eq!(rows.len(), num(get(logits, "rows")) as usize * cols);
+    (rows, cols, quantum)
+}
+
+fn mode_options(model: &Model<'_>, mode: &str) -> Options {
+    let (kv, numerics) = match mode {
+        "f32" => (KvPrecision::F32, Numerics::Exact),
+        "kv8" => (KvPrecision::Int8, Numerics::Exact),
+        "deploy" => (KvPrecision::Int8, Numerics::Deploy),
+        other => panic!("unknown mode {other}"),
+    };
+    Options { kv, numerics, ..model.default_options() }
+}
+
+/// Logits after each of `tokens`, one `step` at a time.
+fn stepped_rows(model: &Model<'_>, options: &Options, tokens: &[u32]) -> Vec<f32> {
+    let v = model.logits_len();
+    let mut state = model.new_state(options).unwrap();
+    let mut rows = vec![0.0f32; tokens.len() * v];
+    for (t, row) in tokens.iter().zip(rows.chunks_exact_mut(v)) {
+        model.step(&mut state, *t, row).unwrap();
+    }
+    rows
+}
+
+struct ModeResult {
+    worst: f64,
+    bar: f64,
+    tokens_checked: usize,
+}
+
+/// Prefills the prompt, then decodes greedily, feeding the recorded tokens so every row sees
+/// the reference's inputs; checks tokens over the first `exact_steps` steps and every row.
+fn check_mode(case: &Case, mode_name: &str) -> Option<ModeResult> {
+    let mode = case.json.get("modes")?.get(mode_name)?;
+    let container = V3Container::parse(&case.bytes).unwrap();
+    let model = Model::new(&container).unwrap();
+    let options = mode_options(&model, mode_name);
+    let prompt = ids(get(&case.json, "prompt_ids"));
+    let greedy = ids(get(mode, "greedy"));
+    let (reference, cols, quantum) = reference_rows(case, mode);
+    let v = model.logits_len();
+    assert_eq!(cols, v, "{}: logits width", case.name);
+
+    let mut state = model.new_state(&options).unwrap();
+    let mut rows = vec![0.0f32; (prompt.len() + greedy.len()) * v];
+    model.prefill_rows(&mut state, &prompt, &mut rows[..prompt.len() * v]).unwrap();
+    let mut ours = Vec::new();
+    for (k, &t) in greedy.iter().enumerate() {
+        let at = prompt.len() - 1 + k;
+        ours.push(argmax(&rows[at * v..(at + 1) * v]));
+        model.step(&mut state, t, &mut rows[(at + 1) * v..(at + 2) * v]).unwrap();
+    }
+
+    let (bar, last_bar, exact_steps) = if mode_name == "f32" {
+        (F32_BAR, F32_BAR, greedy.len())
+    } else {
+        let tolerance = num(get(mode, "tolerance"));
+        (tolerance + quantum, tolerance, num(get(mode, "robust_prefix")) as usize)
+    };
+    assert_eq!(ours[..exact_steps], greedy[..exact_steps], "{} {mode_name}: greedy tokens", case.name);
+
+    let mut worst = 0f64;
+    for (i, (a, r)) in rows.chunks_exact(v).zip(reference.chunks_exact(v)).enumerate() {
+        let dev = deviation(a, r);
+        assert!(dev <= bar, "{} {mode_name}: row {i} deviates by {dev:.3e} > {bar:.3e}", case.name);
+        worst = worst.max(dev);
+    }
+    // The last row is also recorded in full f32 precision.
+    let last: Vec<f32> = nums(get(mode, "last_row")).into_iter().map(|x| x as f32).collect();
+    let dev = deviation(&rows[rows.len() - v..], &last);
+    assert!(dev <= last_bar, "{} {mode_name}: last row deviates by {dev:.3e} > {last_bar:.3e}", case.name);
+    Some(ModeResult { worst: worst.max(dev), bar, tokens_checked: exact_steps })
+}
+
+fn check_all_cases(mode: &str) {
+    let mut seen = 0;
+    for case in cases() {
+        if let Some(r) = check_mode(&case, mode) {
+            eprintln!(
+                "v3 {mode:6} {:24} worst row deviation {:.3e} (bar {:.3e}), greedy tokens checked: {}",
+                case.name, r.worst, r.bar, r.tokens_checked
+            );
+            seen += 1;
+        }
+    }
+    assert!(seen > 0, "no case records mode {mode}");
+}
+
+#[test]
+fn f32_logits_and_every_greedy_token_match_the_exact_reference() {
+    check_all_cases("f32");
+}
+
+#[test]
+fn the_int8_kv_cache_matches_the_kv8_reference_within_its_measured_tolerance() {
+    check_all_cases("kv8");
+}
+
+#[test]
+fn deploy_numerics_match_the_deploy_reference_within_its_measured_tolerance() {
+    check_all_cases("deploy");
+}
+
+#[test]
+fn prefill_in_any_chunk_size_equals_stepping_bit_for_bit_in_every_mode() {
+    for case in cases() {
+        let container = V3Container::parse(&case.bytes).unwrap();
+        let model = Model::new(&container).unwrap();
+        let v = model.logits_len();
+        for mode in ["f32", "kv8", "deploy"] {
+            let Some(m) = case.json.get("modes").and_then(|ms| ms.get(mode)) else { continue };
+            let tokens: Vec<u32> = ids(get(&case.json, "prompt_ids")).into_iter().chain(ids(get(m, "greedy"))).collect();
+            let options = mode_options(&model, mode);
+            let stepped = stepped_rows(&model, &options, &tokens);
+            for chunk in [1, 7, 16, 64] {
+                let opts = Options { prefill_chunk: chunk, ..options };
+                let mut state = model.new_state(&opts).unwrap();
+                let mut rows = vec![0.0f32; tokens.len() * v];
+                model.prefill_rows(&mut state, &tokens, &mut rows).unwrap();
+                assert!(
+                    rows.iter().zip(&stepped).all(|(a, b)| a.to_bits() == b.to_bits()),
+                    "{} {mode}: prefill in chunks of {chunk} differs from stepping",
+                    case.name
+                );
+                let mut state = model.new_state(&opts).unwrap();
+                let mut last = vec![0.0f32; v];
+                model.prefill(&mut state, &tokens, &mut last).unwrap();
+                assert_eq!(last, stepped[stepped.len() - v..], "{} {mode}: last-row prefill", case.name);
+            }
+        }
+    }
+}
+
+#[test]
+fn ladder_rungs_run_upstreams_layers_and_match_their_reference() {
+    let mut seen = 0;
+    for case in cases() {
+        let Some(rungs) = case.json.get("rungs").and_then(Value::as_array) else { continue };
+        let container = V3Container::parse(&case.bytes).unwrap();
+        let model = Model::new(&container).unwrap();
+        let v = model.logits_len();
+        let prompt = ids(get(&case.json, "prompt_ids"));
+        for rung in rungs {
+            let depth = num(get(rung, "depth")) as usize;
+            let layers: Vec<usize> = nums(get(rung, "layer_indices")).into_iter().map(|x| x as usize).collect();
+            assert_eq!(model.layer_indices(depth).unwrap(), layers, "{}: rung {depth} layers", case.name);
+            let greedy = ids(get(rung, "greedy"));
+            let options = Options { depth, ..mode_options(&model, "f32") };
+            let mut state = model.new_state(&options).unwrap();
+            let mut row = vec![0.0f32; v];
+            model.prefill(&mut state, &prompt, &mut row).unwrap();
+            let mut ours = Vec::new();
+            for &t in &greedy {
+                ours.push(argmax(&row));
+                model.step(&mut state, t, &mut row).unwrap();
+            }
+            assert_eq!(ours, greedy, "{}: rung {depth} greedy tokens", case.name);
+            let last: Vec<f32> = nums(get(rung, "last_row")).into_iter().map(|x| x as f32).collect();
+            let dev = deviation(&row, &last);
+            eprintln!("v3 rung{depth:<3} {:24} last row deviation {dev:.3e}, {} greedy tokens identical", case.name, ours.len());
+            assert!(dev <= F32_BAR, "{}: rung {depth} last row deviates by {dev:.3e}", case.name);
+            seen += 1;
+        }
+    }
+    assert!(seen > 0, "no case records a ladder rung");
+}
+
+fn head_kind(name: &str) -> HeadKind {
+    match name {
+        "embedding" => HeadKind::Embedding,
+        "confidence" => HeadKind::Confidence,
+        "router" => HeadKind::Router,
+        other => panic!("unknown head {other}"),
+    }
+}
+
+#[test]
+fn probe_heads_match_the_reference_and_absent_heads_are_reported_absent() {
+    let mut present = 0;
+    for case in cases() {
+        let heads = get(&case.json, "heads");
+        let container = V3Container::parse(&case.bytes).unwrap();
+        let model = Model::new(&container).unwrap();
+        let options = Options { track_heads: true, ..mode_options(&model, "f32") };
+        for name in ["embedding", "confidence", "router"] {
+            let kind = head_kind(name);
+            let Some(h) = heads.get(name) else { continue };
+            let tokens = ids(get(h, "tokens"));
+            let want: Vec<f32> = nums(get(h, "output")).into_iter().map(|x| x as f32).collect();
+            let mut state = model.new_state(&options).unwrap();
+            let mut row = vec![0.0f32; model.logits_len()];
+            model.prefill(&mut state, &tokens, &mut row).unwrap();
+            let got = model.head(&state, kind).unwrap();
+            let dev = deviation(&got, &want);
+            eprintln!("v3 head   {:24} {name:10} deviation {dev:.3e} ({} values)", case.name, got.len());
+            assert_eq!(got.len(), want.len(), "{} {name}: output width", case.name);
+            assert!(dev <= F32_BAR, "{} {name}: deviates by {dev:.3e}", case.name);
+            present += 1;
+        }
+        for absent in heads.get("absent_heads").and_then(Value::as_array).unwrap_or(&[]) {
+            let kind = head_kind(absent.as_str().unwrap());
+            assert!(model.heads().all(|k| k != kind), "{}: {absent:?} listed absent but present", case.name);
+            let mut state = model.new_state(&options).unwrap();
+            let mut row = vec![0.0f32; model.logits_len()];
+            model.step(&mut state, ids(get(&case.json, "prompt_ids"))[0], &mut row).unwrap();
+            assert!(matches!(model.head(&state, kind), Err(Error::Unsupported { .. })), "{}: absent head", case.name);
+        }
+    }
+    assert!(present > 0, "no case records a probe head");
+}
+
+fn first_model_case() -> Case {
+    cases().into_iter().next().unwrap()
+}
+
+fn fresh(model: &Model<'_>, max_tokens: usize) -> State {
+    model.new_state(&Options { max_tokens, ..model.default_options() }).unwrap()
+}
+
+#[test]
+fn an_out_of_vocabulary_id_is_a_typed_error_that_changes_nothing() {
+    let case = first_model_case();
+    let container = V3Container::parse(&case.bytes).unwrap();
+    let model = Model::new(&container).unwrap();
+    let vocab = model.geometry().vocab as u32;
+    let mut state = fresh(&model, 16);
+    let mut row = vec![0.0f32; model.logits_len()];
+    model.step(&mut state, 2, &mut row).unwrap();
+    for bad in [vocab, u32::MAX] {
+        assert_eq!(model.step(&mut state, bad, &mut row), Err(Error::TokenOutOfVocab { id: bad, vocab }));
+        assert_eq!(model.prefill(&mut state, &[5, bad, 6], &mut row), Err(Error::TokenOutOfVocab { id: bad, vocab }));
+    }
+    assert_eq!(state.position(), 1);
+    // Ids past the output head but inside the embedding are valid inputs.
+    model.step(&mut state, vocab - 1, &mut row).unwrap();
+}
+
+#[test]
+fn a_sequence_longer_than_the_session_is_a_typed_error_that_changes_nothing() {
+    let case = first_model_case();
+    let container = V3Container::parse(&case.bytes).unwrap();
+    let model = Model::new(&container).unwrap();
+    let mut row = vec![0.0f32; model.logits_len()];
+    let mut state = fresh(&model, 8);
+    model.prefill(&mut state, &[2, 10, 11, 12, 13, 14, 15], &mut row).unwrap();
+    model.step(&mut state, 16, &mut row).unwrap();
+    assert_eq!(model.step(&mut state, 17, &mut row), Err(Error::ContextFull { needed: 9, max: 8 }));
+    assert_eq!(state.position(), 8);
+    let mut state = fresh(&model, 8);
+    assert_eq!(model.prefill(&mut state, &[2; 9], &mut row), Err(Error::ContextFull { needed: 9, max: 8 }));
+    assert_eq!(state.position(), 0);
+    let max = model.geometry().max_seq_len;
+    let too_long = Options { max_tokens: max + 1, ..model.default_options() };
+    assert!(matches!(model.new_state(&too_long), Err(Error::InvalidArgument { .. })));
+}
+
+#[test]
+fn the_int8_cache_is_the_default_where_the_container_asks_for_it() {
+    for case in cases() {
+        let container = V3Container::parse(&case.bytes).unwrap();
+        let model = Model::new(&container).unwrap();
+        let want = if container.header.kv_bits == 8 { KvPrecision::Int8 } else { KvPrecision::F32 };
+        assert_eq!(model.default_options().kv, want, "{}", case.name);
+    }
+}
+
+#[test]
+fn decoding_and_prefilling_do_no_heap_work_in_any_mode() {
+    for case in cases() {
+        let container = V3Container::parse(&case.bytes).unwrap();
+        let model = Model::new(&container).unwrap();
+        let prompt = ids(get(&case.json, "prompt_ids"));
+        let mut row = vec![0.0f32; model.logits_len()];
+        for mode in ["f32", "kv8", "deploy"] {
+            let options = Options { track_heads: true, ..mode_options(&model, mode) };
+            let mut state = model.new_state(&options).unwrap();
+            let before = allocations();
+            model.prefill(&mut state, &prompt, &mut row).unwrap();
+            for _ in 0..8 {
+                let next = argmax(&row);
+                model.step(&mut state, next, &mut row).unwrap();
+            }
+            assert_eq!(allocations(), before, "{} {mode}: heap allocations while running", case.name);
+        }
+    }
+}
+
+#[test]
+fn a_states_kv_rings_hold_exactly_the_bytes_the_model_predicts() {
+    for case in cases() {
+        let container = V3Container::parse(&case.bytes).unwrap();
+        let model = Model::new(&container).unwrap();
+        let layers = model.geometry().num_layers;
+        for kv in [KvPrecision::F32, KvPrecision::Int8] {
+            for depth in [2.min(layers), layers] {
+                for max_tokens in [1, 40, model.geometry().max_seq_len] {
+                    let options = Options { kv, depth, max_tokens, ..model.default_options() };
+                    let state = model.new_state(&options).unwrap();
+                    assert_eq!(state.kv_bytes(), model.kv_bytes(max_tokens, kv, depth).unwrap(), "{}", case.name);
+                }
+            }
+        }
+    }
+}

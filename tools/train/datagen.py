@@ -1,0 +1,267 @@
+"""Deterministic synthetic tool-calling data for the six environments.
+
+Each example is {"env", "system", "tools", "query", "answers", "category", "intent"}
+and renders with upstream's `finetune.render_example` (answers as a compact JSON
+string, so numbers keep the digits the user typed, e.g. 12.50).
+
+Categories mirror the refusal classes the environments' system prompts describe:
+positive (one call), parallel (two calls), missing (a required value absent), invalid
+(a value outside the enum or the bounds), negation, irrelevant (unsupported requests,
+off-topic chat, other environments' requests) and absent (the needed tool is not
+among the tools shown). All but positive and parallel answer `[]`.
+
+Usage: python datagen.py --out DIR [--train N] [--val N] [--seed S]
+"""
+import argparse
+import json
+import os
+import random
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import intents as I  # noqa: E402
+import slots as S  # noqa: E402
+from dump_tools import catalogue  # noqa: E402
+
+MIX = [("positive", 0.44), ("parallel", 0.14), ("missing", 0.09), ("negation", 0.09),
+       ("invalid", 0.08), ("irrelevant", 0.12), ("absent", 0.04)]
+
+REQUEST_PREFIX = ["", "", "", "", "", "please ", "can you ", "could you ", "hey, ", "ok, ",
+                  "I'd like you to ", "would you ", "can you please ", "quick, ", "go ahead and ",
+                  "I need you to ", "hey there, ", "alright, ", "now ", "would you please "]
+OTHER_PREFIX = ["", "", "", "", "hey, ", "ok ", "so ", "um, ", "alright, ", "oh, "]
+SUFFIX = ["", "", "", "", " please", " thanks", " now", " for me", " right now", ", thanks",
+          " asap", " thank you"]
+NEGATIONS = ["don't {c}", "do not {c}", "please don't {c}", "never mind, don't {c}", "no, don't {c}",
+             "I don't want you to {c}", "you don't need to {c}", "don't {c} yet", "no need to {c}",
+             "don't bother to {c}", "do NOT {c}", "please do not {c}", "actually, don't {c}",
+             "I changed my mind, don't {c}", "let's not {c}", "there's no need to {c}",
+             "hold off, don't {c}", "cancel that, don't {c}", "we don't need to {c}", "dont {c}",
+             "don't {c} today", "never {c}", "you shouldn't {c}", "wait, don't {c}"]
+CONNECTORS = [" and ", ", then ", " and then ", ", and ", ". Also ", " and also ", ", plus ",
+              "; ", ", also ", " then "]
+# Requests that two environments could both claim are never used as each other's refusals.
+CONFLICTS = {("kitchen_appliance", "productivity"): {"timer"},
+             ("productivity", "kitchen_appliance"): {"timer", "timer_clock"}}
+# Slots whose text is copied into the call: no trailing filler words after them.
+FREE = {"music", "genre", "artist", "song", "album", "when", "note", "reply", "food", "task", "loc",
+        "merchant", "who", "title", "ntitle", "msg", "dur", "clock", "label", "email", "phone"}
+
+
+class Generator:
+    def __init__(self, split, seed):
+        self.split, self.rng = split, random.Random(f"{split}-{seed}")
+        self.catalogue = catalogue()
+        self.schemas = {t["name"]: t for env in self.catalogue.values() for t in env["tools"]}
+        self.env_of = {t["name"]: e for e, env in self.catalogue.items() for t in env["tools"]}
+
+    # ------------------------------------------------------------ rendering pieces
+
+    def _fill(self, intent, template, values=None, bad_slot=None):
+        """Render one phrasing; returns (text, values) or None when a bad value is impossible."""
+        rng, split = self.rng, self.split
+        surfaces, values = {}, dict(values or {})
+        for name, slot in intent.slots.items():
+            if name not in values:
+                surface, value = slot.draw(rng, split)
+                values[name] = value
+                surfaces[name] = surface
+            if isinstance(values[name], dict):  # a contact: its fields are slots too
+                surfaces.update({k: v for k, v in values[name].items() if k != "name"})
+                surfaces[name] = values[name]["name"]
+        if bad_slot is not None:
+            bad = intent.slots[bad_slot].bad(rng, split)
+            if bad is None or "{" + bad_slot + "}" not in template:
+                return None
+            surfaces[bad_slot] = bad
+        text = template.format(**surfaces)
+        return text, values
+
+    def _dress(self, kind, text, tail_free):
+        rng = self.rng
+        prefix = rng.choice(REQUEST_PREFIX if kind == "imp" else OTHER_PREFIX)
+        suffix = "" if tail_free else rng.choice(SUFFIX)
+        text = prefix + text + suffix
+        return self._finish(text)
+
+    def _finish(self, text):
+        rng = self.rng
+        if rng.random() < 0.5:
+            text = text[0].upper() + text[1:]
+        if text[-1] not in ".!?":
+            question = re.match(r"(?i)(can|could|would|is|what|how|where|who)\b", text)
+            text += rng.choice(["", "", "?"] if question else ["", "", "", ".", "!"])
+        return text
+
+    @staticmethod
+    def _tail_free(intent, template):
+        match = re.search(r"\{(\w+)\}$", template)
+        return bool(match) and match.group(1) in FREE
+
+    def _tools(self, env, needed, absent=None):
+        rng = self.rng
+        base = list(self.catalogue[env]["tools"])
+        if absent is not None:
+            keep = [t for t in base if t["name"] != absent]
+            rng.shuffle(keep) if rng.random() < 0.3 else None
+            return keep[:rng.randint(max(1, len(keep) - 2), len(keep))]
+        r = rng.random()
+        if r < 0.70:
+            return base
+        if r < 0.80:
+            return rng.sample(base, len(base))
+        if r < 0.92:
+            others = [t for t in base if t["name"] not in needed]
+            chosen = set(needed) | {t["name"] for t in rng.sample(others, rng.randint(0 if needed else 1, len(others)))}
+            subset = [t for t in base if t["name"] in chosen]
+            return rng.sample(subset, len(subset)) if rng.random() < 0.5 else subset
+        foreign = [t for e, v in self.catalogue.items() if e != env for t in v["tools"]]
+        tools = list(base)
+        for tool in rng.sample(foreign, rng.randint(1, 2)):
+            tools.insert(rng.randint(0, len(tools)), tool)
+        return tools
+
+    # ------------------------------------------------------------ categories
+
+    def _intents(self, env):
+        return I.ENVIRONMENTS[env][0]
+
+    def _single(self, env, kinds=("imp", "alt")):
+        intent = self.rng.choice(self._intents(env))
+        templates = intent.templates(self.split, kinds)
+        if not templates:
+            return self._single(env, kinds)
+        kind, template = self.rng.choice(templates)
+        text, values = self._fill(intent, template)
+        return intent, kind, template, text, intent.calls(values)
+
+    def positive(self, env):
+        intent, kind, template, text, calls = self._single(env)
+        query = self._dress(kind, text, self._tail_free(intent, template))
+        return query, calls, intent.name
+
+    def parallel(self, env):
+        first = self._single(env)
+        for _ in range(20):
+            second = self._single(env)
+            keys = {json.dumps(c, sort_keys=True, default=str) for c in first[4]}
+            if not any(json.dumps(c, sort_keys=True, default=str) in keys for c in second[4]) \
+                    and first[4][0]["name"] != second[4][0]["name"] or self.rng.random() < 0.15:
+                break
+        joiner = self.rng.choice(CONNECTORS)
+        text = first[3] + joiner + second[3]
+        query = self._dress(first[1], text, self._tail_free(second[0], second[2]))
+        return query, first[4] + second[4], first[0].name + "+" + second[0].name
+
+    def missing(self, env):
+        candidates = [i for i in self._intents(env) if i.templates(self.split, ("missing",))]
+        intent = self.rng.choice(candidates)
+        _, template = self.rng.choice(intent.templates(self.split, ("missing",)))
+        text, _ = self._fill(intent, template)
+        kind = "imp" if re.match(r"[a-z]", template) and not template.startswith(("I ", "log my")) else "alt"
+        return self._dress(kind, text, self._tail_free(intent, template)), [], intent.name
+
+    def negation(self, env):
+        intent = self.rng.choice(self._intents(env))
+        templates = intent.templates(self.split, ("imp",))
+        _, template = self.rng.choice(templates)
+        text, _ = self._fill(intent, template)
+        query = self.rng.choice(NEGATIONS).format(c=text)
+        return self._finish(query), [], intent.name
+
+    def invalid(self, env):
+        rng = self.rng
+        candidates = [(i, s) for i in self._intents(env) for s, slot in i.slots.items()
+                      if slot.bad(random.Random(0), self.split) is not None]
+        for _ in range(50):
+            intent, slot = rng.choice(candidates)
+            kind, template = rng.choice(intent.templates(self.split))
+            filled = self._fill(intent, template, bad_slot=slot)
+            if filled is not None:
+                text, _ = filled
+                return self._dress(kind, text, self._tail_free(intent, template)), [], intent.name
+        raise RuntimeError(f"no invalid phrasing for {env}")
+
+    def irrelevant(self, env):
+        rng = self.rng
+        r = rng.random()
+        if r < 0.35:
+            pool = I._split_pool(I.ENVIRONMENTS[env][1], self.split)
+            return self._finish(rng.choice(REQUEST_PREFIX[:8]) + rng.choice(pool)), [], "unsupported"
+        if r < 0.6:
+            pool = I._split_pool(S.GENERAL_OFFTOPIC, self.split)
+            return self._finish(rng.choice(pool)), [], "offtopic"
+        other = rng.choice([e for e in I.ENVIRONMENTS if e != env])
+        banned = CONFLICTS.get((env, other), set())
+        while True:
+            query, _, name = self.positive(other)
+            if name not in banned:
+                return query, [], "other:" + other
+
+    def example(self, env, category):
+        if category == "absent":
+            query, calls, name = self.positive(env)
+            absent = self.rng.choice(calls)["name"]
+            return {"query": query, "answers": [], "intent": name,
+                    "tools": self._tools(env, set(), absent=absent)}
+        query, calls, name = getattr(self, category)(env)
+        needed = {c["name"] for c in calls}
+        return {"query": query, "answers": calls, "intent": name, "tools": self._tools(env, needed)}
+
+    def generate(self, n):
+        rng = self.rng
+        envs = list(self.catalogue)
+        cats, weights = zip(*MIX)
+        for i in range(n):
+            env = envs[i % len(envs)]
+            category = rng.choices(cats, weights)[0]
+            ex = self.example(env, category)
+            ex["tools"] = [dict(t) for t in ex["tools"]]
+            yield {"env": env, "system": self.catalogue[env]["system"], "category": category,
+                   "intent": ex["intent"], "tools": ex["tools"], "query": ex["query"],
+                   "answers": answers_json(self.schemas, ex["answers"])}
+
+
+def answers_json(schemas, calls):
+    """Compact JSON of the calls, arguments in schema order, number literals verbatim."""
+    literals = {}
+
+    def encode(value):
+        if isinstance(value, I.Lit):
+            key = f"\u0000{len(literals)}\u0000"
+            literals[key] = value.text
+            return key
+        return value
+
+    ordered = []
+    for c in calls:
+        props = list(schemas[c["name"]]["parameters"].get("properties", {}))
+        args = {k: encode(c["arguments"][k]) for k in props if k in c["arguments"]}
+        ordered.append({"name": c["name"], "arguments": args})
+    text = json.dumps(ordered, separators=(",", ":"), ensure_ascii=False)
+    for key, literal in literals.items():
+        text = text.replace(json.dumps(key), literal)
+    json.loads(text)
+    return text
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--train", type=int, default=60000)
+    parser.add_argument("--val", type=int, default=1200)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    for split, n in (("train", args.train), ("val", args.val)):
+        path = os.path.join(args.out, split + ".jsonl")
+        with open(path, "w", encoding="utf-8") as handle:
+            for ex in Generator(split, args.seed).generate(n):
+                handle.write(json.dumps(ex, ensure_ascii=False) + "\n")
+        print(f"wrote {n} {split} examples to {path}")
+
+
+if __name__ == "__main__":
+    main()

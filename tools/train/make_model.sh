@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Reproduces www/models/default.cact from scratch: dump the six environments, generate the
+# synthetic data, train the tokenizer, train the model (resumable: rerun after an interruption),
+# export, and score it on the acceptance suite with upstream's JAX model.
+# Usage: tools/train/make_model.sh [WORK_DIR]     (PYTHON=... to pick the interpreter;
+#        default: the pinned venv tools/reference/.venv-v3, created when missing)
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+work="${1:-$here/out}"
+if [ -z "${PYTHON:-}" ]; then
+  "$root/tools/reference/make_venv.sh" v3
+  PYTHON="$root/tools/reference/.venv-v3/bin/python"
+fi
+mkdir -p "$work/data"
+start=$(date +%s)
+"$PYTHON" "$here/dump_tools.py" --root "$root"
+[ -f "$work/data/val.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data" --train 60000 --val 1200 --seed 0
+[ -f "$work/data/tokenizer.model" ] || "$PYTHON" "$here/tokenizer_train.py" --data "$work/data" --vocab 4000
+"$PYTHON" "$here/train.py" --data "$work/data" --work "$work/run" --steps 1300 --qat-steps 150 --warmup 60
+"$PYTHON" "$here/export.py" --work "$work/run" --data "$work/data" --out "$root/www/models/default.cact"
+echo "pipeline wall time: $(( $(date +%s) - start )) s"
+"$PYTHON" "$here/eval_reference.py" --model "$root/www/models/default.cact" --json "$work/eval_reference.json"

@@ -1,0 +1,159 @@
+"""Train the default Needle 3 from scratch on the synthetic data (CPU, resumable).
+
+Upstream's flax model, full-parameter optax adamw (clip 1.0, warmup + cosine),
+upstream's `_encode` (loss on the answer tokens only). The last `--qat-steps` run
+under upstream's quantisation-aware path: `cq_ste_params` (CQ 4-bit weights,
+straight-through) and `quant=True` after `configure_deploy(act_bits=8, kv_bits=8)`,
+so the exported 4-bit container keeps the float model's accuracy.
+
+A checkpoint (params, optimiser state, step) is written atomically every
+`--save-every` steps; rerunning the same command resumes from it.
+
+Usage: python train.py --data DIR --work DIR [--steps N] [--qat-steps N] ...
+"""
+import argparse
+import json
+import os
+import pickle
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+import optax  # noqa: E402
+from needle.model.finetune import _encode, render_example  # noqa: E402
+from needle.model.quantize import WEIGHT_BITS, configure_deploy, cq_ste_params  # noqa: E402
+from needle.model.tokenizer import SANTokenizer  # noqa: E402
+
+from model_io import init_params, make_config  # noqa: E402
+
+jax.config.update("jax_default_matmul_precision", "highest")
+
+
+def load(path, tokenizer, max_len):
+    """Encode a jsonl split; examples longer than max_len are dropped, never truncated."""
+    seqs, masks, dropped = [], [], 0
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            example = json.loads(line)
+            prompt, target = render_example(example)
+            if len(tokenizer.encode(prompt)) + len(tokenizer.encode(target)) + 2 > max_len:
+                dropped += 1
+                continue
+            ids, mask = _encode(tokenizer, example, max_len)
+            seqs.append(ids)
+            masks.append(mask)
+    return np.asarray(seqs, np.int32), np.asarray(masks, np.float32), dropped
+
+
+def save_checkpoint(path, state):
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as handle:
+        pickle.dump(jax.tree.map(np.asarray, state), handle)
+    os.replace(tmp, path)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--data", required=True, help="dir with train.jsonl, val.jsonl, tokenizer.model")
+    parser.add_argument("--work", required=True, help="dir for checkpoints and logs")
+    parser.add_argument("--steps", type=int, default=2400)
+    parser.add_argument("--qat-steps", type=int, default=300)
+    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--max-len", type=int, default=192)
+    parser.add_argument("--lr", type=float, default=3e-3)
+    parser.add_argument("--warmup", type=int, default=100)
+    parser.add_argument("--save-every", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+
+    tokenizer = SANTokenizer(os.path.join(args.data, "tokenizer.model"))
+    config = make_config(tokenizer.vocab_size)
+    model, params = init_params(config, args.seed)
+    n_params = sum(int(np.prod(p.shape)) for p in jax.tree.leaves(params))
+    seqs, masks, dropped = load(os.path.join(args.data, "train.jsonl"), tokenizer, args.max_len)
+    val_seqs, val_masks, _ = load(os.path.join(args.data, "val.jsonl"), tokenizer, args.max_len)
+    print(f"params {n_params}  vocab {tokenizer.vocab_size}  train {len(seqs)} (dropped {dropped} "
+          f"over {args.max_len} tokens)  val {len(val_seqs)}", flush=True)
+
+    schedule = optax.warmup_cosine_decay_schedule(0.0, args.lr, args.warmup, args.steps,
+                                                  end_value=args.lr * 0.02)
+    optimizer = optax.chain(optax.clip_by_global_norm(1.0), optax.adamw(schedule, weight_decay=0.01))
+    configure_deploy(act_bits=8, kv_bits=8)
+
+    def loss_fn(p, ids, mask, quant):
+        if quant:
+            p = cq_ste_params(p, WEIGHT_BITS)
+        logits = model.apply({"params": p}, ids, quant=quant)
+        ce = optax.softmax_cross_entropy_with_integer_labels(logits[:, :-1], ids[:, 1:])
+        m = mask[:, 1:]
+        return (ce * m).sum() / jnp.maximum(m.sum(), 1.0)
+
+    def make_step(quant):
+        @jax.jit
+        def step(p, opt_state, ids, mask):
+            loss, grads = jax.value_and_grad(loss_fn)(p, ids, mask, quant)
+            updates, opt_state = optimizer.update(grads, opt_state, p)
+            return optax.apply_updates(p, updates), opt_state, loss
+        return step
+
+    float_step, qat_step = make_step(False), make_step(True)
+    eval_loss = jax.jit(loss_fn, static_argnums=3)
+
+    ckpt = os.path.join(args.work, "checkpoint.pkl")
+    state = {"params": params, "opt": optimizer.init(params), "step": 0}
+    if os.path.exists(ckpt):
+        with open(ckpt, "rb") as handle:
+            state = pickle.load(handle)
+        state = jax.tree.map(jnp.asarray, state)
+        state["step"] = int(state["step"])
+        print(f"resumed from step {state['step']}", flush=True)
+    params, opt_state, step = state["params"], state["opt"], state["step"]
+
+    total = args.steps
+    qat_from = total - args.qat_steps
+    per_epoch = len(seqs) // args.batch
+    rng = np.random.default_rng(args.seed)
+    orders = {}
+
+    def batch(i):
+        epoch, k = divmod(i, per_epoch)
+        if epoch not in orders:  # the order depends on the epoch only, so resuming replays it
+            orders[epoch] = np.random.default_rng([args.seed, epoch]).permutation(len(seqs))
+        idx = orders[epoch][k * args.batch:(k + 1) * args.batch]
+        return jnp.asarray(seqs[idx]), jnp.asarray(masks[idx])
+
+    def val(quant):
+        losses = [float(eval_loss(params, jnp.asarray(val_seqs[i:i + 32]), jnp.asarray(val_masks[i:i + 32]),
+                                  quant)) for i in range(0, min(len(val_seqs), 256), 32)]
+        return float(np.mean(losses))
+
+    t0, last, window = time.time(), time.time(), []
+    del rng
+    while step < total:
+        quant = step >= qat_from
+        ids, mask = batch(step)
+        params, opt_state, loss = (qat_step if quant else float_step)(params, opt_state, ids, mask)
+        step += 1
+        window.append(float(loss))
+        if step % 25 == 0:
+            now = time.time()
+            print(f"step {step}/{total} {'qat' if quant else 'f32'} loss {np.mean(window):.4f} "
+                  f"lr {float(schedule(step)):.2e} {25 / (now - last):.2f} steps/s "
+                  f"elapsed {(now - t0) / 60:.1f} min", flush=True)
+            window, last = [], now
+        if step % args.save_every == 0 or step == total:
+            save_checkpoint(ckpt, {"params": params, "opt": opt_state, "step": step})
+        if step % 500 == 0 or step == total:
+            print(f"step {step} val loss {val(quant):.4f}", flush=True)
+    with open(os.path.join(args.work, "params.pkl"), "wb") as handle:
+        pickle.dump({"params": jax.tree.map(np.asarray, params), "vocab": tokenizer.vocab_size}, handle)
+    print(f"done: {step} steps, {(time.time() - t0) / 60:.1f} min this run", flush=True)
+
+
+if __name__ == "__main__":
+    main()

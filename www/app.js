@@ -1,0 +1,281 @@
+// The demo page: pick a model, edit tools, ask, watch tokens stream and tool calls appear.
+import { Needle } from './pkg/index.js';
+import { PRESETS } from './presets.js';
+
+const DEFAULT_MODEL = './models/default.cact';
+const $ = (id) => document.getElementById(id);
+
+let needle = null;
+let running = null; // AbortController of the generation in flight
+
+const fmtBytes = (n) =>
+  n >= 1 << 30 ? `${(n / (1 << 30)).toFixed(2)} GB` : n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MB` : `${(n / 1024).toFixed(1)} KB`;
+const fmtMs = (ms) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(1)} ms`);
+
+function setState(state, message) {
+  document.body.dataset.state = state;
+  if (message !== undefined) $('status').textContent = message;
+  $('run').disabled = !needle || state === 'running' || state === 'loading';
+  $('stop').disabled = state !== 'running';
+  $('load').disabled = state === 'loading';
+}
+
+// ---- tools editor ----
+
+function initPresets() {
+  const select = $('preset');
+  PRESETS.forEach((p, i) => select.add(new Option(p.name, String(i))));
+  select.add(new Option('Custom', 'custom'));
+  select.addEventListener('change', () => applyPreset(select.value));
+  $('tools').addEventListener('input', () => {
+    select.value = 'custom';
+    checkTools();
+  });
+  applyPreset('0');
+}
+
+function applyPreset(value) {
+  const p = PRESETS[Number(value)];
+  if (!p) return;
+  $('tools').value = JSON.stringify(p.tools, null, 2);
+  $('query').value = p.query;
+  checkTools();
+}
+
+/** The editor's text if it is a JSON array of tools, else null (and the error is shown). */
+function checkTools() {
+  const text = $('tools').value;
+  let error = '';
+  try {
+    if (!Array.isArray(JSON.parse(text))) error = 'Tools must be a JSON array.';
+  } catch (e) {
+    error = e.message;
+  }
+  $('tools-error').hidden = !error;
+  $('tools-error').textContent = error;
+  return error ? null : text; // the text itself goes to the core, so key order is kept exactly
+}
+
+// ---- model loading ----
+
+function selectedSource() {
+  const kind = document.querySelector('input[name="source"]:checked').value;
+  if (kind === 'url') return $('model-url').value.trim() || null;
+  if (kind === 'file') return $('model-file').files[0] || null;
+  return DEFAULT_MODEL;
+}
+
+function showProgress({ phase, loaded, total }) {
+  $('progress').hidden = false;
+  const pct = total ? Math.min(100, (100 * loaded) / total) : phase === 'init' ? 100 : 50;
+  $('progress-fill').style.width = `${pct}%`;
+  const label = { download: 'Downloading', cache: 'Reading cache', read: 'Reading file', init: 'Starting engine' }[phase] || phase;
+  $('progress-text').textContent =
+    phase === 'init' ? `${label}…` : total ? `${label} ${fmtBytes(loaded)} / ${fmtBytes(total)}` : `${label} ${fmtBytes(loaded)}`;
+}
+
+async function loadModel() {
+  const source = selectedSource();
+  if (!source) return setState(needle ? 'ready' : 'empty', 'Choose a URL or a file first.');
+  if (running) running.abort();
+  if (needle) needle.dispose();
+  needle = null;
+  setState('loading', 'Loading model…');
+  const t0 = performance.now();
+  try {
+    needle = await Needle.load(source, { onProgress: showProgress, kv: $('kv').value || undefined });
+    const i = needle.info;
+    const ms = performance.now() - t0;
+    $('model-info').textContent =
+      `Needle ${i.generation} · ${i.depth}/${i.num_layers} layers · d=${i.d_model} · vocab ${i.vocab} · ${i.kv} KV · ` +
+      `${fmtBytes(i.bytes)} · ${i.variant}` +
+      ` · from ${i.source} · ${fmtMs(ms)}`;
+    document.body.dataset.modelSource = i.source;
+    document.body.dataset.loadMs = String(ms);
+    $('progress').hidden = true;
+    setState('ready', 'Ready.');
+  } catch (e) {
+    setState('error', `Could not load the model: ${e.message} (${e.code})`);
+  }
+  refreshCache();
+}
+
+async function refreshCache() {
+  const list = $('cached-list');
+  const usage = await Needle.cacheUsage().catch(() => null);
+  list.replaceChildren();
+  if (!usage) return;
+  $('cache-total').textContent = usage.models.length ? `(${usage.models.length}, ${fmtBytes(usage.bytes)})` : '(none)';
+  for (const m of usage.models) {
+    const li = document.createElement('li');
+    const name = document.createElement('span');
+    name.className = 'url';
+    name.textContent = new URL(m.url).pathname.split('/').pop() || m.url;
+    name.title = m.url;
+    const size = document.createElement('span');
+    size.className = 'muted';
+    size.textContent = fmtBytes(m.bytes);
+    const clear = document.createElement('button');
+    clear.type = 'button';
+    clear.className = 'small';
+    clear.textContent = 'Clear';
+    clear.addEventListener('click', async () => {
+      await Needle.evict(m.url);
+      refreshCache();
+    });
+    li.append(name, size, clear);
+    list.append(li);
+  }
+}
+
+// ---- generation ----
+
+/** Splits streamed text into the <think> section and the rest. */
+function splitThinking(raw) {
+  const open = raw.indexOf('<think>');
+  if (open < 0) return { reasoning: '', answer: raw };
+  const close = raw.indexOf('</think>', open);
+  if (close < 0) return { reasoning: raw.slice(open + 7), answer: raw.slice(0, open) };
+  return { reasoning: raw.slice(open + 7, close), answer: raw.slice(0, open) + raw.slice(close + 8) };
+}
+
+function showText(reasoning, answer) {
+  $('reasoning-box').hidden = !reasoning.trim();
+  $('reasoning').textContent = reasoning.trim();
+  $('answer').textContent = answer.trim();
+}
+
+function stat(dl, name, value) {
+  const box = document.createElement('div');
+  const dt = document.createElement('dt');
+  dt.textContent = name;
+  const dd = document.createElement('dd');
+  dd.textContent = value;
+  dd.dataset.stat = name;
+  box.append(dt, dd);
+  dl.append(box);
+}
+
+function showResult(r, stopped) {
+  // `text` is the whole completion; the core has already read the reasoning out of it.
+  showText(r.reasoning || '', splitThinking(r.text || '').answer);
+  const calls = $('calls');
+  calls.replaceChildren();
+  for (const call of r.function_calls || []) {
+    const card = document.createElement('article');
+    card.className = 'call';
+    const h = document.createElement('h3');
+    h.textContent = call.name;
+    const pre = document.createElement('pre');
+    pre.textContent = JSON.stringify(call.arguments ?? {}, null, 2);
+    card.append(h, pre);
+    calls.append(card);
+  }
+  if (r.parse_error) {
+    const p = document.createElement('p');
+    p.className = 'muted';
+    p.textContent = `No tool call parsed: ${r.parse_error}`;
+    calls.append(p);
+  }
+  const conf = typeof r.confidence === 'number';
+  $('confidence-box').hidden = !conf;
+  if (conf) {
+    $('confidence-fill').style.width = `${(100 * r.confidence).toFixed(1)}%`;
+    $('confidence-text').textContent = r.confidence.toFixed(3);
+  }
+  const dl = $('stats');
+  dl.replaceChildren();
+  stat(dl, 'tokens/s', r.timings.tokens_per_s.toFixed(1));
+  stat(dl, 'prefill', fmtMs(r.timings.prefill_ms));
+  stat(dl, 'decode', fmtMs(r.timings.decode_ms));
+  stat(dl, 'tokens', `${r.usage.prompt_tokens} prompt + ${r.usage.completion_tokens} generated`);
+  stat(dl, 'KV memory', fmtBytes(r.kv_bytes));
+  stat(dl, 'stop', stopped ? 'stopped by you' : r.stop_reason);
+  $('result-json').textContent = JSON.stringify(r, null, 2);
+}
+
+function requestOptions() {
+  const num = (id) => ($(id).value === '' ? undefined : Number($(id).value));
+  return {
+    tools: checkTools(),
+    system: $('system').value || undefined,
+    maxTokens: num('max-tokens'),
+    temperature: num('temperature'),
+    seed: num('seed'),
+    topK: num('top-k'),
+    topP: num('top-p'),
+    layers: num('layers'),
+    kv: $('kv').value || undefined,
+  };
+}
+
+async function run(event) {
+  event.preventDefault();
+  const opts = requestOptions();
+  if (!needle || running || opts.tools === null) return;
+  running = new AbortController();
+  setState('running', 'Generating…');
+  showText('', '');
+  $('calls').replaceChildren();
+  $('stats').replaceChildren();
+  $('confidence-box').hidden = true;
+  $('result-json').textContent = '';
+  let raw = '';
+  let count = 0;
+  document.body.dataset.streamed = '0';
+  const t0 = performance.now();
+  try {
+    for await (const item of needle.stream($('query').value, { ...opts, signal: running.signal })) {
+      if ('token' in item) {
+        raw += item.text;
+        count += 1;
+        document.body.dataset.streamed = String(count);
+        const { reasoning, answer } = splitThinking(raw);
+        showText(reasoning, answer);
+        $('status').textContent = `Generating… ${count} tokens, ${((count * 1000) / (performance.now() - t0)).toFixed(1)} tokens/s`;
+      } else {
+        showResult(item, false);
+        setState('done', 'Done.');
+      }
+    }
+  } catch (e) {
+    if (e.name === 'AbortError') {
+      if (e.result) showResult(e.result, true);
+      setState('aborted', 'Stopped.');
+    } else {
+      setState('error', `Error: ${e.message} (${e.code})`);
+    }
+  } finally {
+    running = null;
+    if (document.body.dataset.state === 'running') setState('ready');
+    else setState(document.body.dataset.state);
+  }
+}
+
+// ---- wiring ----
+
+function init() {
+  initPresets();
+  for (const radio of document.querySelectorAll('input[name="source"]')) {
+    radio.addEventListener('change', () => {
+      const kind = document.querySelector('input[name="source"]:checked').value;
+      $('model-url').hidden = kind !== 'url';
+      $('model-file').hidden = kind !== 'file';
+    });
+  }
+  $('model-file').addEventListener('change', loadModel);
+  $('load').addEventListener('click', loadModel);
+  $('ask').addEventListener('submit', run);
+  $('stop').addEventListener('click', () => running && running.abort());
+  $('clear-cache').addEventListener('click', async () => {
+    const usage = await Needle.cacheUsage();
+    await Promise.all(usage.models.map((m) => Needle.evict(m.url)));
+    refreshCache();
+  });
+  $('isolation').textContent = globalThis.crossOriginIsolated ? '(cross-origin isolated)' : '';
+  if ('serviceWorker' in navigator) navigator.serviceWorker.register('./sw.js').catch(() => {});
+  setState('empty');
+  loadModel();
+}
+
+init();

@@ -1,0 +1,49 @@
+// Keeps the demo working offline: the page, its scripts and the wasm are served from this cache
+// when the network is unavailable (network first, so a rebuilt page is picked up when online).
+// Models are not handled here: the package keeps them in its own cache, with integrity checks.
+const SHELL = 'needle-demo-shell-v1';
+const ASSETS = [
+  './',
+  './index.html',
+  './app.js',
+  './presets.js',
+  './style.css',
+  './pkg/index.js',
+  './pkg/worker.js',
+  './pkg/protocol.js',
+  './pkg/cache.js',
+  './pkg/wasm/simd/needle.js',
+  './pkg/wasm/simd/needle_bg.wasm',
+  './pkg/wasm/baseline/needle.js',
+  './pkg/wasm/baseline/needle_bg.wasm',
+];
+
+self.addEventListener('install', (event) => {
+  event.waitUntil(
+    caches
+      .open(SHELL)
+      .then((cache) => cache.addAll(ASSETS))
+      .then(() => self.skipWaiting()),
+  );
+});
+
+self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim()));
+
+self.addEventListener('fetch', (event) => {
+  const url = new URL(event.request.url);
+  if (event.request.method !== 'GET' || url.origin !== location.origin || url.pathname.startsWith('/models/')) return;
+  event.respondWith(
+    (async () => {
+      const cache = await caches.open(SHELL);
+      try {
+        const response = await fetch(event.request);
+        if (response.ok) cache.put(event.request, response.clone());
+        return response;
+      } catch (e) {
+        const hit = await cache.match(event.request, { ignoreSearch: true });
+        if (hit) return hit;
+        throw e;
+      }
+    })(),
+  );
+});
