@@ -19,6 +19,7 @@ export type NeedleErrorCode =
   | 'integrity'
   | 'disposed'
   | 'worker_failed'
+  | 'wasm_failed'
   | 'internal';
 
 /** Every failure the package reports. Aborts have `name === 'AbortError'`. */
@@ -76,6 +77,7 @@ export interface CompleteOptions {
   maxTokens?: number;
   /** 0 (default) is greedy. */
   temperature?: number;
+  /** Whole number, 0 to 2^53-1 (default 0). */
   seed?: number;
   /** 0 (default) disables top-k. */
   topK?: number;
@@ -140,6 +142,8 @@ export interface ModelInfo {
   numerics: Numerics;
   heads: { confidence: boolean; embedding: boolean; router: boolean };
   kv_bytes: number;
+  /** Where the engine runs: a Web Worker, or inline on the caller's thread. */
+  thread: 'worker' | 'inline';
   /** Which wasm build runs the model. */
   variant: 'simd' | 'baseline';
   /** Where the bytes came from. */

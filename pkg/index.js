@@ -105,15 +105,15 @@ export class Needle {
     const wire = toSource(source);
     const host = await startHost(options.worker ?? 'auto');
     const needle = new Needle(host);
-    const { onProgress, signal, ...rest } = options;
+    const { onProgress, signal } = options;
     const opts = {
-      integrity: rest.integrity,
-      cache: rest.cache,
-      kv: rest.kv,
-      numerics: rest.numerics,
-      layers: rest.layers,
-      context: rest.maxContext,
-      simd: rest.simd === 'auto' ? undefined : rest.simd,
+      integrity: options.integrity,
+      cache: options.cache,
+      kv: options.kv,
+      numerics: options.numerics,
+      layers: options.layers,
+      context: options.maxContext,
+      simd: options.simd === 'auto' ? undefined : options.simd,
     };
     try {
       needle.#info = await needle.#call(Req.LOAD, { source: wire, options: opts }, { onProgress, signal });

@@ -5,6 +5,7 @@ import { Req, Reply, NeedleError, errorToWire } from './protocol.js';
 import { fetchModel } from './cache.js';
 
 const isNode = typeof process !== 'undefined' && !!(process.versions && process.versions.node);
+const inWorker = typeof WorkerGlobalScope !== 'undefined' && globalThis instanceof WorkerGlobalScope;
 const nodeImport = (name) => import(/* webpackIgnore: true */ /* @vite-ignore */ name);
 
 // The smallest module that uses a SIMD128 instruction (i8x16.splat, i8x16.popcnt): an engine
@@ -25,17 +26,21 @@ const wasmModules = new Map(); // variant -> initialised glue namespace (one ins
 
 async function loadWasm(variant) {
   if (wasmModules.has(variant)) return wasmModules.get(variant);
-  // Two literal imports (not a template) so bundlers see both files.
-  const glue = variant === 'simd' ? await import('./wasm/simd/needle.js') : await import('./wasm/baseline/needle.js');
-  const wasmUrl = new URL(`./wasm/${variant}/needle_bg.wasm`, import.meta.url);
-  if (isNode && wasmUrl.protocol === 'file:') {
-    const { readFile } = await nodeImport('node:fs/promises');
-    await glue.default({ module_or_path: await readFile(wasmUrl) });
-  } else {
-    await glue.default({ module_or_path: wasmUrl });
+  try {
+    // Two literal imports (not a template) so bundlers see both files.
+    const glue = variant === 'simd' ? await import('./wasm/simd/needle.js') : await import('./wasm/baseline/needle.js');
+    const wasmUrl = new URL(`./wasm/${variant}/needle_bg.wasm`, import.meta.url);
+    if (isNode && wasmUrl.protocol === 'file:') {
+      const { readFile } = await nodeImport('node:fs/promises');
+      await glue.default({ module_or_path: await readFile(wasmUrl) });
+    } else {
+      await glue.default({ module_or_path: wasmUrl });
+    }
+    wasmModules.set(variant, glue);
+    return glue;
+  } catch (e) {
+    throw new NeedleError('wasm_failed', `cannot load the ${variant} WebAssembly module: ${e.message}`);
   }
-  wasmModules.set(variant, glue);
-  return glue;
 }
 
 // Yields to the event loop so a queued `abort` message is handled between two tokens. A
@@ -88,11 +93,12 @@ async function sourceBytes(source, options, post, signal) {
  * scope, a MessagePort, or an in-process pair). Registers the handler synchronously.
  */
 export function serve(port) {
-  let glue = null;
   let session = null;
   let loaded = null; // how the current model was loaded: { base: { variant, source, bytes, ... } }
-  let config = engineConfig(); // the options the engine is built with now
+  let loadConfig = engineConfig(); // the options Needle.load asked for
+  let config = loadConfig; // the options the engine is built with now (a request may override)
   let disposed = false;
+  let crashed = false; // a wasm trap killed the engine
   let chain = Promise.resolve();
   const queued = new Set(); // ids received and not yet answered
   const aborted = new Set(); // those of them whose abort arrived (before or during their run)
@@ -103,6 +109,7 @@ export function serve(port) {
 
   function need() {
     if (disposed) throw new NeedleError('disposed', 'this model was disposed');
+    if (crashed) throw new NeedleError('internal', 'the engine stopped after an internal error; load the model again');
     if (!session) throw new NeedleError('disposed', 'no model is loaded');
     return session;
   }
@@ -131,17 +138,18 @@ export function serve(port) {
       if (options.simd === true && variant !== 'simd') {
         throw new NeedleError('unsupported', 'this engine has no WebAssembly SIMD128');
       }
-      glue = await loadWasm(variant);
+      const glue = await loadWasm(variant);
       if (ctl.signal.aborted) throw new NeedleError('aborted', 'load aborted');
       if (session) session.free();
       session = null;
       const want = engineConfig(options);
       session = new glue.Session(src.bytes, want.kv, want.numerics, want.layers, want.context);
-      config = want;
+      loadConfig = config = want;
       post({ type: Reply.PROGRESS, phase: 'init', loaded: 1, total: 1 });
       const t2 = now();
       loaded = {
         base: {
+          thread: inWorker ? 'worker' : 'inline',
           variant,
           source: src.from,
           bytes: src.bytes.length,
@@ -157,7 +165,13 @@ export function serve(port) {
 
   async function complete(id, { request: r }) {
     const s = need();
-    reconfigure({ ...config, kv: r.kv ?? config.kv, numerics: r.numerics ?? config.numerics, layers: r.layers ?? config.layers });
+    // Per-request engine options hold for this request only.
+    reconfigure({
+      ...loadConfig,
+      kv: r.kv ?? loadConfig.kv,
+      numerics: r.numerics ?? loadConfig.numerics,
+      layers: r.layers ?? loadConfig.layers,
+    });
     const t0 = now();
     s.start(r.query, r.tools, r.system ?? undefined, r.maxTokens, r.temperature, r.seed, r.topK, r.topP);
     const prefillMs = now() - t0;
@@ -165,7 +179,7 @@ export function serve(port) {
     let wasAborted = false;
     for (;;) {
       await yieldNow(); // lets an `abort` for this request arrive
-      if (aborted.has(id) || disposed) {
+      if (aborted.has(id)) {
         s.abort();
         wasAborted = true;
         break;
@@ -230,7 +244,10 @@ export function serve(port) {
       send({ type: Reply.RESULT, id, value }, transfer);
     } catch (e) {
       // A wasm trap leaves the instance in an unknown state: drop the engine rather than reuse it.
-      if (e instanceof WebAssembly.RuntimeError) session = null;
+      if (e instanceof WebAssembly.RuntimeError) {
+        session = null;
+        crashed = true;
+      }
       fail(id, e);
     } finally {
       queued.delete(id);
@@ -252,4 +269,4 @@ export function serve(port) {
 }
 
 // In a module worker, register at once: a handler set after a top-level await misses messages.
-if (typeof WorkerGlobalScope !== 'undefined' && globalThis instanceof WorkerGlobalScope) serve(globalThis);
+if (inWorker) serve(globalThis);

@@ -36,3 +36,23 @@ fn shipped() {
     eprintln!("prefill {pf:.1} ms/token, decode {dc:.1} ms/token");
     let _ = Numerics::Exact;
 }
+
+#[test]
+fn retrieval_matches_upstream_script() {
+    use needle_web::json::{self, Value};
+    let r = json::parse(&std::fs::read_to_string("/tmp/v2model/retrieval.json").unwrap()).unwrap();
+    let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/v2/mixed_window/model.cact")).unwrap();
+    let c = V2Container::parse(&bytes).unwrap();
+    let m = Model::new(&c).unwrap();
+    let tok = needle_web::tokenizer::Tokenizer::from_blob(c.tokenizer).unwrap();
+    let tools: Vec<&str> = r.get("tools").unwrap().as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+    let mut s = m.new_state(&Options { window: 0, max_tokens: 128, track_heads: true, ..m.default_options() }).unwrap();
+    let got = m.retrieve_tools(&mut s, &tok, r.get("query").unwrap().as_str().unwrap(), &tools, 5).unwrap();
+    eprintln!("ours {:?}", got);
+    let num = |v: &Value| match v { Value::Int(s) => s.parse::<f64>().unwrap(), Value::Float(x) => *x, _ => panic!() };
+    let want: Vec<usize> = r.get("ranking").unwrap().as_array().unwrap().iter().map(|v| num(v) as usize).collect();
+    let scores: Vec<f64> = r.get("scores").unwrap().as_array().unwrap().iter().map(num).collect();
+    eprintln!("upstream {want:?} {scores:?}");
+    assert_eq!(got.iter().map(|r| r.index).collect::<Vec<_>>(), want);
+    for (g, w) in got.iter().zip(&scores) { assert!((g.score as f64 - w).abs() < 1e-5, "{} {}", g.score, w); }
+}

@@ -90,7 +90,7 @@ pub(crate) struct LayerPlan {
 pub(crate) struct Sequence<S> {
     /// The blocks run, ascending.
     pub(crate) plan: Vec<LayerPlan>,
-    pub(crate) rings: Vec<KvRing>,
+    rings: Vec<KvRing>,
     conv: Vec<ConvTail>,
     /// Per Engram site of the stack (`None` when its layer is not run).
     site_tails: Vec<Option<ValueTail>>,
@@ -98,8 +98,8 @@ pub(crate) struct Sequence<S> {
     recent: Vec<u32>,
     pub(crate) pos: usize,
     /// Tokens the sequence may hold.
-    pub(crate) capacity: usize,
-    pub(crate) deploy: bool,
+    capacity: usize,
+    deploy: bool,
     s: Scratch,
     pub(crate) mlp: S,
 }
@@ -115,7 +115,7 @@ pub(crate) enum Logits<'o> {
 }
 
 /// Largest prefill chunk a sequence accepts.
-pub(crate) const MAX_CHUNK: usize = 1024;
+const MAX_CHUNK: usize = 1024;
 
 /// Applies each matrix of `jobs` to the `b` rows of `x` (row width = the matrices' `cols`),
 /// rotating the inputs once for consecutive matrices that share their column geometry.
@@ -146,11 +146,9 @@ impl<'a, M: Mlp> Stack<'a, M> {
         self.lm_head.rows()
     }
 
-    /// A fresh sequence running `plan` (ascending layers), `capacity` tokens at most.
+    /// A fresh sequence running `plan` (ascending layers), `capacity` tokens at most (the
+    /// caller has checked it against the model's context).
     pub(crate) fn sequence(&self, plan: Vec<LayerPlan>, kv: KvPrecision, capacity: usize, chunk: usize, deploy: bool) -> Result<Sequence<M::Scratch>> {
-        if capacity == 0 {
-            return Err(Error::InvalidArgument { name: "max_tokens", reason: "must be at least 1" });
-        }
         if chunk == 0 || chunk > MAX_CHUNK {
             return Err(Error::InvalidArgument { name: "prefill_chunk", reason: "must be 1 to 1024" });
         }

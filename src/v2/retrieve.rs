@@ -32,11 +32,10 @@ impl Model<'_> {
     /// needs `track_heads` and KV rings that hold `tokens` in full — and leaves it empty with
     /// its window unchanged.
     pub fn embed(&self, state: &mut State, tokens: &[u32]) -> Result<Vec<f32>> {
-        let i = self.head_index(HeadKind::Contrastive)?;
+        self.head_index(HeadKind::Contrastive)?;
         let window = state.window();
         state.set_window(0)?;
-        let run = self.advance(state, tokens, Logits::None);
-        let out = run.and_then(|()| self.head(state, self.heads[i].kind));
+        let out = self.advance(state, tokens, Logits::None).and_then(|()| self.head(state, HeadKind::Contrastive));
         state.set_window(window).expect("the state held this window before");
         out
     }

@@ -13,14 +13,17 @@ use crate::{Error, Result};
 /// A model loaded from `.cact` bytes (generation detected from the container tag).
 ///
 /// The engine borrows the container bytes (weights are zero-copy views), so the session owns
-/// them. They are held as a raw pointer from `Box::into_raw` rather than a `Box` field: moving a
+/// them. They are held as a raw pointer (a leaked `Box`) rather than a `Box` field: moving a
 /// `Box` asserts unique access to its allocation, which the engine's shared borrow would violate
 /// every time wasm-bindgen moves the session.
+///
+/// Counts and the seed arrive as JS numbers (f64) and are checked here, so a negative, fractional
+/// or huge value is an `invalid_argument` error rather than a silently wrapped integer.
 #[wasm_bindgen]
 pub struct Session {
     /// Built over `bytes`; dropped in `Drop` before they are freed.
     engine: ManuallyDrop<Engine<'static>>,
-    /// Owned container bytes (from `Box::into_raw`), never written and never moved.
+    /// Owned container bytes (a leaked `Box`), never written and never moved.
     bytes: NonNull<[u8]>,
 }
 
@@ -34,8 +37,8 @@ impl Session {
         bytes: Box<[u8]>,
         kv: Option<String>,
         numerics: Option<String>,
-        layers: Option<u32>,
-        context: Option<u32>,
+        layers: Option<f64>,
+        context: Option<f64>,
     ) -> Result<Session, JsValue> {
         console_error_panic_hook::set_once();
         let opts = load_options(kv.as_deref(), numerics.as_deref(), layers, context).map_err(error)?;
@@ -55,8 +58,8 @@ impl Session {
         &mut self,
         kv: Option<String>,
         numerics: Option<String>,
-        layers: Option<u32>,
-        context: Option<u32>,
+        layers: Option<f64>,
+        context: Option<f64>,
     ) -> Result<(), JsValue> {
         let opts = load_options(kv.as_deref(), numerics.as_deref(), layers, context).map_err(error)?;
         let engine = Engine::load(owned(self.bytes), &opts).map_err(error)?;
@@ -116,21 +119,20 @@ impl Session {
         query: &str,
         tools_json: &str,
         system: Option<String>,
-        max_tokens: u32,
+        max_tokens: f64,
         temperature: f32,
         seed: f64,
-        top_k: u32,
+        top_k: f64,
         top_p: f32,
     ) -> Result<u32, JsValue> {
-        let seed = seed_from_js(seed).map_err(error)?;
         let req = Request {
             query,
             tools_json,
             system: system.as_deref(),
-            max_tokens: max_tokens as usize,
+            max_tokens: count("max_tokens", max_tokens).map_err(error)?,
             temperature,
-            seed,
-            top_k: top_k as usize,
+            seed: seed_from_js(seed).map_err(error)?,
+            top_k: count("top_k", top_k).map_err(error)?,
             top_p,
         };
         self.engine.start(&req).map(|n| n as u32).map_err(error)
@@ -163,12 +165,12 @@ impl Session {
         Ok(Value::Object(members).to_json())
     }
 
-    /// Logits after each token of `ids` from a fresh state, `ids.len() x vocab` row-major.
+    /// Logits after each token of `ids` from a fresh state, `ids.len() x logits_len` row-major.
     pub fn logits(&mut self, ids: &[u32]) -> Result<Vec<f32>, JsValue> {
         self.engine.logits_for(ids).map_err(error)
     }
 
-    /// Bytes the KV cache holds now.
+    /// Bytes of the KV cache (allocated for the session's capacity at load).
     pub fn kv_bytes(&self) -> f64 {
         self.engine.kv_bytes() as f64
     }
@@ -196,7 +198,7 @@ fn owned(bytes: NonNull<[u8]>) -> &'static [u8] {
     unsafe { bytes.as_ref() }
 }
 
-fn load_options(kv: Option<&str>, numerics: Option<&str>, layers: Option<u32>, context: Option<u32>) -> Result<LoadOptions> {
+fn load_options(kv: Option<&str>, numerics: Option<&str>, layers: Option<f64>, context: Option<f64>) -> Result<LoadOptions> {
     let kv = match kv {
         None => None,
         Some("f32") => Some(KvPrecision::F32),
@@ -208,15 +210,26 @@ fn load_options(kv: Option<&str>, numerics: Option<&str>, layers: Option<u32>, c
         Some("deploy") => Numerics::Deploy,
         Some(_) => return Err(Error::InvalidArgument { name: "numerics", reason: "expected \"exact\" or \"deploy\"" }),
     };
-    Ok(LoadOptions { kv, numerics, layers: layers.map(|l| l as usize), max_tokens: context.map(|c| c as usize) })
+    let layers = layers.map(|v| count("layers", v)).transpose()?;
+    let max_tokens = context.map(|v| count("context", v)).transpose()?;
+    Ok(LoadOptions { kv, numerics, layers, max_tokens })
 }
 
-/// JS numbers are f64: a seed must be a non-negative integer it represents exactly.
-fn seed_from_js(seed: f64) -> Result<u64> {
-    const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
-    if (0.0..=MAX_SAFE).contains(&seed) && seed == libm::trunc(seed) {
-        Ok(seed as u64)
+/// A JS number used as a count: a whole number from 0 to 2^32 - 1.
+fn count(name: &'static str, v: f64) -> Result<usize> {
+    if (0.0..=u32::MAX as f64).contains(&v) && v == libm::trunc(v) {
+        Ok(v as usize)
     } else {
-        Err(Error::InvalidArgument { name: "seed", reason: "expected an integer in 0..=2^53-1" })
+        Err(Error::InvalidArgument { name, reason: "expected a whole number from 0 to 2^32-1" })
+    }
+}
+
+/// A JS number used as a seed: a whole number it represents exactly (0 to 2^53 - 1).
+fn seed_from_js(v: f64) -> Result<u64> {
+    const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+    if (0.0..=MAX_SAFE_INTEGER).contains(&v) && v == libm::trunc(v) {
+        Ok(v as u64)
+    } else {
+        Err(Error::InvalidArgument { name: "seed", reason: "expected a whole number from 0 to 2^53-1" })
     }
 }

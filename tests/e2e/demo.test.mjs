@@ -133,6 +133,41 @@ test('Stop aborts a generation mid-stream and keeps what was generated', async (
   await page.fill('#seed', '0');
 });
 
+test('the package runs the engine in a module worker and the page stays responsive through prefill', async (t) => {
+  const probe = await page.evaluate(async () => {
+    const { Needle } = await import('./pkg/index.js');
+    const needle = await Needle.load('./models/default.cact');
+    // A long prompt (most of the context) makes prefill one long wasm call: inline, it would
+    // freeze the page throughout.
+    const unit = 'Please turn on every light in the house, then dim them to half. ';
+    const perUnit = (await needle.tokenize(unit)).length;
+    const query = unit.repeat(Math.floor((needle.info.capacity * 0.7) / perUnit));
+    let last = performance.now();
+    let worstGap = 0;
+    const timer = setInterval(() => {
+      const now = performance.now();
+      worstGap = Math.max(worstGap, now - last);
+      last = now;
+    }, 5);
+    const r = await needle.complete(query, { maxTokens: 8 });
+    clearInterval(timer);
+    needle.dispose();
+    return {
+      thread: needle.info.thread,
+      source: needle.info.source,
+      prefill: r.timings.prefill_ms,
+      worstGap,
+      cached: await Needle.cached('./models/default.cact'),
+    };
+  });
+  assert.equal(probe.thread, 'worker');
+  assert.equal(probe.source, 'cache');
+  assert.equal(probe.cached, true);
+  // Blocking is only measurable when prefill is long against the 5 ms timer (not on the tiniest models).
+  if (probe.prefill < 100) return t.diagnostic(`prefill ${probe.prefill.toFixed(1)} ms: too short to measure blocking`);
+  assert.ok(probe.worstGap < probe.prefill / 2, `main thread blocked ${probe.worstGap.toFixed(0)} ms (prefill ${probe.prefill.toFixed(0)} ms)`);
+});
+
 test('generation sends no network request', async () => {
   const before = served.length;
   const seen = [];
@@ -169,6 +204,15 @@ test('a corrupted cache entry is detected, evicted and fetched again', async () 
   assert.equal(modelFetches(), fetchesBefore + 1);
   const again = await openAndTime(() => page.reload());
   assert.equal(again.source, 'cache', 'the refetched copy was stored intact');
+});
+
+test('the model picker loads a local file', async () => {
+  await page.check('input[name="source"][value="file"]');
+  const loaded = await openAndTime(() => page.setInputFiles('#model-file', MODEL));
+  assert.equal(loaded.source, 'blob');
+  const { state: end, result } = await runQuery();
+  assert.equal(end, 'done');
+  assert.ok(result.tokens.length > 0);
 });
 
 test('the page and the model work offline after the first load', async () => {

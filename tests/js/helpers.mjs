@@ -3,14 +3,18 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 
 /** The model the demo embeds: $NEEDLE_MODEL (set by dev.sh) or the first v3 fixture. */
 export function defaultModel() {
-  if (process.env.NEEDLE_MODEL) return resolve(ROOT, process.env.NEEDLE_MODEL);
+  if (process.env.NEEDLE_MODEL) {
+    const f = resolve(ROOT, process.env.NEEDLE_MODEL);
+    if (!existsSync(f)) throw new Error(`NEEDLE_MODEL=${process.env.NEEDLE_MODEL}: no such file`);
+    return f;
+  }
   const dir = join(ROOT, 'tests/fixtures/v3');
   const cases = existsSync(dir) ? readdirSync(dir).sort() : [];
   const preferred = cases.includes('default') ? ['default'] : cases;
@@ -19,6 +23,12 @@ export function defaultModel() {
     if (existsSync(f)) return f;
   }
   throw new Error('no v3 fixture model under tests/fixtures/v3 (set NEEDLE_MODEL)');
+}
+
+/** The fixture's case.json beside a model file, or null. */
+export function caseOf(model) {
+  const file = join(dirname(model), 'case.json');
+  return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : null;
 }
 
 export const CLI = resolve(ROOT, process.env.NEEDLE_CLI || 'target/release/needle');

@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 
 import { Needle, NeedleError } from '../../pkg/index.js';
 import { startServer } from '../../tools/serve.mjs';
-import { assertSameAsNative, defaultModel, nativeRun, nativeLogits, SMART_HOME_TOOLS } from './helpers.mjs';
+import { assertSameAsNative, caseOf, defaultModel, nativeRun, nativeLogits, SMART_HOME_TOOLS } from './helpers.mjs';
 
 const MODEL = defaultModel();
 const BYTES = new Uint8Array(readFileSync(MODEL));
@@ -25,6 +25,7 @@ after(async () => {
 });
 
 test('the SIMD128 build runs where WebAssembly validates SIMD, the baseline build when asked', async () => {
+  assert.equal(needle.info.thread, 'inline', 'Node has no Worker: the engine runs inline');
   assert.equal(needle.info.variant, 'simd');
   const base = await Needle.load(BYTES, { simd: false });
   try {
@@ -61,6 +62,20 @@ test('wasm logits equal the native CLI logits: bit for bit on the baseline build
   const scale = native.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
   const worst = s.reduce((m, v, i) => Math.max(m, Math.abs(v - native[i])), 0);
   assert.ok(worst <= 1e-5 * scale, `max |simd - native| = ${worst} (scale ${scale})`);
+});
+
+test('per-request layers, kv and numerics match the CLI with the same flags, and hold for that request only', async (t) => {
+  const rungs = caseOf(MODEL)?.rungs ?? [];
+  if (rungs.length === 0) return t.skip('the default model has no depth-ladder rung');
+  const depth = rungs[0].depth;
+  const flags = ['--layers', String(depth), '--kv', 'f32', '--numerics', 'deploy'];
+  const native = nativeRun(MODEL, QUERY, SMART_HOME_TOOLS, ['--max-tokens', '12', ...flags]);
+  const opts = { tools: SMART_HOME_TOOLS, maxTokens: 12 };
+  const plain = await needle.complete(QUERY, opts);
+  const shallow = await needle.complete(QUERY, { ...opts, layers: depth, kv: 'f32', numerics: 'deploy' });
+  assertSameAsNative(shallow, native, false);
+  assert.notDeepEqual(shallow.tokens, plain.tokens, 'the rung changes the output');
+  assert.deepEqual((await needle.complete(QUERY, opts)).tokens, plain.tokens, 'the next request is back to the load options');
 });
 
 test('stream yields every token as it is generated, then the final result', async () => {
@@ -128,9 +143,11 @@ test('overlapping requests run one at a time in the order they were made', async
       return r;
     }),
   );
+  const reset = needle.reset().then(() => order.push('reset'));
   const results = await Promise.all(queued);
+  await reset;
   const dones = order.filter((x) => typeof x === 'string');
-  assert.deepEqual(dones, ['done 0', 'done 1', 'done 2']);
+  assert.deepEqual(dones, ['done 0', 'done 1', 'done 2', 'reset']);
   // Tokens of one request never interleave with another's.
   const tokenOwners = order.filter((x) => typeof x === 'number');
   assert.deepEqual(tokenOwners, [...tokenOwners].sort());
@@ -171,6 +188,12 @@ test('a truncated container rejects with a typed error, not a crash', async () =
 
 test('a URL that answers 404 rejects with fetch_failed and the status', async () => {
   await assert.rejects(Needle.load(`${server.url}models/missing.cact`), { code: 'fetch_failed', status: 404 });
+});
+
+test('a load whose signal is already aborted rejects with an AbortError', async () => {
+  const ctl = new AbortController();
+  ctl.abort();
+  await assert.rejects(Needle.load(`${server.url}models/default.cact`, { signal: ctl.signal }), { name: 'AbortError' });
 });
 
 test('an unsupported source type rejects with bad_source', async () => {
@@ -218,9 +241,14 @@ test('invalid tool JSON rejects with bad_json', async () => {
   await assert.rejects(needle.complete(QUERY, { tools: '[{"name": ' }), { code: 'bad_json' });
 });
 
-test('a seed that is not a safe integer rejects with invalid_argument', async () => {
-  await assert.rejects(needle.complete(QUERY, { seed: 1.5 }), { code: 'invalid_argument' });
-  await assert.rejects(needle.complete(QUERY, { seed: -1 }), { code: 'invalid_argument' });
+test('numbers that are not whole and in range reject with invalid_argument instead of wrapping', async () => {
+  for (const opts of [{ seed: 1.5 }, { seed: -1 }, { seed: 2 ** 60 }, { maxTokens: -1 }, { maxTokens: NaN }, { topK: 2.5 }]) {
+    await assert.rejects(needle.complete(QUERY, opts), { code: 'invalid_argument' }, JSON.stringify(opts));
+  }
+  await assert.rejects(needle.complete(QUERY, { temperature: -1 }), { code: 'invalid_argument' });
+  await assert.rejects(needle.complete(QUERY, { topP: 0 }), { code: 'invalid_argument' });
+  await assert.rejects(Needle.load(BYTES, { layers: 1.5 }), { code: 'invalid_argument' });
+  await assert.rejects(Needle.load(BYTES, { kv: 'int4' }), { code: 'invalid_argument' });
 });
 
 test('tokenize and detokenize round-trip text', async () => {

@@ -70,6 +70,12 @@ TOOLS_KITCHEN = [
           ["celsius"]),
 ]
 
+
+def tools_json(tools):
+    # Exactly how upstream's render_example serialises a tool list.
+    return json.dumps(tools, separators=(",", ":"), ensure_ascii=False)
+
+
 # Each case: the TransformerConfig kwargs, how the container is exported, the prompt.
 # dtype/remat are forced to float32/False for every case (see `make_config`).
 CASES = [
@@ -79,8 +85,9 @@ CASES = [
             "d_model 128, 4 query / 2 KV heads (head_dim 32), 6 layers over 4 mHC lanes, "
             "4 Engram sites (the v2 exporter's maximum) at layers 0,2,3,5 with orders (2,3); "
             "mixed CQ widths through upstream's bits map (4, 3, 2-bit and ternary); both probe "
-            "heads (contrastive embedding + confidence); header kv_window 32 with a prompt far "
-            "longer than it (build_prompt, two tools, non-ASCII)."),
+            "heads (contrastive embedding + confidence) and a cosine tool ranking on the "
+            "embedding head; header kv_window 32 with a prompt far longer than it "
+            "(build_prompt, two tools, non-ASCII)."),
         seed=4,
         config=dict(vocab_size=1024, d_model=128, num_heads=4, num_kv_heads=2, num_layers=6,
                     max_seq_len=512, engram_layers=(0, 2, 3, 5), engram_orders=(2, 3),
@@ -93,6 +100,9 @@ CASES = [
         prompt=dict(renderer="build_prompt", system=None, tools=TOOLS_HOME,
                     query="Set the heating to 21 degrees, then text Zoë \"on my way 🚗\"."),
         eos_step=None,
+        retrieval=dict(query="Set the heating to 21 degrees, then text Zoë \"on my way 🚗\".",
+                       tools=[tools_json([t]) for t in TOOLS_HOME + TOOLS_KITCHEN]
+                       + ["Play a song, an artist or a playlist."], k=3),
     ),
     dict(
         name="system_eos",
@@ -125,11 +135,6 @@ def render_prompt(spec):
         return R.build_prompt(spec["query"], spec["tools"])
     example = {"query": spec["query"], "tools": spec["tools"], "system": spec["system"]}
     return render_example(example)[0]
-
-
-def tools_json(tools):
-    # Exactly how upstream's render_example serialises a tool list.
-    return json.dumps(tools, separators=(",", ":"), ensure_ascii=False)
 
 
 def make_config(case):
@@ -540,21 +545,54 @@ def head_record(ref, params, present, tokens, window):
 
 
 def head_outputs(ref, params, present, prompt_ids, short_ids, window):
-    """Each present head, batch 1, no PAD: on prompt_ids with upstream's default window 0
-    (the top-level record), then in `extra` on a short sequence and, when the prompt
-    outgrows the header window, on prompt_ids with that window."""
+    """Each present head, batch 1, no PAD. `cases` holds every run: prompt_ids with
+    upstream's default window 0, a short sequence, and, when the prompt outgrows the
+    header window, prompt_ids with that window. The head's top-level tokens/shape/output/
+    tolerance repeat its first case (the contract's single-sequence form)."""
     runs = [(prompt_ids, 0), (short_ids, 0)]
     if window and len(prompt_ids) > window:
         runs.append((prompt_ids, window))
     heads = {}
-    for i, (tokens, w) in enumerate(runs):
+    for tokens, w in runs:
         for name, rec in head_record(ref, params, present, tokens, w).items():
-            if i == 0:
-                heads[name] = {**rec, "extra": []}
-            else:
-                heads[name]["extra"].append(rec)
+            if name not in heads:
+                heads[name] = {k: rec[k] for k in ("tokens", "shape", "output", "tolerance")}
+                heads[name]["cases"] = []
+            heads[name]["cases"].append({"quant": False, **rec})
     heads["absent_heads"] = [HEAD_KEYS[k] for k in HEAD_KEYS if k not in present]
     return heads
+
+
+RETRIEVAL_DOC = (
+    "derived, not an upstream function: cactus-needle 2.0.15 has no retrieve_tools or other "
+    "ranking code (its only pairwise use of the head is forward_contrastive, a training-time "
+    "encoder of a query and a tool that also returns log_temp). Each text runs alone as "
+    "[BOS] + encode(text) through encode_contrastive(tokens, quant=False, window=0); "
+    "score = dot(query unit vector, tool unit vector) (cosine; the temperature scales all "
+    "scores alike); ranking = tool indices by descending score (ties keep list order), the "
+    "first k; scores in ranking order")
+
+
+def retrieval_record(ref, params, tok, query, tools, k):
+    """Cosine ranking of tool texts against a query on the contrastive head."""
+    def embed(p, text):
+        ids = [T.BOS_ID] + tok.encode(text)
+        return ref.heads(p, ids, False, ["contrastive_head"], 0)["embedding"][0]
+
+    def scores(p):
+        q = embed(p, query)
+        return np.array([float(np.dot(q, embed(p, t))) for t in tools])
+
+    s = scores(params)
+    order = sorted(range(len(tools)), key=lambda i: -s[i])[:k]
+    moved = max(float(np.max(np.abs(scores(common.perturb_tree(params, seed)) - s)))
+                for seed in PERTURB_SEEDS)
+    desc = np.sort(s)[::-1]
+    gaps = (desc[:-1] - desc[1:])[:k]  # every order decision the top k depends on
+    assert gaps.min() > 100 * moved, (gaps, moved)
+    return dict(method=RETRIEVAL_DOC, query=query, tools=tools, k=k, ranking=order,
+                scores=common.f32_list(s[order]), score_movement=moved,
+                min_gap=float(gaps.min()))
 
 
 # ----------------------------------------------------------------------------- one case
@@ -639,6 +677,10 @@ def build_case(case, out_root, tok_dir):
     present = [k for k in HEAD_KEYS if k in case["heads"]]
     short = [T.BOS_ID] + tok.encode(spec["query"])
     heads = head_outputs(ref, rparams, present, prompt_ids, short, window)
+    retrieval = None
+    if case.get("retrieval"):
+        r = case["retrieval"]
+        retrieval = retrieval_record(ref, rparams, tok, r["query"], r["tools"], r["k"])
     clock(f"{name}: heads")
 
     records = directory_records(cact)
@@ -664,6 +706,8 @@ def build_case(case, out_root, tok_dir):
         heads=heads,
         cross_checks=checks,
     )
+    if retrieval:
+        doc["retrieval"] = retrieval
     if eos:
         doc["eos_adjustment"] = eos
     common.write_json(os.path.join(folder, "case.json"), doc)
