@@ -32,7 +32,7 @@ cmd_test() {
   local t0=$SECONDS
   ensure_rust_targets wasm32-unknown-unknown wasm32-wasip1 thumbv7em-none-eabihf
   step "cargo test (native, all features but web)"
-  cargo test --features cli
+  cargo test --no-fail-fast --features cli
   step "core builds without std: wasm32 and bare metal"
   cargo rustc --lib --no-default-features --target wasm32-unknown-unknown --crate-type rlib
   cargo rustc --lib --no-default-features --target thumbv7em-none-eabihf --crate-type rlib

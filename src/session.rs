@@ -8,7 +8,7 @@
 //! the same loop for hosts that need not.
 //!
 //! The core has no clock: callers time `start` (prefill) and `next` (decode) themselves.
-use alloc::string::String;
+use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -18,7 +18,7 @@ use crate::prompt;
 use crate::response::{self, Response};
 use crate::sampling::Sampler;
 use crate::tokenizer::{IncrementalDecoder, Tokenizer};
-use crate::v3;
+use crate::{v2, v3};
 use crate::{Error, Result};
 
 pub use crate::v3::{HeadKind, KvPrecision, Numerics};
@@ -156,9 +156,139 @@ impl Completion {
     }
 }
 
-/// The model of one generation and its sequence state.
+/// The model of one generation and its sequence state: the one place the generations meet.
 enum Net<'a> {
+    V2 { model: v2::Model<'a>, state: v2::State },
     V3 { model: v3::Model<'a>, state: v3::State },
+}
+
+impl<'a> Net<'a> {
+    fn load(container: Container<'a>, options: &LoadOptions) -> Result<Self> {
+        Ok(match container {
+            Container::V3(c) => {
+                let model = v3::Model::new(&c)?;
+                let mut opts = model.default_options();
+                opts.kv = options.kv.unwrap_or(opts.kv);
+                opts.numerics = options.numerics;
+                opts.depth = options.layers.unwrap_or(opts.depth);
+                opts.max_tokens = options.max_tokens.unwrap_or(opts.max_tokens);
+                opts.track_heads = model.heads().next().is_some();
+                let state = model.new_state(&opts)?;
+                Net::V3 { model, state }
+            }
+            Container::V2(c) => {
+                let model = v2::Model::new(&c)?;
+                if options.layers.is_some_and(|l| l != model.geometry().num_layers) {
+                    return Err(Error::Unsupported { what: "ladder depths (Needle 2 has no ladder)" });
+                }
+                let mut opts = model.default_options();
+                opts.kv = options.kv.unwrap_or(opts.kv);
+                opts.numerics = options.numerics;
+                opts.max_tokens = options.max_tokens.unwrap_or(opts.max_tokens);
+                opts.track_heads = model.heads().next().is_some();
+                let state = model.new_state(&opts)?;
+                Net::V2 { model, state }
+            }
+        })
+    }
+
+    fn info(&self) -> ModelInfo {
+        match self {
+            Net::V3 { model, state } => {
+                let (g, o) = (model.geometry(), state.options());
+                ModelInfo {
+                    generation: 3,
+                    vocab: g.vocab,
+                    logits_len: model.logits_len(),
+                    d_model: g.d_model,
+                    num_layers: g.num_layers,
+                    depth: o.depth,
+                    max_seq_len: g.max_seq_len,
+                    capacity: o.max_tokens,
+                    kv: o.kv,
+                    numerics: o.numerics,
+                    heads: model.heads().collect(),
+                }
+            }
+            Net::V2 { model, state } => {
+                let (g, o) = (model.geometry(), state.options());
+                ModelInfo {
+                    generation: 2,
+                    vocab: g.vocab,
+                    logits_len: model.logits_len(),
+                    d_model: g.d_model,
+                    num_layers: g.num_layers,
+                    depth: g.num_layers,
+                    max_seq_len: g.max_seq_len,
+                    capacity: o.max_tokens,
+                    kv: o.kv,
+                    numerics: o.numerics,
+                    heads: model
+                        .heads()
+                        .map(|h| match h {
+                            v2::HeadKind::Contrastive => HeadKind::Embedding,
+                            v2::HeadKind::Confidence => HeadKind::Confidence,
+                        })
+                        .collect(),
+                }
+            }
+        }
+    }
+
+    fn reset(&mut self) {
+        match self {
+            Net::V2 { state, .. } => state.reset(),
+            Net::V3 { state, .. } => state.reset(),
+        }
+    }
+
+    fn kv_bytes(&self) -> usize {
+        match self {
+            Net::V2 { state, .. } => state.kv_bytes(),
+            Net::V3 { state, .. } => state.kv_bytes(),
+        }
+    }
+
+    fn position(&self) -> usize {
+        match self {
+            Net::V2 { state, .. } => state.position(),
+            Net::V3 { state, .. } => state.position(),
+        }
+    }
+
+    /// Runs `ids` after what the state holds, writing the logits after the last one.
+    fn feed(&mut self, ids: &[u32], logits: &mut [f32]) -> Result<()> {
+        match self {
+            Net::V2 { model, state } => model.prefill(state, ids, logits),
+            Net::V3 { model, state } => model.prefill(state, ids, logits),
+        }
+    }
+
+    /// Runs `ids` after what the state holds, writing the logits after each of them.
+    fn feed_rows(&mut self, ids: &[u32], rows: &mut [f32]) -> Result<()> {
+        match self {
+            Net::V2 { model, state } => model.prefill_rows(state, ids, rows),
+            Net::V3 { model, state } => model.prefill_rows(state, ids, rows),
+        }
+    }
+
+    /// The confidence head's logit over the whole sequence `ids` the state has consumed.
+    fn confidence(&self, ids: &[u32]) -> Result<f32> {
+        let logit = match self {
+            Net::V3 { model, state } => model.head(state, HeadKind::Confidence)?,
+            // Upstream scores with full causal attention; a windowed state that has already
+            // cut keys off re-runs the exchange on a full-causal scratch state.
+            Net::V2 { model, state } if state.is_full_causal() => model.head(state, v2::HeadKind::Confidence)?,
+            Net::V2 { model, state } => {
+                let opts = v2::Options { window: 0, max_tokens: ids.len(), track_heads: true, ..*state.options() };
+                let mut scratch = model.new_state(&opts)?;
+                let mut logits = vec![0.0; model.logits_len()];
+                model.prefill(&mut scratch, ids, &mut logits)?;
+                model.head(&scratch, v2::HeadKind::Confidence)?
+            }
+        };
+        logit.first().copied().ok_or(Error::Unsupported { what: "empty confidence head output" })
+    }
 }
 
 /// A request in flight.
@@ -190,45 +320,8 @@ impl<'a> Engine<'a> {
     pub fn load(bytes: &'a [u8], options: &LoadOptions) -> Result<Self> {
         let container = container::parse(bytes)?;
         let tokenizer = Tokenizer::from_blob(container.tokenizer())?;
-        let net = match container {
-            Container::V3(c) => {
-                let model = v3::Model::new(&c)?;
-                let mut opts = model.default_options();
-                if let Some(kv) = options.kv {
-                    opts.kv = kv;
-                }
-                opts.numerics = options.numerics;
-                if let Some(depth) = options.layers {
-                    opts.depth = depth;
-                }
-                if let Some(max_tokens) = options.max_tokens {
-                    opts.max_tokens = max_tokens;
-                }
-                opts.track_heads = model.heads().next().is_some();
-                let state = model.new_state(&opts)?;
-                Net::V3 { model, state }
-            }
-            Container::V2(_) => return Err(Error::Unsupported { what: "Needle 2 containers (not yet in this runtime)" }),
-        };
-        let info = match &net {
-            Net::V3 { model, state } => {
-                let g = model.geometry();
-                let o = state.options();
-                ModelInfo {
-                    generation: 3,
-                    vocab: g.vocab,
-                    logits_len: model.logits_len(),
-                    d_model: g.d_model,
-                    num_layers: g.num_layers,
-                    depth: o.depth,
-                    max_seq_len: g.max_seq_len,
-                    capacity: o.max_tokens,
-                    kv: o.kv,
-                    numerics: o.numerics,
-                    heads: model.heads().collect(),
-                }
-            }
-        };
+        let net = Net::load(container, options)?;
+        let info = net.info();
         let im_end = tokenizer.piece_id(prompt::IM_END);
         Ok(Engine { net, tokenizer, logits: vec![0.0; info.logits_len], info, im_end, turn: None })
     }
@@ -257,30 +350,22 @@ impl<'a> Engine<'a> {
     /// Forgets the sequence and any request in flight.
     pub fn reset(&mut self) {
         self.turn = None;
-        match &mut self.net {
-            Net::V3 { state, .. } => state.reset(),
-        }
+        self.net.reset();
     }
 
     /// KV-cache bytes this session holds.
     pub fn kv_bytes(&self) -> usize {
-        match &self.net {
-            Net::V3 { state, .. } => state.kv_bytes(),
-        }
+        self.net.kv_bytes()
     }
 
     /// Tokens the state has consumed.
     pub fn position(&self) -> usize {
-        match &self.net {
-            Net::V3 { state, .. } => state.position(),
-        }
+        self.net.position()
     }
 
     /// Runs `ids` after what the state holds; the logits after the last one become current.
     fn feed(&mut self, ids: &[u32]) -> Result<()> {
-        match &mut self.net {
-            Net::V3 { model, state } => model.prefill(state, ids, &mut self.logits),
-        }
+        self.net.feed(ids, &mut self.logits)
     }
 
     /// Logits at every position of `ids` from a fresh state (row-major, `logits_len` wide).
@@ -291,9 +376,7 @@ impl<'a> Engine<'a> {
             return Err(Error::ContextFull { needed: ids.len(), max: self.info.capacity });
         }
         let mut rows = vec![0.0; len];
-        let result = match &mut self.net {
-            Net::V3 { model, state } => model.prefill_rows(state, ids, &mut rows),
-        };
+        let result = self.net.feed_rows(ids, &mut rows);
         self.reset();
         result.map(|()| rows)
     }
@@ -379,10 +462,11 @@ impl<'a> Engine<'a> {
             if let Some(id) = turn.unfed.filter(|_| self.position() < self.info.capacity) {
                 self.feed(&[id])?;
             }
-            let logit = match &self.net {
-                Net::V3 { model, state } => model.head(state, HeadKind::Confidence)?,
-            };
-            confidence = logit.first().map(|&z| 1.0 / (1.0 + libm::expf(-z)));
+            let mut exchange = turn.prompt_ids.clone();
+            exchange.extend_from_slice(&turn.tokens);
+            exchange.truncate(self.position());
+            let z = self.net.confidence(&exchange)?;
+            confidence = Some(1.0 / (1.0 + libm::expf(-z)));
         }
         Ok(Completion {
             response: response::parse(&turn.text),

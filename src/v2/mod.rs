@@ -14,6 +14,11 @@
 //! MLP, one attention window for every layer (the header's `kv_window`, switchable per
 //! state), no A8 rounding of the mHC input in deploy numerics, and probe heads whose probes
 //! attend over all layers' cells at once — with tool retrieval on the contrastive one.
+//!
+//! Where upstream's full forward and its incremental decoder disagree, this follows the
+//! decoder: a layer listed for two Engram sites runs the first only, and whether an n-gram or
+//! an Engram conv tap exists depends on positions alone (the full forward also cuts them at
+//! the attention window, which matters only for windows under `taps * dilation` positions).
 
 mod geometry;
 mod heads;

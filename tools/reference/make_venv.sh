@@ -17,13 +17,15 @@ for g in "${gens[@]}"; do
   req="$here/requirements-$g.txt"
   venv="$here/.venv-$g"
   [ -f "$req" ] || { echo "no $req" >&2; exit 1; }
-  if [ -x "$venv/bin/python" ] && "$venv/bin/python" -m pip freeze 2>/dev/null \
-      | grep -qiF "$(grep -m1 -i '^cactus-needle' "$req")"; then
-    echo "$venv exists"
+  # The venv records the requirements it was built from; changed pins rebuild it.
+  if [ -x "$venv/bin/python" ] && cmp -s "$req" "$venv/requirements.txt"; then
+    echo "$venv is up to date"
     continue
   fi
   echo "creating $venv from $req"
+  rm -rf "$venv"
   "$python" -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --upgrade pip
   "$venv/bin/python" -m pip install --quiet -r "$req"
+  cp "$req" "$venv/requirements.txt"
 done

@@ -13,7 +13,9 @@ CQ-dequantised, FP16-rounded weights a runtime sees.
     python tools/reference/v2_fixtures.py [--out tests/fixtures] [--case NAME ...]
 """
 import argparse
+import json
 import os
+import shutil
 import struct
 import sys
 import tempfile
@@ -25,7 +27,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402  (shared with the v3 generator)
 
 jax = common.setup_jax()
-import json  # noqa: E402
 import numpy as np  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 from flax.traverse_util import flatten_dict, unflatten_dict  # noqa: E402
@@ -196,8 +197,9 @@ def init_params(model, seed):
     return jax.tree.map(np.asarray, init(jax.random.PRNGKey(seed), tokens)["params"])
 
 
-def _rng(seed, path, salt=0):
-    return np.random.default_rng([seed, zlib.crc32("/".join(path).encode()), salt])
+def _rng(seed, path, stream=0):
+    """Per-leaf generator: independent of leaf order and of the other leaves' shapes."""
+    return np.random.default_rng([seed, zlib.crc32("/".join(path).encode()), stream])
 
 
 def _perturb_leaf(path, x, rng):
@@ -212,12 +214,14 @@ def _perturb_leaf(path, x, rng):
         if path[-2] == "final_norm":
             return 4.0 + n(0.3)                  # gain (1 + scale) ~ 5: robust argmax margins
         if path[-2] in ("q_norm", "k_norm"):
-            return 0.5 + n(0.25)                 # gain ~1.5: less uniform attention; much
-        return n(0.25)                           # sharper makes the reference chaotic
+            # Gain ~1.5: attention less uniform (uniform attention gives every position
+            # the same output); much sharper and the reference itself turns chaotic.
+            return 0.5 + n(0.25)
+        return n(0.25)
     if name == "attn_gate":
-        return -1.0 + n(0.5)                     # sigmoid ~0.27: near-uniform attention
-    if name in ("d1", "d2"):                     # would give every position one output
-        return sign() * (x + n(0.25))            # with all-positive diagonals H.diag.H ~ I
+        return -1.0 + n(0.5)                     # sigmoid ~0.27
+    if name in ("d1", "d2"):
+        return sign() * (x + n(0.25))            # all positive, H.diag.H ~ identity
     if name == "d3":
         d3 = sign() * (1.6 + n(0.6))
         # silu's positive mean lands on the Walsh matrix's constant column, i.e. on
@@ -257,9 +261,6 @@ def perturb_params(params, seed):
 
 
 # ----------------------------------------------------------------------------- container
-
-_DTYPE_NAMES = {E.FP16: "fp16", E.FP32: "fp32", E.CQ: "cq", E.RAW: "raw"}
-
 
 def directory_records(path):
     """The raw directory (dtype, shape, offset, nbytes, group, bits) of a container."""
@@ -608,16 +609,17 @@ def make_container(case, seed, ref, tok, path):
     return params, meta, rparams
 
 
-def build_case(case, out_root, tok_dir):
+def build_case(case, out_root, work_dir):
     clock = common.Clock()
     name = case["name"]
-    folder = os.path.join(out_root, "v2", name)
-    os.makedirs(folder, exist_ok=True)
-    for f in os.listdir(folder):
-        os.remove(os.path.join(folder, f))
+    final = os.path.join(out_root, "v2", name)
+    # Built in the scratch folder and moved in at the end, so the fixture tree never
+    # holds a half-written case while this runs.
+    folder = os.path.join(work_dir, name)
+    os.makedirs(folder)
     cact = os.path.join(folder, "model.cact")
     cfg = make_config(case)
-    tok = train_tokenizer(cfg.vocab_size, os.path.join(tok_dir, f"{name}.model"))
+    tok = train_tokenizer(cfg.vocab_size, os.path.join(work_dir, f"{name}.model"))
     window = header_kv_window(case, cfg)
     ref = Reference(cfg)
     params, meta, rparams = make_container(case, case["seed"], ref, tok, cact)
@@ -711,23 +713,28 @@ def build_case(case, out_root, tok_dir):
     if eos:
         doc["eos_adjustment"] = eos
     common.write_json(os.path.join(folder, "case.json"), doc)
+    os.makedirs(final, exist_ok=True)
+    for f in set(os.listdir(final)) - set(os.listdir(folder)):
+        os.remove(os.path.join(final, f))
+    for f in os.listdir(folder):
+        shutil.move(os.path.join(folder, f), os.path.join(final, f))
     clock(f"{name}: {len(prompt_ids)} prompt ids; " + "; ".join(
         f"{k}: tol {v['tolerance']:.2e}, robust {v['robust_prefix']}/{len(v['greedy'])}"
-        for k, v in modes.items()) + f"; {common.folder_bytes(folder) / 1e6:.2f} MB")
-    return cact, tok
+        for k, v in modes.items()) + f"; {common.folder_bytes(final) / 1e6:.2f} MB")
+    return os.path.join(final, "model.cact"), tok
 
 
-def search_seeds(case, seeds, tok_dir):
+def search_seeds(case, seeds, work_dir):
     """Development aid (writes nothing to the fixtures): per seed, f32 greedy variety
     and the deploy robust prefix, to choose CASES[...]["seed"]."""
     cfg = make_config(case)
-    tok = train_tokenizer(cfg.vocab_size, os.path.join(tok_dir, "search.model"))
+    tok = train_tokenizer(cfg.vocab_size, os.path.join(work_dir, "search.model"))
     window = header_kv_window(case, cfg)
     ref = Reference(cfg)
     prompt_ids = [T.BOS_ID] + tok.encode(render_prompt(case["prompt"]))
     steps = (case["eos_step"] or GREEDY_STEPS - 1) + 1
     for seed in seeds:
-        _, _, rparams = make_container(case, seed, ref, tok, os.path.join(tok_dir, "s.cact"))
+        _, _, rparams = make_container(case, seed, ref, tok, os.path.join(work_dir, "s.cact"))
         out = []
         for quant in (False, True):
             greedy, rows, buf = ref.greedy(rparams, prompt_ids, window, quant, steps)
@@ -763,12 +770,12 @@ def main():
     args = ap.parse_args()
     t0 = time.time()
     wanted = [c for c in CASES if not args.only or c["name"] in args.only]
-    with tempfile.TemporaryDirectory() as tok_dir:
+    with tempfile.TemporaryDirectory() as work_dir:
         if args.search_seeds:
             for case in wanted:
-                search_seeds(case, range(args.search_seeds), tok_dir)
+                search_seeds(case, range(args.search_seeds), work_dir)
             return
-        built = [build_case(c, args.out, tok_dir) for c in wanted]
+        built = [build_case(c, args.out, work_dir) for c in wanted]
         if wanted and wanted[0]["name"] == CORPUS_CASE:
             write_tokenizer_corpus(args.out, *built[0])
     print(f"[v2] done in {time.time() - t0:.0f} s", flush=True)

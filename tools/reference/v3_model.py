@@ -16,8 +16,6 @@ from needle.model import quantize as Q
 
 HEAD_METHODS = {"embedding": "forward_embedding", "confidence": "forward_confidence",
                 "router": "forward_router"}
-HEAD_KEYS = {"embedding": "embedding_head", "confidence": "confidence_head",
-             "router": "router_head"}
 # Record width 5 means ternary; upstream's quantiser calls that width 1.58.
 TERNARY = E.TERNARY_RECORD_BITS
 WIDTHS = (1, 2, 3, 4, TERNARY)
@@ -266,9 +264,9 @@ def _destination(name):
     if name.startswith("engram"):
         site, field = name[6:].split(".")
         key = f"engrams_{int(site)}"
-        return {"tables": (key, "embedding"), "key_proj": (key, "key_proj", "kernel"),
-                "value_proj": (key, "value_proj", "kernel"), "taps": (key, "taps")}[field], None, \
-            None if field in ("tables", "taps") else np.transpose
+        if field in ("key_proj", "value_proj"):
+            return (key, field, "kernel"), None, np.transpose
+        return (key, {"tables": "embedding", "taps": "taps"}[field]), None, None
     if name == "final_norm":
         return ("stack", "final_norm", "scale"), None, None
     if name == "embedding":
