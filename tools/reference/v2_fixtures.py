@@ -1,6 +1,6 @@
 """Needle 2 reference fixtures, generated with upstream cactus-needle 2.0.15.
 
-Writes, under tests/fixtures/ (the contract is /work/notes/FIXTURES.md):
+Writes, under tests/fixtures/ (layout and definitions: tools/reference/README.md):
   v2/<case>/model.cact        a real container from upstream's `write_export`
   v2/<case>/case.json         geometry, prompt, ids, greedy tokens, tolerances, heads
   v2/<case>/logits_<mode>.bin every row of logits over prompt ++ greedy
@@ -10,7 +10,8 @@ Every reference number is computed by upstream's own code on the parameters read
 back from the written container with upstream's `read_export`: exactly the
 CQ-dequantised, FP16-rounded weights a runtime sees.
 
-    python tools/reference/v2_fixtures.py [--out tests/fixtures] [--case NAME ...]
+    tools/reference/.venv-v2/bin/python tools/reference/v2_fixtures.py
+        [--out tests/fixtures] [--only NAME ...] [--search-seeds N]
 """
 import argparse
 import json
@@ -264,7 +265,8 @@ def perturb_params(params, seed):
 
 def directory_records(path):
     """The raw directory (dtype, shape, offset, nbytes, group, bits) of a container."""
-    raw = open(path, "rb").read()
+    with open(path, "rb") as f:
+        raw = f.read()
     hdr = struct.unpack_from(E._HDR_FMT, raw, 0)
     count, cb_len = hdr[1], hdr[2]
     off = struct.calcsize(E._HDR_FMT) + 4 * cb_len
