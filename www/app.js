@@ -1,6 +1,8 @@
 // The demo page: pick a model, edit tools, ask, watch tokens stream and tool calls appear.
 import { Needle } from './pkg/index.js';
-import { PRESETS } from './presets.js';
+import { loadPresets } from './presets.js';
+
+let PRESETS = [];
 
 const DEFAULT_MODEL = './models/default.cact';
 const $ = (id) => document.getElementById(id);
@@ -22,7 +24,8 @@ function setState(state, message) {
 
 // ---- tools editor ----
 
-function initPresets() {
+async function initPresets() {
+  PRESETS = await loadPresets();
   const select = $('preset');
   PRESETS.forEach((p, i) => select.add(new Option(p.name, String(i))));
   select.add(new Option('Custom', 'custom'));
@@ -39,6 +42,7 @@ function applyPreset(value) {
   if (!p) return;
   $('tools').value = JSON.stringify(p.tools, null, 2);
   $('query').value = p.query;
+  $('system').value = p.system || '';
   checkTools();
 }
 
@@ -254,8 +258,8 @@ async function run(event) {
 
 // ---- wiring ----
 
-function init() {
-  initPresets();
+async function init() {
+  await initPresets();
   for (const radio of document.querySelectorAll('input[name="source"]')) {
     radio.addEventListener('change', () => {
       const kind = document.querySelector('input[name="source"]:checked').value;

@@ -1,6 +1,35 @@
-// Hand-written tool presets for the demo, in both styles the runtime accepts:
-// OpenAI style ({type: 'function', function: {...}}) and flat ({name, description, parameters}).
-export const PRESETS = [
+// Tool presets for the demo. First the six environments that ship with upstream's package
+// (presets/*.json: tool schemas and system prompt, dumped by tools/train/dump_tools.py — the
+// embedded default model was trained on them), each with a hand-written example query; then
+// hand-written presets in both styles the runtime accepts: OpenAI style
+// ({type: 'function', function: {...}}) and flat ({name, description, parameters}).
+const ENVIRONMENTS = [
+  ['smart_home', 'Smart home', 'Dim the bedroom lights to 40 percent'],
+  ['media_player', 'Media player', 'Turn the volume up to 70'],
+  ['kitchen_appliance', 'Kitchen', 'Preheat the oven to 200 degrees'],
+  ['productivity', 'Productivity', 'Set a timer for 12 minutes'],
+  ['wearable', 'Wearable', 'Start an outdoor run workout'],
+  ['data_capture', 'Data capture', 'Log 500 ml of water'],
+];
+
+/** Every preset: `{name, query, tools, system?}`; environments whose file fails to load are left out. */
+export async function loadPresets() {
+  const environments = await Promise.all(
+    ENVIRONMENTS.map(async ([file, name, query]) => {
+      try {
+        const response = await fetch(new URL(`./presets/${file}.json`, import.meta.url));
+        if (!response.ok) return null;
+        const env = await response.json();
+        return { name: `${name} (environment)`, query, tools: env.tools, system: env.system };
+      } catch {
+        return null;
+      }
+    }),
+  );
+  return [...environments.filter(Boolean), ...HAND_WRITTEN];
+}
+
+const HAND_WRITTEN = [
   {
     name: 'Smart home (OpenAI style)',
     query: 'Turn on the living room lights and set the heat to 21 degrees',

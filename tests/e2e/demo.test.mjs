@@ -102,6 +102,7 @@ test('the first visit downloads the embedded model once, in a cross-origin isola
 test('a query streams tokens one by one and ends with the same result as the native CLI', async () => {
   const query = await page.inputValue('#query');
   const tools = await page.inputValue('#tools');
+  const system = await page.inputValue('#system');
   const { trace, result, state: end } = await runQuery();
   assert.equal(end, 'done');
   const running = trace.filter((t) => t.state === 'running').map((t) => t.streamed);
@@ -109,7 +110,7 @@ test('a query streams tokens one by one and ends with the same result as the nat
   for (let i = 1; i < running.length; i++) assert.ok(running[i] - running[i - 1] <= 1, 'one token per update');
   assert.equal(Math.max(...running), result.tokens.length);
 
-  const native = nativeRun(MODEL, query, tools, ['--max-tokens', '256']);
+  const native = nativeRun(MODEL, query, tools, ['--max-tokens', '256', ...(system ? ['--system', system] : [])]);
   assertSameAsNative(result, native, false);
 
   const stats = await page.$$eval('#stats dd', (dds) => Object.fromEntries(dds.map((d) => [d.dataset.stat, d.textContent])));
