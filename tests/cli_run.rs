@@ -3,28 +3,24 @@
 //! greedy tokens and logits as upstream, and typed failures with exit status 1.
 #![cfg(feature = "cli")]
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
+use common::{case_dirs, fixtures, ids, load_json};
 use needle_web::json::{self, Value};
 
 fn needle(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_needle")).args(args).output().expect("run needle")
 }
 
+/// The first committed fixture of a generation and its case.json.
 fn fixture(generation: &str) -> (PathBuf, Value) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(generation);
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.join("case.json").exists()).collect();
-    dirs.sort();
-    let dir = dirs.into_iter().next().unwrap_or_else(|| panic!("no committed {generation} fixture"));
-    let case = json::parse(&std::fs::read_to_string(dir.join("case.json")).unwrap()).unwrap();
+    let dir = case_dirs(&fixtures().join(generation)).remove(0);
+    let case = load_json(&dir.join("case.json"));
     (dir, case)
 }
-
-fn ids(v: &Value) -> Vec<u32> {
-    v.as_array().unwrap().iter().map(|x| x.to_json().parse().unwrap()).collect()
-}
-
 fn joined(ids: &[u32]) -> String {
     ids.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
 }

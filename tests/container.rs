@@ -2,6 +2,7 @@
 //! with the geometry and per-tensor records upstream's `read_export` reported, in case.json) and
 //! against containers written by a test-side builder from upstream's exporters, intact and
 //! corrupted.
+mod common;
 mod container {
     pub mod builder;
 }
@@ -9,9 +10,10 @@ mod container {
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use common::{floats, load_json, num};
 use container::builder::{self, assemble, cq_bytes, Built, Head, Spec, RECORD, V2, V3};
 use needle_web::container::{self as cact, Container, DType, Field, V2Container, V3Container};
-use needle_web::json::{self, Value};
+use needle_web::json::Value;
 use needle_web::Error;
 
 // ---------------------------------------------------------------- committed fixtures
@@ -39,9 +41,7 @@ fn read(path: &Path) -> Vec<u8> {
 }
 
 fn case_of(model: &Path) -> Value {
-    let path = model.with_file_name("case.json");
-    let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    json::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    load_json(&model.with_file_name("case.json"))
 }
 
 fn int(v: &Value) -> i64 {
@@ -55,20 +55,12 @@ fn ints(v: &Value) -> Vec<i64> {
     v.as_array().expect("integer list").iter().map(int).collect()
 }
 
-fn real(v: &Value) -> f64 {
-    match v {
-        Value::Float(f) => *f,
-        Value::Int(_) => int(v) as f64,
-        other => panic!("expected a number, got {other:?}"),
-    }
-}
-
 fn assert_field_matches(name: &str, field: &Field<'_>, want: &Value, model: &Path) {
     let ctx = || format!("{}: geometry.{name}", model.display());
     match *field {
         Field::Int(v) => assert_eq!(v as i64, int(want), "{}", ctx()),
         // Fixtures print f32 values in their shortest round-trip form.
-        Field::Real(v) => assert_eq!(v, real(want) as f32, "{}", ctx()),
+        Field::Real(v) => assert_eq!(v, num(want) as f32, "{}", ctx()),
         Field::List(l) => assert_eq!(l.iter().map(|&x| i64::from(x)).collect::<Vec<_>>(), ints(want), "{}", ctx()),
         Field::LayerMask(m) => {
             let layers: Vec<i64> = (0..64).filter(|i| m >> i & 1 == 1).collect();
@@ -92,7 +84,7 @@ fn every_committed_fixture_parses_with_the_geometry_and_records_upstream_reporte
             for (key, want) in geometry {
                 if key == "codebook" {
                     let got: Vec<f32> = c.codebooks().iter().collect();
-                    let want: Vec<f32> = want.as_array().unwrap().iter().map(|v| real(v) as f32).collect();
+                    let want = floats(want);
                     assert_eq!(got, want, "{}: codebook", model.display());
                     continue;
                 }

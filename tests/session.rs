@@ -1,44 +1,18 @@
 //! The session end to end against upstream, for both generations: rendering, tokenizing, prefilling and greedy
 //! decoding a fixture's request through `Engine` gives upstream's prompt, prompt ids and greedy
 //! tokens; stop reasons, streaming, abort and bad requests behave as documented.
-use std::fs;
-use std::path::{Path, PathBuf};
+mod common;
 
-use needle_web::json::{self, Value};
+use common::{case_dirs, fixtures, ids, Case};
+use needle_web::json::Value;
 use needle_web::session::{Engine, KvPrecision, LoadOptions, Request, StopReason};
 use needle_web::Error;
 
-struct Case {
-    name: String,
-    bytes: Vec<u8>,
-    json: Value,
-}
-
 /// Every committed fixture of both generations (Needle 3 first).
 fn cases() -> Vec<Case> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    for generation in ["v3", "v2"] {
-        let mut found: Vec<PathBuf> = fs::read_dir(root.join(generation)).expect("fixtures").map(|e| e.unwrap().path()).collect();
-        found.sort();
-        dirs.extend(found);
-    }
-    let cases: Vec<Case> = dirs
-        .into_iter()
-        .filter(|d| d.join("case.json").exists())
-        .map(|d| Case {
-            name: d.file_name().unwrap().to_string_lossy().into_owned(),
-            bytes: fs::read(d.join("model.cact")).unwrap(),
-            json: json::parse(&fs::read_to_string(d.join("case.json")).unwrap()).unwrap(),
-        })
-        .collect();
-    assert!(cases.iter().any(|c| c.json.get("generation").unwrap().to_json() == "2"), "no v2 fixtures under {}", root.display());
-    assert!(!cases.is_empty(), "no fixtures under {}", root.display());
+    let cases: Vec<Case> = ["v3", "v2"].into_iter().flat_map(|g| case_dirs(&fixtures().join(g))).map(Case::load).collect();
+    assert!(cases.iter().any(|c| c.json.get("generation").unwrap().to_json() == "2"), "no v2 fixtures under {}", fixtures().display());
     cases
-}
-
-fn ids(v: &Value) -> Vec<u32> {
-    v.as_array().unwrap().iter().map(|x| x.to_json().parse().unwrap()).collect()
 }
 
 fn f32_options() -> LoadOptions {

@@ -5,35 +5,17 @@
 //! Fixtures: tests/fixtures/tokenizer/{v3,v2}_corpus.json (with the containers they name),
 //! tests/fixtures/{v3,v2}/<case>/case.json, tests/fixtures/prompt_cases.json and
 //! tests/fixtures/text_cases.json (tools/reference/prompt_cases.py and text_cases.py).
-use std::fs;
-use std::path::{Path, PathBuf};
+mod common;
 
+use std::fs;
+
+use common::{case_dirs, fixtures, load_json};
 use needle_web::json::{self, Value};
 use needle_web::tokenizer::{IncrementalDecoder, Tokenizer};
 use needle_web::{container, prompt, Error};
 
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
-
-fn load_json(path: &Path) -> Value {
-    let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    json::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
 fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
     v.get(key).and_then(Value::as_str).unwrap_or_else(|| panic!("missing string {key}"))
-}
-
-fn ids_of(v: &Value) -> Vec<u32> {
-    v.as_array()
-        .expect("id list")
-        .iter()
-        .map(|x| match x {
-            Value::Int(digits) => digits.parse().expect("id"),
-            other => panic!("not an id: {other:?}"),
-        })
-        .collect()
 }
 
 fn load_tokenizer(container_rel: &str) -> Tokenizer {
@@ -60,7 +42,7 @@ fn check_corpus(generation: &str) -> Tokenizer {
     let mut failures = Vec::new();
     for case in cases {
         let text = str_of(case, "text");
-        let want = ids_of(case.get("ids").expect("ids"));
+        let want = common::ids(case.get("ids").expect("ids"));
         let got = tok.encode(text);
         if got != want {
             failures.push(format!("{text:?}\n  want {want:?}\n  got  {got:?}"));
@@ -91,30 +73,19 @@ fn v2_tokenizer_matches_upstream_ids_on_the_whole_corpus() {
     assert!(tok.add_dummy_prefix(), "the Needle 2 exporter always sets add_dummy_prefix");
 }
 
-fn case_files(generation: &str) -> Vec<PathBuf> {
-    let dir = fixtures().join(generation);
-    let mut out: Vec<PathBuf> = fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|entry| entry.unwrap().path().join("case.json"))
-        .filter(|p| p.exists())
-        .collect();
-    out.sort();
-    assert!(!out.is_empty(), "no cases under {}", dir.display());
-    out
-}
-
 fn check_model_prompts(generation: &str) {
-    for path in case_files(generation) {
+    for dir in case_dirs(&fixtures().join(generation)) {
+        let path = dir.join("case.json");
         let case = load_json(&path);
         let p = case.get("prompt").expect("prompt");
         let system = p.get("system").and_then(Value::as_str);
         let rendered = prompt::render(str_of(p, "query"), str_of(p, "tools_json"), system).unwrap();
         assert_eq!(rendered, str_of(p, "rendered"), "{}", path.display());
 
-        let tok = load_tokenizer(&path.parent().unwrap().join("model.cact").strip_prefix(fixtures()).unwrap().to_string_lossy());
+        let tok = load_tokenizer(&dir.join("model.cact").strip_prefix(fixtures()).unwrap().to_string_lossy());
         let mut ids = vec![tok.bos_id()];
         ids.extend(tok.encode(&rendered));
-        assert_eq!(ids, ids_of(case.get("prompt_ids").expect("prompt_ids")), "{}", path.display());
+        assert_eq!(ids, common::ids(case.get("prompt_ids").expect("prompt_ids")), "{}", path.display());
     }
 }
 

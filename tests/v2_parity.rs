@@ -11,131 +11,22 @@
 //! the greedy steps whose margin clearly exceeds that noise.
 //!
 //! `V2_FIXTURES=<dir>` points the tests at another fixture tree (e.g. one being regenerated).
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::fs;
-use std::path::{Path, PathBuf};
+mod common;
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
 
+use common::{argmax, deviation, floats, get, ids, num, nums, reference_rows, Case};
+use counting_alloc::allocations;
 use needle_web::container::{V2Container, V3Container};
-use needle_web::json::{self, Value};
-use needle_web::kernels::f16;
+use needle_web::json::Value;
 use needle_web::tokenizer::Tokenizer;
 use needle_web::v2::{HeadKind, KvPrecision, Model, Numerics, Options, State};
 use needle_web::Error;
 
 const F32_BAR: f64 = 1e-4;
 
-/// Counts the heap allocations of the current thread (tests run on several threads).
-struct CountingAllocator;
-
-thread_local! {
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.with(|n| n.set(n.get() + 1));
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: CountingAllocator = CountingAllocator;
-
-fn allocations() -> usize {
-    ALLOCATIONS.with(Cell::get)
-}
-
-struct Case {
-    name: String,
-    dir: PathBuf,
-    bytes: Vec<u8>,
-    json: Value,
-}
-
 fn cases() -> Vec<Case> {
-    let root = std::env::var("V2_FIXTURES").map(PathBuf::from).unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v2"));
-    let mut dirs: Vec<PathBuf> = fs::read_dir(&root)
-        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("case.json").exists())
-        .collect();
-    dirs.sort();
-    assert!(!dirs.is_empty(), "no v2 fixtures under {}", root.display());
-    dirs.into_iter()
-        .map(|dir| {
-            let text = fs::read_to_string(dir.join("case.json")).unwrap();
-            Case {
-                name: dir.file_name().unwrap().to_string_lossy().into_owned(),
-                bytes: fs::read(dir.join("model.cact")).unwrap(),
-                json: json::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", dir.display())),
-                dir,
-            }
-        })
-        .collect()
-}
-
-fn num(v: &Value) -> f64 {
-    match v {
-        Value::Int(s) => s.parse().unwrap(),
-        Value::Float(x) => *x,
-        other => panic!("not a number: {other:?}"),
-    }
-}
-
-fn nums(v: &Value) -> Vec<f64> {
-    match v {
-        Value::Array(items) => items.iter().map(num).collect(),
-        scalar => vec![num(scalar)],
-    }
-}
-
-fn floats(v: &Value) -> Vec<f32> {
-    nums(v).into_iter().map(|x| x as f32).collect()
-}
-
-fn ids(v: &Value) -> Vec<u32> {
-    nums(v).into_iter().map(|x| x as u32).collect()
-}
-
-fn get<'v>(v: &'v Value, key: &str) -> &'v Value {
-    v.get(key).unwrap_or_else(|| panic!("case.json lacks {key}"))
-}
-
-fn argmax(row: &[f32]) -> u32 {
-    let mut best = 0;
-    for (i, &x) in row.iter().enumerate() {
-        if x > row[best] {
-            best = i;
-        }
-    }
-    best as u32
-}
-
-/// max |ours - ref| / max |ref|.
-fn deviation(ours: &[f32], reference: &[f32]) -> f64 {
-    let scale = reference.iter().fold(0f64, |m, &x| m.max(f64::from(x).abs()));
-    let worst = ours.iter().zip(reference).fold(0f64, |m, (&a, &b)| m.max((f64::from(a) - f64::from(b)).abs()));
-    worst / scale.max(1e-30)
-}
-
-/// The recorded logits rows of a mode, widened to f32, and the storage quantum.
-fn reference_rows(case: &Case, mode: &Value) -> (Vec<f32>, usize, f64) {
-    let logits = get(mode, "logits");
-    let raw = fs::read(case.dir.join(get(logits, "file").as_str().unwrap())).unwrap();
-    let cols = num(get(logits, "cols")) as usize;
-    let (rows, quantum) = match get(logits, "dtype").as_str().unwrap() {
-        "f32" => (raw.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect::<Vec<_>>(), 0.0),
-        // FP16 storage moves each value by up to 2^-11 of itself.
-        "f16" => (raw.chunks_exact(2).map(|c| f16::to_f32(u16::from_le_bytes([c[0], c[1]]))).collect(), 2f64.powi(-11)),
-        other => panic!("logits dtype {other}"),
-    };
-    assert_eq!(rows.len(), num(get(logits, "rows")) as usize * cols);
-    (rows, cols, quantum)
+    common::cases("v2")
 }
 
 /// Numerics and window of a recorded mode (the KV cache stays f32, as upstream's).
