@@ -18,23 +18,10 @@ use alloc::vec::Vec;
 
 use super::tensors::{cq, floats};
 use super::{sigmoid, EPS};
-use crate::container::{Codebooks, TensorView};
+use crate::container::{Codebooks, MhcTensors};
 use crate::kernels::sinkhorn::sinkhorn;
 use crate::kernels::{fake_quant_i8, rms_unit, CqMatrix};
 use crate::Result;
-
-/// The container's nine stacked mHC tensors.
-pub(crate) struct MhcTensors<'v, 'a> {
-    pub(crate) a_pre: &'v TensorView<'a>,
-    pub(crate) a_post: &'v TensorView<'a>,
-    pub(crate) a_res: &'v TensorView<'a>,
-    pub(crate) b_pre: &'v TensorView<'a>,
-    pub(crate) b_post: &'v TensorView<'a>,
-    pub(crate) b_res: &'v TensorView<'a>,
-    pub(crate) phi_pre: &'v TensorView<'a>,
-    pub(crate) phi_post: &'v TensorView<'a>,
-    pub(crate) phi_res: &'v TensorView<'a>,
-}
 
 /// One layer's mHC coefficients: the rows of the three stacked `φ` matrices that belong to it.
 pub(crate) struct MhcLayer<'a> {
@@ -50,17 +37,17 @@ pub(crate) struct MhcLayer<'a> {
 }
 
 /// Every layer's [`MhcLayer`], from the container's stacked mHC tensors.
-pub(crate) fn load<'a>(t: &MhcTensors<'_, 'a>, cbs: &Codebooks, layers: usize, lanes: usize, d_model: usize) -> Result<Vec<MhcLayer<'a>>> {
+pub(crate) fn load<'a>(t: &MhcTensors<'a>, cbs: &Codebooks, layers: usize, lanes: usize, d_model: usize) -> Result<Vec<MhcLayer<'a>>> {
     let width = lanes * d_model;
-    let phi_pre = cq(t.phi_pre, cbs, layers * lanes, width)?;
-    let phi_post = cq(t.phi_post, cbs, layers * lanes, width)?;
-    let phi_res = cq(t.phi_res, cbs, layers * lanes * lanes, width)?;
-    let a_pre = floats(t.a_pre, layers)?;
-    let a_post = floats(t.a_post, layers)?;
-    let a_res = floats(t.a_res, layers)?;
-    let b_pre = floats(t.b_pre, layers * lanes)?;
-    let b_post = floats(t.b_post, layers * lanes)?;
-    let b_res = floats(t.b_res, layers * lanes * lanes)?;
+    let phi_pre = cq(&t.phi_pre, cbs, layers * lanes, width)?;
+    let phi_post = cq(&t.phi_post, cbs, layers * lanes, width)?;
+    let phi_res = cq(&t.phi_res, cbs, layers * lanes * lanes, width)?;
+    let a_pre = floats(&t.a_pre, layers)?;
+    let a_post = floats(&t.a_post, layers)?;
+    let a_res = floats(&t.a_res, layers)?;
+    let b_pre = floats(&t.b_pre, layers * lanes)?;
+    let b_post = floats(&t.b_post, layers * lanes)?;
+    let b_res = floats(&t.b_res, layers * lanes * lanes)?;
     let (n, nn) = (lanes, lanes * lanes);
     (0..layers)
         .map(|l| {

@@ -1,5 +1,8 @@
 //! Canon pieces both generations lay out the same way: the embedding, the mHC block and the
 //! Engram sites.
+use super::codebooks::Codebooks;
+use super::directory;
+use super::header::bad as bad_header;
 use super::names::{Scope, TensorName};
 use super::tensor::TensorView;
 use super::walk::{dim, product, Dim, Kind, Walk};
@@ -15,8 +18,11 @@ pub struct EngramSite<'a> {
     pub taps: TensorView<'a>,
 }
 
-/// The nine mHC tensors in file order.
-pub(crate) struct Mhc<'a> {
+/// The nine stacked mHC tensors, in file order: `a_*` are `(L,)`; `b_pre`, `b_post`
+/// `(L, lanes)`; `b_res` `(L, lanes, lanes)`; the `phi_*` projections are CQ with `L * lanes`
+/// rows (`L * lanes^2` for `phi_res`) over `lanes * d_model`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MhcTensors<'a> {
     pub a_pre: TensorView<'a>,
     pub a_post: TensorView<'a>,
     pub a_res: TensorView<'a>,
@@ -26,6 +32,24 @@ pub(crate) struct Mhc<'a> {
     pub phi_pre: TensorView<'a>,
     pub phi_post: TensorView<'a>,
     pub phi_res: TensorView<'a>,
+}
+
+/// Refuses a header whose `num_tensors` is not the records through `final_norm`, plus those of
+/// one of the head sets the generation writes (`head_extras`), plus the tokenizer.
+pub(crate) fn check_count(through_final_norm: u64, head_extras: &[u64], num_tensors: u32) -> Result<()> {
+    let base = through_final_norm + 1;
+    if !head_extras.iter().any(|&extra| base + extra == u64::from(num_tensors)) {
+        return Err(bad_header("num_tensors", num_tensors.into(), "does not match the tensor count the geometry implies"));
+    }
+    Ok(())
+}
+
+/// The codebooks that follow the header, and a walk over the directory that follows them.
+pub(crate) fn records<'a>(input: &'a [u8], header_len: u64, codebook_len: u32, num_tensors: u32, widths: &[u32]) -> Result<(Codebooks, Walk<'a>)> {
+    let codebooks = Codebooks::read(input, header_len)?;
+    let dir_start = header_len + u64::from(codebook_len) * 4;
+    let views = directory::read(input, dir_start, num_tensors, widths)?;
+    Ok((codebooks, Walk::new(views)))
 }
 
 /// The header fields the shared pieces depend on.
@@ -86,12 +110,10 @@ impl Stack {
         w.expect(TensorName::model("embedding"), Kind::Cq, &[self.vocab, self.d])
     }
 
-    /// `a_*` are `(L,)`; `b_pre`, `b_post` `(L, lanes)`; `b_res` `(L, lanes, lanes)`; the `phi_*`
-    /// projections are CQ with `L * lanes` rows (`L * lanes^2` for `phi_res`) over `lanes * d_model`.
-    pub(crate) fn mhc<'a>(&self, w: &mut Walk<'a>) -> Result<Mhc<'a>> {
+    pub(crate) fn mhc<'a>(&self, w: &mut Walk<'a>) -> Result<MhcTensors<'a>> {
         let m = TensorName::model;
         let (l, lanes) = (self.layers, self.lanes);
-        Ok(Mhc {
+        Ok(MhcTensors {
             a_pre: w.expect(m("mhc_a_pre"), Kind::Float, &[l])?,
             a_post: w.expect(m("mhc_a_post"), Kind::Float, &[l])?,
             a_res: w.expect(m("mhc_a_res"), Kind::Float, &[l])?,

@@ -3,10 +3,8 @@
 //! site; `final_norm`; optional all-FP16 probe heads; the RAW tokenizer last.
 use alloc::vec::Vec;
 
-use super::canon_shared::{EngramSite, Stack, StackGeometry};
+use super::canon_shared::{check_count, records, EngramSite, MhcTensors, Stack, StackGeometry};
 use super::codebooks::Codebooks;
-use super::directory;
-use super::header::bad as bad_header;
 use super::header_v2::{V2Header, V2_HEADER_LEN};
 use super::heads::{self, V2ProbeHead};
 use super::names::{NamedTensor, Scope, TensorName};
@@ -50,15 +48,7 @@ pub struct V2Container<'a> {
     /// `(vocab, d_model)` CQ, tied with the output head.
     pub embedding: TensorView<'a>,
     pub layers: Vec<V2Layer<'a>>,
-    pub mhc_a_pre: TensorView<'a>,
-    pub mhc_a_post: TensorView<'a>,
-    pub mhc_a_res: TensorView<'a>,
-    pub mhc_b_pre: TensorView<'a>,
-    pub mhc_b_post: TensorView<'a>,
-    pub mhc_b_res: TensorView<'a>,
-    pub mhc_phi_pre: TensorView<'a>,
-    pub mhc_phi_post: TensorView<'a>,
-    pub mhc_phi_res: TensorView<'a>,
+    pub mhc: MhcTensors<'a>,
     pub engram: Vec<EngramSite<'a>>,
     pub final_norm: TensorView<'a>,
     pub heads: Vec<V2ProbeHead<'a>>,
@@ -76,21 +66,15 @@ impl<'a> V2Container<'a> {
             Generation::V3 => return Err(Error::WrongGeneration { expected: 2, found: 3 }),
         }
         let header = V2Header::read(input)?;
-        check_count(&header)?;
-        let codebooks = Codebooks::read(input, V2_HEADER_LEN)?;
-        let dir_start = V2_HEADER_LEN + u64::from(header.codebook_len) * 4;
-        let views = directory::read(input, dir_start, header.num_tensors, &WIDTHS)?;
-        Canon::new(&header)?.walk(header, codebooks, Walk::new(views))
+        check_count(model_records(&header), &HEAD_EXTRAS, header.num_tensors)?;
+        let (codebooks, walk) = records(input, V2_HEADER_LEN, header.codebook_len, header.num_tensors, &WIDTHS)?;
+        Canon::new(&header)?.walk(header, codebooks, walk)
     }
 }
 
-fn check_count(h: &V2Header) -> Result<()> {
-    let through_final_norm = 1 + u64::from(h.num_layers) * 14 + 9 + 4 * u64::from(h.num_engram_sites) + 1;
-    let base = through_final_norm + 1;
-    if !HEAD_EXTRAS.iter().any(|&extra| base + extra == u64::from(h.num_tensors)) {
-        return Err(bad_header("num_tensors", h.num_tensors.into(), "does not match the tensor count the geometry implies"));
-    }
-    Ok(())
+/// Records through `final_norm`, from the header alone.
+fn model_records(h: &V2Header) -> u64 {
+    1 + u64::from(h.num_layers) * 14 + 9 + 4 * u64::from(h.num_engram_sites) + 1
 }
 
 /// Every shape the geometry predicts, computed once with overflow checks.
@@ -139,15 +123,7 @@ impl Canon {
             codebooks,
             embedding,
             layers,
-            mhc_a_pre: mhc.a_pre,
-            mhc_a_post: mhc.a_post,
-            mhc_a_res: mhc.a_res,
-            mhc_b_pre: mhc.b_pre,
-            mhc_b_post: mhc.b_post,
-            mhc_b_res: mhc.b_res,
-            mhc_phi_pre: mhc.phi_pre,
-            mhc_phi_post: mhc.phi_post,
-            mhc_phi_res: mhc.phi_res,
+            mhc,
             engram,
             final_norm,
             heads,

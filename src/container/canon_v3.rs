@@ -5,14 +5,12 @@
 use alloc::vec::Vec;
 
 use super::codebooks::Codebooks;
-use super::directory;
-use super::header::bad as bad_header;
 use super::header_v3::{V3Header, V3_HEADER_LEN};
 use super::heads::{self, ProbeHeadTensors};
 use super::names::{NamedTensor, Scope, TensorName};
 use super::tensor::TensorView;
 use super::tokenizer_blob::{self, TokenizerSummary};
-use super::canon_shared::{EngramSite, Stack, StackGeometry};
+use super::canon_shared::{check_count, records, EngramSite, MhcTensors, Stack, StackGeometry};
 use super::walk::{conform, dim, product, Dim, Kind, Walk};
 use super::{permutation, Generation};
 use crate::{Error, Result};
@@ -68,18 +66,7 @@ pub struct V3Container<'a> {
     /// `(vocab, d_model)` CQ, tied with the output head (first `logits_vocab()` rows).
     pub embedding: TensorView<'a>,
     pub layers: Vec<V3Layer<'a>>,
-    /// `(L,)`
-    pub mhc_a_pre: TensorView<'a>,
-    pub mhc_a_post: TensorView<'a>,
-    pub mhc_a_res: TensorView<'a>,
-    /// `(L, lanes)`, `(L, lanes)`, `(L, lanes, lanes)`
-    pub mhc_b_pre: TensorView<'a>,
-    pub mhc_b_post: TensorView<'a>,
-    pub mhc_b_res: TensorView<'a>,
-    /// CQ `(L * lanes, lanes * d_model)`; `phi_res` has `L * lanes * lanes` rows.
-    pub mhc_phi_pre: TensorView<'a>,
-    pub mhc_phi_post: TensorView<'a>,
-    pub mhc_phi_res: TensorView<'a>,
+    pub mhc: MhcTensors<'a>,
     /// `(hada_n,)` FP32 permutations of `0..hada_n` (checked).
     pub hada_p1: TensorView<'a>,
     pub hada_p2: TensorView<'a>,
@@ -100,11 +87,9 @@ impl<'a> V3Container<'a> {
             Generation::V2 => return Err(Error::WrongGeneration { expected: 3, found: 2 }),
         }
         let header = V3Header::read(input)?;
-        check_count(&header)?;
-        let codebooks = Codebooks::read(input, V3_HEADER_LEN)?;
-        let dir_start = V3_HEADER_LEN + u64::from(header.codebook_len) * 4;
-        let views = directory::read(input, dir_start, header.num_tensors, &WIDTHS)?;
-        Canon::new(&header)?.walk(header, codebooks, Walk::new(views))
+        check_count(model_records(&header), &HEAD_EXTRAS, header.num_tensors)?;
+        let (codebooks, walk) = records(input, V3_HEADER_LEN, header.codebook_len, header.num_tensors, &WIDTHS)?;
+        Canon::new(&header)?.walk(header, codebooks, walk)
     }
 }
 
@@ -112,14 +97,6 @@ impl<'a> V3Container<'a> {
 fn model_records(h: &V3Header) -> u64 {
     let per_layer = if h.qkv_conv_taps > 0 { 27 } else { 24 };
     1 + u64::from(h.num_layers) * per_layer + 9 + 2 + 4 * u64::from(h.num_engram_sites) + 1
-}
-
-fn check_count(h: &V3Header) -> Result<()> {
-    let base = model_records(h) + 1;
-    if !HEAD_EXTRAS.iter().any(|&extra| base + extra == u64::from(h.num_tensors)) {
-        return Err(bad_header("num_tensors", h.num_tensors.into(), "does not match the tensor count the geometry implies"));
-    }
-    Ok(())
 }
 
 /// Hadamard block sizes for `n`: upstream's `_hada_blocks`, `a = 2^(bitlen(n-1) / 2)`, `b = n / a`.
@@ -190,15 +167,7 @@ impl Canon {
             codebooks,
             embedding,
             layers,
-            mhc_a_pre: mhc.a_pre,
-            mhc_a_post: mhc.a_post,
-            mhc_a_res: mhc.a_res,
-            mhc_b_pre: mhc.b_pre,
-            mhc_b_post: mhc.b_post,
-            mhc_b_res: mhc.b_res,
-            mhc_phi_pre: mhc.phi_pre,
-            mhc_phi_post: mhc.phi_post,
-            mhc_phi_res: mhc.phi_res,
+            mhc,
             hada_p1,
             hada_p2,
             engram,

@@ -28,7 +28,7 @@ mod tensor;
 mod tokenizer_blob;
 mod walk;
 
-pub use canon_shared::EngramSite;
+pub use canon_shared::{EngramSite, MhcTensors};
 pub use canon_v2::{V2Container, V2Layer};
 pub use canon_v3::{V3Container, V3Layer};
 pub use codebooks::{Codebooks, CODEBOOK_LEN};

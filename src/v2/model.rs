@@ -9,7 +9,7 @@ use super::state::{Options, State};
 use super::{HeadKind, KvPrecision, Numerics};
 use crate::blocks::attention::{AttnTensors, Attention, Heads};
 use crate::blocks::engram::Site;
-use crate::blocks::mhc::{self, MhcTensors};
+use crate::blocks::mhc;
 use crate::blocks::pool::Tracked;
 use crate::blocks::sigmoid;
 use crate::blocks::stack::{Layer, Logits, Stack};
@@ -34,18 +34,7 @@ impl<'a> Model<'a> {
             return Err(Error::BadHeader { field: "num_layers", value: c.layers.len() as u64, reason: "tensors disagree with the header" });
         }
         let embedding = cq(&c.embedding, cbs, g.vocab, d)?;
-        let mhc_tensors = MhcTensors {
-            a_pre: &c.mhc_a_pre,
-            a_post: &c.mhc_a_post,
-            a_res: &c.mhc_a_res,
-            b_pre: &c.mhc_b_pre,
-            b_post: &c.mhc_b_post,
-            b_res: &c.mhc_b_res,
-            phi_pre: &c.mhc_phi_pre,
-            phi_post: &c.mhc_phi_post,
-            phi_res: &c.mhc_phi_res,
-        };
-        let mut mhc = mhc::load(&mhc_tensors, cbs, g.num_layers, g.mhc_lanes, d)?.into_iter();
+        let mut mhc = mhc::load(&c.mhc, cbs, g.num_layers, g.mhc_lanes, d)?.into_iter();
         let heads = Heads::new(g.num_heads, g.num_kv_heads, g.head_dim, g.head_dim);
         let mut layers = Vec::with_capacity(g.num_layers);
         for (i, l) in c.layers.iter().enumerate() {
