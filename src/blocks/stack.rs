@@ -114,6 +114,27 @@ pub(crate) enum Logits<'o> {
     All(&'o mut [f32]),
 }
 
+impl<'o> Logits<'o> {
+    /// The logits after the last token, into `out` of exactly one row of `width`.
+    pub(crate) fn last(out: &'o mut [f32], width: usize) -> Result<Self> {
+        check_rows(out.len(), 1, width)?;
+        Ok(Logits::Last(out))
+    }
+
+    /// The logits after each of `tokens` tokens, into `out` of exactly that many rows of `width`.
+    pub(crate) fn all(out: &'o mut [f32], tokens: usize, width: usize) -> Result<Self> {
+        check_rows(out.len(), tokens, width)?;
+        Ok(Logits::All(out))
+    }
+}
+
+fn check_rows(len: usize, rows: usize, width: usize) -> Result<()> {
+    if Some(len) != rows.checked_mul(width) {
+        return Err(Error::InvalidArgument { name: "logits", reason: "length must be rows x logits_len" });
+    }
+    Ok(())
+}
+
 /// Largest prefill chunk a sequence accepts.
 const MAX_CHUNK: usize = 1024;
 

@@ -122,15 +122,13 @@ impl<'a> Model<'a> {
     /// Runs `tokens` and writes the logits after the last one into `logits`
     /// ([`Self::logits_len`] floats).
     pub fn prefill(&self, state: &mut State, tokens: &[u32], logits: &mut [f32]) -> Result<()> {
-        self.check_logits(logits.len(), 1)?;
-        self.advance(state, tokens, Logits::Last(logits))
+        self.advance(state, tokens, Logits::last(logits, self.logits_len())?)
     }
 
     /// Runs `tokens` and writes the logits after each of them, row by row, into `rows`
     /// (`tokens.len() * logits_len()` floats).
     pub fn prefill_rows(&self, state: &mut State, tokens: &[u32], rows: &mut [f32]) -> Result<()> {
-        self.check_logits(rows.len(), tokens.len())?;
-        self.advance(state, tokens, Logits::All(rows))
+        self.advance(state, tokens, Logits::all(rows, tokens.len(), self.logits_len())?)
     }
 
     /// Runs one token and writes the logits after it.
@@ -142,13 +140,6 @@ impl<'a> Model<'a> {
         state.check_model(self)?;
         let mut cells = Tracked { heads: &self.heads, pools: &mut state.pools };
         self.stack.advance(&mut state.seq, tokens, logits, &mut cells)
-    }
-
-    fn check_logits(&self, len: usize, rows: usize) -> Result<()> {
-        if Some(len) != rows.checked_mul(self.logits_len()) {
-            return Err(Error::InvalidArgument { name: "logits", reason: "length must be rows x logits_len" });
-        }
-        Ok(())
     }
 
     /// The probe heads the container carries, in file order.
