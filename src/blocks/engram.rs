@@ -19,7 +19,7 @@ use super::tensors::{cq, floats};
 use super::{sigmoid, EPS};
 use crate::container::{Codebooks, EngramSite};
 use crate::kernels::{dot, rms_unit, CqMatrix};
-use crate::Result;
+use crate::{Error, Result};
 
 const SEED: u32 = 0x9E37_79B9;
 const PRIME: u32 = 0x0100_0193;
@@ -40,6 +40,26 @@ pub(crate) struct EngramGeometry {
 }
 
 impl EngramGeometry {
+    /// Refuses Engram geometry no site of a `num_layers` stack can run (`sites` may be empty:
+    /// a model without Engram ignores the rest).
+    pub(crate) fn check(&self, sites: &[usize], num_layers: usize) -> Result<()> {
+        let bad = |field, value: usize, reason| Err(Error::BadHeader { field, value: value as u64, reason });
+        if sites.is_empty() {
+            return Ok(());
+        }
+        if sites.iter().any(|&s| s >= num_layers) {
+            return bad("engram_layers", num_layers, "site is not a layer of the stack");
+        }
+        let orders = self.orders.len();
+        if orders == 0 || self.orders.contains(&0) || self.tables % orders != 0 {
+            return bad("engram_orders", orders, "orders must be non-zero and divide the table count");
+        }
+        if self.slots == 0 || self.conv_taps == 0 || self.sub_dim == 0 {
+            return bad("engram_slots", self.slots, "slots, conv taps and sub_dim must be non-zero");
+        }
+        Ok(())
+    }
+
     /// Hash heads (tables) per order.
     pub(crate) fn heads(&self) -> usize {
         self.tables.checked_div(self.orders.len()).unwrap_or(0)

@@ -20,6 +20,18 @@ pub enum KvPrecision {
     Int8,
 }
 
+impl KvPrecision {
+    /// Bytes one cached position costs in one layer holding `values` key and value numbers
+    /// over `kv_heads` heads: f32 each, or int8 each plus one f32 scale per head for the keys
+    /// and another for the values.
+    pub(crate) fn slot_bytes(self, values: usize, kv_heads: usize) -> usize {
+        match self {
+            KvPrecision::F32 => values * 4,
+            KvPrecision::Int8 => values + 2 * kv_heads * 4,
+        }
+    }
+}
+
 enum Store {
     F32 { k: Vec<f32>, v: Vec<f32> },
     Int8 { k: Vec<i8>, v: Vec<i8>, k_scale: Vec<f32>, v_scale: Vec<f32> },

@@ -84,19 +84,7 @@ impl Geometry {
         if self.max_seq_len == 0 {
             return bad("max_seq_len", 0, "must be non-zero");
         }
-        if !self.engram_sites.is_empty() {
-            if self.engram_sites.iter().any(|&s| s >= self.num_layers) {
-                return bad("engram_layers", self.num_layers, "site is not a layer of the stack");
-            }
-            let orders = self.engram_orders.len();
-            if orders == 0 || self.engram_orders.contains(&0) || self.engram_tables % orders != 0 {
-                return bad("engram_orders", orders, "orders must be non-zero and divide the table count");
-            }
-            if self.engram_slots == 0 || self.engram_conv_taps == 0 || self.engram_sub_dim == 0 {
-                return bad("engram_slots", self.engram_slots, "slots, conv taps and sub_dim must be non-zero");
-            }
-        }
-        Ok(())
+        self.engram().check(&self.engram_sites, self.num_layers)
     }
 
     /// Positions each layer's KV ring holds for attention window `window` (0 = full causal)
@@ -109,10 +97,7 @@ impl Geometry {
     /// scale per (position, kv head) for each of them.
     pub fn kv_bytes_per_slot(&self, kv: KvPrecision) -> usize {
         let values = 2 * self.num_kv_heads * self.head_dim;
-        match kv {
-            KvPrecision::F32 => values * 4,
-            KvPrecision::Int8 => values + 2 * self.num_kv_heads * 4,
-        }
+        kv.slot_bytes(values, self.num_kv_heads)
     }
 
     /// KV-cache bytes of a session of `session_len` tokens with attention window `window`.
