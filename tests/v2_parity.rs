@@ -15,15 +15,13 @@ mod common;
 #[path = "common/counting_alloc.rs"]
 mod counting_alloc;
 
-use common::{argmax, deviation, floats, get, ids, num, nums, reference_rows, Case};
+use common::{argmax, check_rows, deviation, floats, get, ids, num, nums, reference_rows, Case, ModeResult, F32_BAR};
 use counting_alloc::allocations;
 use needle_web::container::{V2Container, V3Container};
 use needle_web::json::Value;
 use needle_web::tokenizer::Tokenizer;
 use needle_web::v2::{HeadKind, KvPrecision, Model, Numerics, Options, State};
 use needle_web::Error;
-
-const F32_BAR: f64 = 1e-4;
 
 fn cases() -> Vec<Case> {
     common::cases("v2")
@@ -63,23 +61,14 @@ fn sequence(case: &Case, mode: &Value) -> (Vec<u32>, Vec<u32>) {
     (ids(get(&case.json, "prompt_ids")), ids(get(mode, "greedy")))
 }
 
-struct ModeResult {
-    worst: f64,
-    bar: f64,
-    tokens_checked: usize,
-    rows: Vec<f32>,
-}
-
 /// Prefills the prompt, then decodes greedily, feeding the recorded tokens so every row sees
-/// the reference's inputs; checks tokens over the first `exact_steps` steps and every row.
-fn check_mode(case: &Case, mode_name: &str, mode: &Value, options: Option<Options>) -> ModeResult {
+/// the reference's inputs, and checks the run against the record; returns the rows too.
+fn check_mode(case: &Case, mode_name: &str, mode: &Value) -> (ModeResult, Vec<f32>) {
     let container = V2Container::parse(&case.bytes).unwrap();
     let model = Model::new(&container).unwrap();
-    let options = options.unwrap_or_else(|| mode_options(&model, mode_name, mode));
+    let options = mode_options(&model, mode_name, mode);
     let (prompt, greedy) = sequence(case, mode);
-    let (reference, cols, quantum) = reference_rows(case, mode);
     let v = model.logits_len();
-    assert_eq!(cols, v, "{}: logits width", case.name);
 
     let mut state = model.new_state(&options).unwrap();
     let mut rows = vec![0.0f32; (prompt.len() + greedy.len()) * v];
@@ -90,34 +79,14 @@ fn check_mode(case: &Case, mode_name: &str, mode: &Value, options: Option<Option
         ours.push(argmax(&rows[at * v..(at + 1) * v]));
         model.step(&mut state, t, &mut rows[(at + 1) * v..(at + 2) * v]).unwrap();
     }
-    assert_eq!(rows.len(), reference.len(), "{} {mode_name}: rows", case.name);
-
-    let (bar, last_bar, exact_steps) = if mode_name.starts_with("f32") {
-        (F32_BAR, F32_BAR, greedy.len())
-    } else {
-        let tolerance = num(get(mode, "tolerance"));
-        (tolerance + quantum, tolerance, num(get(mode, "robust_prefix")) as usize)
-    };
-    assert_eq!(ours[..exact_steps], greedy[..exact_steps], "{} {mode_name}: greedy tokens", case.name);
-
-    let mut worst = 0f64;
-    for (i, (a, r)) in rows.chunks_exact(v).zip(reference.chunks_exact(v)).enumerate() {
-        let dev = deviation(a, r);
-        assert!(dev <= bar, "{} {mode_name}: row {i} deviates by {dev:.3e} > {bar:.3e}", case.name);
-        worst = worst.max(dev);
-    }
-    // The last row is also recorded in full f32 precision.
-    let last = floats(get(mode, "last_row"));
-    let dev = deviation(&rows[rows.len() - v..], &last);
-    assert!(dev <= last_bar, "{} {mode_name}: last row deviates by {dev:.3e} > {last_bar:.3e}", case.name);
-    ModeResult { worst: worst.max(dev), bar, tokens_checked: exact_steps, rows }
+    (check_rows(case, mode_name, mode, mode_name.starts_with("f32"), &rows, v, &ours), rows)
 }
 
 fn check_modes(pick: impl Fn(&str) -> bool) {
     let mut seen = 0;
     for case in cases() {
         for (name, mode) in modes(&case).into_iter().filter(|(n, _)| pick(n)) {
-            let r = check_mode(&case, &name, mode, None);
+            let (r, _) = check_mode(&case, &name, mode);
             let window = num(get(mode, "window"));
             eprintln!(
                 "v2 {name:8} {:16} window {window:>3}: worst row deviation {:.3e} (bar {:.3e}), greedy tokens checked: {}",
@@ -149,8 +118,8 @@ fn a_window_changes_nothing_until_the_sequence_outgrows_it_and_then_follows_the_
         };
         let window = num(get(windowed, "window")) as usize;
         assert!(window > 0, "{}: f32_full is recorded only for a windowed header", case.name);
-        let a = check_mode(&case, "f32", windowed, None).rows;
-        let b = check_mode(&case, "f32_full", full, None).rows;
+        let (_, a) = check_mode(&case, "f32", windowed);
+        let (_, b) = check_mode(&case, "f32_full", full);
         let v = a.len() / num(get(get(windowed, "logits"), "rows")) as usize;
         let first_differing = a.chunks_exact(v).zip(b.chunks_exact(v)).position(|(x, y)| x != y);
         let recorded = num(get(get(&case.json, "cross_checks"), "f32_vs_f32_full_first_differing_row")) as usize;

@@ -9,6 +9,9 @@ use std::path::{Path, PathBuf};
 use needle_web::json::{self, Value};
 use needle_web::kernels::f16;
 
+/// Exact numerics must match each reference row to this fraction of its largest logit.
+pub const F32_BAR: f64 = 1e-4;
+
 /// The committed fixture tree, tests/fixtures.
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
@@ -121,4 +124,44 @@ pub fn reference_rows(case: &Case, mode: &Value) -> (Vec<f32>, usize, f64) {
     };
     assert_eq!(rows.len(), num(get(logits, "rows")) as usize * cols);
     (rows, cols, quantum)
+}
+
+/// How a mode's rows compared with its record.
+pub struct ModeResult {
+    pub worst: f64,
+    pub bar: f64,
+    pub tokens_checked: usize,
+}
+
+/// Checks a teacher-forced run of a recorded mode: `rows` (width `v`, one per prompt and
+/// greedy token) against the recorded rows, the last row against its full-precision copy, and
+/// `ours` (our argmax before each greedy step) against the recorded greedy tokens. Exact
+/// modes must match to `F32_BAR` with every token identical; the others within the tolerance
+/// the generator measured (plus the storage quantum for stored rows), with tokens identical
+/// over the steps whose margin clearly exceeds that noise.
+pub fn check_rows(case: &Case, mode_name: &str, mode: &Value, exact: bool, rows: &[f32], v: usize, ours: &[u32]) -> ModeResult {
+    let greedy = ids(get(mode, "greedy"));
+    let (reference, cols, quantum) = reference_rows(case, mode);
+    assert_eq!(cols, v, "{}: logits width", case.name);
+    assert_eq!(rows.len(), reference.len(), "{} {mode_name}: rows", case.name);
+
+    let (bar, last_bar, exact_steps) = if exact {
+        (F32_BAR, F32_BAR, greedy.len())
+    } else {
+        let tolerance = num(get(mode, "tolerance"));
+        (tolerance + quantum, tolerance, num(get(mode, "robust_prefix")) as usize)
+    };
+    assert_eq!(ours[..exact_steps], greedy[..exact_steps], "{} {mode_name}: greedy tokens", case.name);
+
+    let mut worst = 0f64;
+    for (i, (a, r)) in rows.chunks_exact(v).zip(reference.chunks_exact(v)).enumerate() {
+        let dev = deviation(a, r);
+        assert!(dev <= bar, "{} {mode_name}: row {i} deviates by {dev:.3e} > {bar:.3e}", case.name);
+        worst = worst.max(dev);
+    }
+    // The last row is also recorded in full f32 precision.
+    let last = floats(get(mode, "last_row"));
+    let dev = deviation(&rows[rows.len() - v..], &last);
+    assert!(dev <= last_bar, "{} {mode_name}: last row deviates by {dev:.3e} > {last_bar:.3e}", case.name);
+    ModeResult { worst: worst.max(dev), bar, tokens_checked: exact_steps }
 }
