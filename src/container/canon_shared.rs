@@ -6,7 +6,8 @@ use super::header::bad as bad_header;
 use super::names::{Scope, TensorName};
 use super::tensor::TensorView;
 use super::walk::{dim, product, Dim, Kind, Walk};
-use crate::Result;
+use super::Generation;
+use crate::{Error, Result};
 
 /// One Engram site: `tables (num_tables * slots, sub_dim)`, key/value projections
 /// `(d_model, num_tables * sub_dim)`, conv `taps (engram_conv_taps, d_model)`.
@@ -32,6 +33,15 @@ pub struct MhcTensors<'a> {
     pub phi_pre: TensorView<'a>,
     pub phi_post: TensorView<'a>,
     pub phi_res: TensorView<'a>,
+}
+
+/// Refuses a container of the other generation.
+pub(crate) fn expect_generation(input: &[u8], expected: Generation) -> Result<()> {
+    let found = super::generation_of(input)?;
+    if found != expected {
+        return Err(Error::WrongGeneration { expected: expected.number(), found: found.number() });
+    }
+    Ok(())
 }
 
 /// Refuses a header whose `num_tensors` is not the records through `final_norm`, plus those of

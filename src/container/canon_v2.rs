@@ -3,7 +3,7 @@
 //! site; `final_norm`; optional all-FP16 probe heads; the RAW tokenizer last.
 use alloc::vec::Vec;
 
-use super::canon_shared::{check_count, records, EngramSite, MhcTensors, Stack, StackGeometry};
+use super::canon_shared::{check_count, expect_generation, records, EngramSite, MhcTensors, Stack, StackGeometry};
 use super::codebooks::Codebooks;
 use super::header_v2::{V2Header, V2_HEADER_LEN};
 use super::heads::{self, V2ProbeHead};
@@ -12,7 +12,7 @@ use super::tensor::TensorView;
 use super::tokenizer_blob::{self, TokenizerSummary};
 use super::walk::{dim, product, Dim, Kind, Walk};
 use super::Generation;
-use crate::{Error, Result};
+use crate::Result;
 
 /// CQ record widths Needle 2 writes: 2-4 bits and 5 = ternary (its bits map has no 1-bit).
 const WIDTHS: [u32; 4] = [2, 3, 4, 5];
@@ -61,10 +61,7 @@ pub struct V2Container<'a> {
 impl<'a> V2Container<'a> {
     /// Parses a Needle 2 container; a Needle 3 one is refused with `WrongGeneration`.
     pub fn parse(input: &'a [u8]) -> Result<Self> {
-        match super::generation_of(input)? {
-            Generation::V2 => {}
-            Generation::V3 => return Err(Error::WrongGeneration { expected: 2, found: 3 }),
-        }
+        expect_generation(input, Generation::V2)?;
         let header = V2Header::read(input)?;
         check_count(model_records(&header), &HEAD_EXTRAS, header.num_tensors)?;
         let (codebooks, walk) = records(input, V2_HEADER_LEN, header.codebook_len, header.num_tensors, &WIDTHS)?;

@@ -10,10 +10,10 @@ use super::heads::{self, ProbeHeadTensors};
 use super::names::{NamedTensor, Scope, TensorName};
 use super::tensor::TensorView;
 use super::tokenizer_blob::{self, TokenizerSummary};
-use super::canon_shared::{check_count, records, EngramSite, MhcTensors, Stack, StackGeometry};
+use super::canon_shared::{check_count, expect_generation, records, EngramSite, MhcTensors, Stack, StackGeometry};
 use super::walk::{conform, dim, product, Dim, Kind, Walk};
 use super::{permutation, Generation};
-use crate::{Error, Result};
+use crate::Result;
 
 /// CQ record widths Needle 3 defines: 1-4 bits and 5 = ternary.
 const WIDTHS: [u32; 5] = [1, 2, 3, 4, 5];
@@ -82,10 +82,7 @@ pub struct V3Container<'a> {
 impl<'a> V3Container<'a> {
     /// Parses a Needle 3 container; a Needle 2 one is refused with `WrongGeneration`.
     pub fn parse(input: &'a [u8]) -> Result<Self> {
-        match super::generation_of(input)? {
-            Generation::V3 => {}
-            Generation::V2 => return Err(Error::WrongGeneration { expected: 3, found: 2 }),
-        }
+        expect_generation(input, Generation::V3)?;
         let header = V3Header::read(input)?;
         check_count(model_records(&header), &HEAD_EXTRAS, header.num_tensors)?;
         let (codebooks, walk) = records(input, V3_HEADER_LEN, header.codebook_len, header.num_tensors, &WIDTHS)?;
