@@ -2,7 +2,7 @@
 //! Engram sites.
 use super::codebooks::Codebooks;
 use super::directory;
-use super::header::bad as bad_header;
+use super::header::{bad as bad_header, Core, Engram};
 use super::names::{Scope, TensorName};
 use super::tensor::TensorView;
 use super::walk::{dim, product, Dim, Kind, Walk};
@@ -62,18 +62,6 @@ pub(crate) fn records<'a>(input: &'a [u8], header_len: u64, codebook_len: u32, n
     Ok((codebooks, Walk::new(views)))
 }
 
-/// The header fields the shared pieces depend on.
-pub(crate) struct StackGeometry {
-    pub vocab: u32,
-    pub d_model: u32,
-    pub num_layers: u32,
-    pub mhc_lanes: u32,
-    pub num_engram_tables: u32,
-    pub engram_slots: u32,
-    pub engram_sub_dim: u32,
-    pub engram_conv_taps: u32,
-}
-
 /// Expected shapes of the shared pieces, computed once with overflow checks.
 pub(crate) struct Stack {
     pub d: Dim,
@@ -90,7 +78,7 @@ pub(crate) struct Stack {
 }
 
 impl Stack {
-    pub(crate) fn new(g: &StackGeometry) -> Result<Self> {
+    pub(crate) fn new(g: &Core, e: &Engram<'_>) -> Result<Self> {
         Ok(Self {
             d: dim(g.d_model.into(), "must equal d_model"),
             vocab: dim(g.vocab.into(), "must equal vocab_size"),
@@ -103,15 +91,15 @@ impl Stack {
             ),
             phi_cols: dim(product(&[g.mhc_lanes, g.d_model], "mhc_lanes")?, "must equal mhc_lanes * d_model"),
             table_rows: dim(
-                product(&[g.num_engram_tables, g.engram_slots], "engram_slots")?,
+                product(&[e.num_tables, e.slots], "engram_slots")?,
                 "must equal num_engram_tables * engram_slots",
             ),
-            sub_dim: dim(g.engram_sub_dim.into(), "must equal engram_sub_dim"),
+            sub_dim: dim(e.sub_dim.into(), "must equal engram_sub_dim"),
             engram_in: dim(
-                product(&[g.num_engram_tables, g.engram_sub_dim], "engram_sub_dim")?,
+                product(&[e.num_tables, e.sub_dim], "engram_sub_dim")?,
                 "must equal num_engram_tables * engram_sub_dim",
             ),
-            engram_taps: dim(g.engram_conv_taps.into(), "must equal engram_conv_taps"),
+            engram_taps: dim(e.conv_taps.into(), "must equal engram_conv_taps"),
         })
     }
 

@@ -3,7 +3,7 @@
 //! site; `final_norm`; optional all-FP16 probe heads; the RAW tokenizer last.
 use alloc::vec::Vec;
 
-use super::canon_shared::{check_count, expect_generation, records, EngramSite, MhcTensors, Stack, StackGeometry};
+use super::canon_shared::{check_count, expect_generation, records, EngramSite, MhcTensors, Stack};
 use super::codebooks::Codebooks;
 use super::header_v2::{V2Header, V2_HEADER_LEN};
 use super::heads::{self, V2ProbeHead};
@@ -86,16 +86,7 @@ struct Canon {
 
 impl Canon {
     fn new(h: &V2Header) -> Result<Self> {
-        let stack = Stack::new(&StackGeometry {
-            vocab: h.vocab,
-            d_model: h.d_model,
-            num_layers: h.num_layers,
-            mhc_lanes: h.mhc_lanes,
-            num_engram_tables: h.num_engram_tables,
-            engram_slots: h.engram_slots,
-            engram_sub_dim: h.engram_sub_dim,
-            engram_conv_taps: h.engram_conv_taps,
-        })?;
+        let stack = Stack::new(&h.core(), &h.engram())?;
         Ok(Self {
             stack,
             q_out: dim(product(&[h.num_heads, h.head_dim], "head_dim")?, "must equal num_heads * head_dim"),

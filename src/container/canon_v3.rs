@@ -10,7 +10,7 @@ use super::heads::{self, ProbeHeadTensors};
 use super::names::{NamedTensor, Scope, TensorName};
 use super::tensor::TensorView;
 use super::tokenizer_blob::{self, TokenizerSummary};
-use super::canon_shared::{check_count, expect_generation, records, EngramSite, MhcTensors, Stack, StackGeometry};
+use super::canon_shared::{check_count, expect_generation, records, EngramSite, MhcTensors, Stack};
 use super::walk::{conform, dim, product, Dim, Kind, Walk};
 use super::{permutation, Generation};
 use crate::Result;
@@ -121,16 +121,7 @@ struct Canon {
 impl Canon {
     fn new(h: &V3Header) -> Result<Self> {
         let (block_a, block_b) = hada_blocks(h.hada_n);
-        let stack = Stack::new(&StackGeometry {
-            vocab: h.vocab,
-            d_model: h.d_model,
-            num_layers: h.num_layers,
-            mhc_lanes: h.mhc_lanes,
-            num_engram_tables: h.num_engram_tables,
-            engram_slots: h.engram_slots,
-            engram_sub_dim: h.engram_sub_dim,
-            engram_conv_taps: h.engram_conv_taps,
-        })?;
+        let stack = Stack::new(&h.core(), &h.engram())?;
         Ok(Self {
             stack,
             q_out: dim(product(&[h.num_heads, h.qk_head_dim], "qk_head_dim")?, "must equal num_heads * qk_head_dim"),

@@ -80,6 +80,12 @@ impl V2Header {
     }
 
     fn check(&self) -> Result<()> {
+        self.core().check()?;
+        self.engram().check()
+    }
+
+    /// The fields both generations check alike, and size the shared canon pieces by.
+    pub(crate) fn core(&self) -> header::Core {
         header::Core {
             codebook_len: self.codebook_len,
             kv_bits: self.kv_bits,
@@ -94,7 +100,9 @@ impl V2Header {
             mhc_lanes: self.mhc_lanes,
             rope_theta: self.rope_theta,
         }
-        .check()?;
+    }
+
+    pub(crate) fn engram(&self) -> header::Engram<'_> {
         header::Engram {
             d_model: self.d_model,
             num_layers: self.num_layers,
@@ -108,7 +116,6 @@ impl V2Header {
             num_sites: self.num_engram_sites,
             sites: &self.engram_sites,
         }
-        .check()
     }
 
     /// The n-gram orders in use.

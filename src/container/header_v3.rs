@@ -100,6 +100,16 @@ impl V3Header {
     }
 
     fn check(&self) -> Result<()> {
+        self.core().check()?;
+        header::nonzero("v_head_dim", self.v_head_dim)?;
+        if self.out_vocab > self.vocab {
+            return Err(bad("out_vocab", self.out_vocab.into(), "exceeds vocab_size"));
+        }
+        self.engram().check()
+    }
+
+    /// The fields both generations check alike, and size the shared canon pieces by.
+    pub(crate) fn core(&self) -> header::Core {
         header::Core {
             codebook_len: self.codebook_len,
             kv_bits: self.kv_bits,
@@ -114,11 +124,9 @@ impl V3Header {
             mhc_lanes: self.mhc_lanes,
             rope_theta: self.rope_theta,
         }
-        .check()?;
-        header::nonzero("v_head_dim", self.v_head_dim)?;
-        if self.out_vocab > self.vocab {
-            return Err(bad("out_vocab", self.out_vocab.into(), "exceeds vocab_size"));
-        }
+    }
+
+    pub(crate) fn engram(&self) -> header::Engram<'_> {
         header::Engram {
             d_model: self.d_model,
             num_layers: self.num_layers,
@@ -132,7 +140,6 @@ impl V3Header {
             num_sites: self.num_engram_sites,
             sites: &self.engram_sites,
         }
-        .check()
     }
 
     /// The n-gram orders in use.
