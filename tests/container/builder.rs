@@ -229,7 +229,7 @@ impl V3 {
     }
 
     pub fn header(&self, num_tensors: u32) -> Vec<u8> {
-        let mut f = vec![
+        let f = vec![
             V3_TAG,
             num_tensors,
             28,
@@ -258,13 +258,7 @@ impl V3 {
             0,
             self.orders.len() as u32,
         ];
-        f.extend(self.orders.iter().copied().chain(std::iter::repeat(0)).take(4));
-        f.push(self.sites.len() as u32);
-        f.extend(self.sites.iter().copied().chain(std::iter::repeat(0)).take(16));
-        assert_eq!(f.len(), 48);
-        let mut out: Vec<u8> = f.iter().flat_map(|v| v.to_le_bytes()).collect();
-        out.extend_from_slice(&100000f32.to_le_bytes());
-        out
+        header_tail(f, &self.orders, &self.sites, 16, 48)
     }
 
     pub fn build(&self) -> Built {
@@ -362,7 +356,7 @@ impl V2 {
 
     pub fn header(&self, num_tensors: u32) -> Vec<u8> {
         let tables = self.tables();
-        let mut f = vec![
+        let f = vec![
             V2_TAG,
             num_tensors,
             28,
@@ -384,19 +378,26 @@ impl V2 {
             *self.orders.iter().max().unwrap(),
             self.orders.len() as u32,
         ];
-        f.extend(self.orders.iter().copied().chain(std::iter::repeat(0)).take(4));
-        f.push(self.sites.len() as u32);
-        f.extend(self.sites.iter().copied().chain(std::iter::repeat(0)).take(4));
-        assert_eq!(f.len(), 29);
-        let mut out: Vec<u8> = f.iter().flat_map(|v| v.to_le_bytes()).collect();
-        out.extend_from_slice(&100000f32.to_le_bytes());
-        out
+        header_tail(f, &self.orders, &self.sites, 4, 29)
     }
 
     pub fn build(&self) -> Built {
         let specs = self.specs();
         assemble(self.header(specs.len() as u32), specs)
     }
+}
+
+/// Finishes a header from its leading u32 fields `f`: the Engram orders (zero-padded to 4),
+/// the site count and sites (zero-padded to `site_slots`), checked to make `fields` u32 in
+/// all, then rope_theta.
+fn header_tail(mut f: Vec<u32>, orders: &[u32], sites: &[u32], site_slots: usize, fields: usize) -> Vec<u8> {
+    f.extend(orders.iter().copied().chain(std::iter::repeat(0)).take(4));
+    f.push(sites.len() as u32);
+    f.extend(sites.iter().copied().chain(std::iter::repeat(0)).take(site_slots));
+    assert_eq!(f.len(), fields);
+    let mut out: Vec<u8> = f.iter().flat_map(|v| v.to_le_bytes()).collect();
+    out.extend_from_slice(&100000f32.to_le_bytes());
+    out
 }
 
 fn mhc(layers: u32, lanes: u32, d: u32, q: &mut impl FnMut(String, u32, u32) -> Spec) -> Vec<Spec> {
