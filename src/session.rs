@@ -2,12 +2,12 @@
 //!
 //! An [`Engine`] owns one model (borrowing the container bytes), its tokenizer and one
 //! sequence state. A request goes `start` (render the prompt, tokenize, prefill) ->
-//! `next` per token (sample, stream the decoded piece) -> `finish` (parse the completion, run
+//! `next_token` per token (sample, stream the decoded piece) -> `finish` (parse the completion, run
 //! the confidence head). Generation is step-wise so a host that must stay responsive — a Web
 //! Worker waiting for an abort message — can yield between tokens; [`Engine::generate`] is
 //! the same loop for hosts that need not.
 //!
-//! The core has no clock: callers time `start` (prefill) and `next` (decode) themselves.
+//! The core has no clock: callers time `start` (prefill) and `next_token` (decode) themselves.
 use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
@@ -157,6 +157,8 @@ impl Completion {
 }
 
 /// The model of one generation and its sequence state: the one place the generations meet.
+// An engine holds exactly one `Net`, so the variants' size difference costs nothing.
+#[allow(clippy::large_enum_variant)]
 enum Net<'a> {
     V2 { model: v2::Model<'a>, state: v2::State },
     V3 { model: v3::Model<'a>, state: v3::State },
@@ -409,10 +411,10 @@ impl<'a> Engine<'a> {
     }
 
     /// Generates the next token, or `None` once the request has stopped.
-    pub fn next(&mut self) -> Result<Option<Token>> {
+    pub fn next_token(&mut self) -> Result<Option<Token>> {
         let capacity = self.info.capacity;
         let position = self.position();
-        let turn = self.turn.as_mut().ok_or(Error::InvalidArgument { name: "next", reason: "no request in flight" })?;
+        let turn = self.turn.as_mut().ok_or(Error::InvalidArgument { name: "next_token", reason: "no request in flight" })?;
         if turn.stop.is_some() {
             return Ok(None);
         }
@@ -444,7 +446,7 @@ impl<'a> Engine<'a> {
         Ok(Some(Token { id, text }))
     }
 
-    /// Stops the request in flight; the next [`Self::next`] returns `None`.
+    /// Stops the request in flight; the next [`Self::next_token`] returns `None`.
     pub fn abort(&mut self) {
         if let Some(turn) = &mut self.turn {
             turn.stop.get_or_insert(StopReason::Aborted);
@@ -478,10 +480,10 @@ impl<'a> Engine<'a> {
         })
     }
 
-    /// `start`, `next` until it stops (or `on_token` returns false), `finish`.
+    /// `start`, `next_token` until it stops (or `on_token` returns false), `finish`.
     pub fn generate(&mut self, req: &Request, mut on_token: impl FnMut(&Token) -> bool) -> Result<Completion> {
         self.start(req)?;
-        while let Some(token) = self.next()? {
+        while let Some(token) = self.next_token()? {
             if !on_token(&token) {
                 self.abort();
             }

@@ -141,7 +141,7 @@ impl Session {
     /// The next token as `{id, text}`, or `undefined` once generation has stopped.
     #[wasm_bindgen(js_name = next)]
     pub fn next_token(&mut self) -> Result<JsValue, JsValue> {
-        Ok(match self.engine.next().map_err(error)? {
+        Ok(match self.engine.next_token().map_err(error)? {
             Some(t) => Obj::new().set("id", t.id).set("text", t.text).build(),
             None => JsValue::UNDEFINED,
         })

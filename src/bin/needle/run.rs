@@ -40,7 +40,7 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
     let prefill_ms = ms_since(t0);
     let t0 = Instant::now();
     let mut out = std::io::stdout().lock();
-    while let Some(token) = engine.next()? {
+    while let Some(token) = engine.next_token()? {
         if !json {
             out.write_all(token.text.as_bytes()).and_then(|()| out.flush()).map_err(|e| Failure::Io("stdout".into(), e))?;
         }
