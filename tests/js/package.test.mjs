@@ -46,6 +46,18 @@ test('both wasm builds generate the same tokens and result as the native CLI for
   }
 });
 
+test('a Needle 2 container loads (generation read from the bytes) and generates what the native CLI does', async () => {
+  const v2 = new URL('../fixtures/v2/mixed_window/model.cact', import.meta.url);
+  const native = nativeRun(v2.pathname, QUERY, SMART_HOME_TOOLS, ['--max-tokens', '12']);
+  const model = await Needle.load(new Uint8Array(readFileSync(v2)));
+  try {
+    assert.equal(model.info.generation, 2);
+    assertSameAsNative(await model.complete(QUERY, { tools: SMART_HOME_TOOLS, maxTokens: 12 }), native, false);
+  } finally {
+    model.dispose();
+  }
+});
+
 test('wasm logits equal the native CLI logits: bit for bit on the baseline build, within 1e-5 on SIMD', async () => {
   const ids = Array.from(await needle.tokenize('<|im_start|>user\nhello world')).slice(0, 24);
   const native = nativeLogits(MODEL, ids);
