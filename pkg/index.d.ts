@@ -83,6 +83,12 @@ export interface CompleteOptions {
   topK?: number;
   /** 1 (default) disables top-p. */
   topP?: number;
+  /**
+   * Schema-constrained decoding (default false): only `<tool_call>[...]</tool_call>` answers
+   * whose calls name a given tool, with declared argument keys, required keys present and
+   * values of the declared type/enum, can be generated. Numeric bounds are not enforced.
+   */
+  constrained?: boolean;
   layers?: number;
   kv?: KvPrecision;
   numerics?: Numerics;

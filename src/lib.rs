@@ -18,6 +18,7 @@ pub mod response;
 mod blocks;
 pub mod v2;
 pub mod v3;
+pub mod constrained;
 pub mod session;
 
 pub use error::{Error, Result};

@@ -12,6 +12,7 @@ use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
 
+use crate::constrained::{Constraint, TokenTable};
 use crate::container::{self, Container};
 use crate::json;
 use crate::prompt;
@@ -76,12 +77,25 @@ pub struct Request<'r> {
     pub seed: u64,
     pub top_k: usize,
     pub top_p: f32,
+    /// Schema-constrained decoding: only completions in the tool-call format whose calls fit
+    /// the tools' schemas can be generated (see [`crate::constrained`]).
+    pub constrained: bool,
 }
 
 impl<'r> Request<'r> {
-    /// Greedy decoding of up to 256 tokens, upstream's defaults otherwise.
+    /// Greedy, unconstrained decoding of up to 256 tokens, upstream's defaults otherwise.
     pub fn new(query: &'r str, tools_json: &'r str) -> Self {
-        Request { query, tools_json, system: None, max_tokens: 256, temperature: 0.0, seed: 0, top_k: 0, top_p: 1.0 }
+        Request {
+            query,
+            tools_json,
+            system: None,
+            max_tokens: 256,
+            temperature: 0.0,
+            seed: 0,
+            top_k: 0,
+            top_p: 1.0,
+            constrained: false,
+        }
     }
 }
 
@@ -304,6 +318,7 @@ struct Turn {
     text: String,
     /// The last sampled token, not yet run through the model.
     unfed: Option<u32>,
+    constraint: Option<Constraint>,
     stop: Option<StopReason>,
 }
 
@@ -314,6 +329,8 @@ pub struct Engine<'a> {
     /// Logits after the last consumed token.
     logits: Vec<f32>,
     im_end: Option<u32>,
+    /// Decoded bytes per token, built on the first constrained request.
+    token_table: Option<TokenTable>,
     turn: Option<Turn>,
 }
 
@@ -325,7 +342,7 @@ impl<'a> Engine<'a> {
         let net = Net::load(container, options)?;
         let info = net.info();
         let im_end = tokenizer.piece_id(prompt::IM_END);
-        Ok(Engine { net, tokenizer, logits: vec![0.0; info.logits_len], info, im_end, turn: None })
+        Ok(Engine { net, tokenizer, logits: vec![0.0; info.logits_len], info, im_end, token_table: None, turn: None })
     }
 
     pub fn info(&self) -> &ModelInfo {
@@ -338,8 +355,7 @@ impl<'a> Engine<'a> {
 
     /// The exact prompt text a request renders to (tools unwrapped to the flat schema).
     pub fn render(&self, query: &str, tools_json: &str, system: Option<&str>) -> Result<String> {
-        let tools = if tools_json.trim().is_empty() { None } else { Some(prompt::flat_tools(json::parse(tools_json)?)) };
-        Ok(prompt::render_value(query, tools.as_ref(), system))
+        Ok(prompt::render_value(query, parse_tools(tools_json)?.as_ref(), system))
     }
 
     /// `[BOS] + encode(prompt)`: the ids a rendered prompt runs as.
@@ -387,7 +403,16 @@ impl<'a> Engine<'a> {
     /// Returns the number of prompt tokens.
     pub fn start(&mut self, req: &Request) -> Result<usize> {
         let sampler = Sampler::new(req.temperature, req.top_k, req.top_p, req.seed)?;
-        let prompt = self.render(req.query, req.tools_json, req.system)?;
+        let tools = parse_tools(req.tools_json)?;
+        let constraint = match req.constrained {
+            true => Some(Constraint::new(tools.as_ref().unwrap_or(&json::Value::Null))?),
+            false => None,
+        };
+        if constraint.is_some() && self.token_table.is_none() {
+            let stops: Vec<u32> = [Some(self.tokenizer.eos_id()), self.im_end].into_iter().flatten().collect();
+            self.token_table = Some(TokenTable::new(&self.tokenizer, self.info.logits_len, &stops));
+        }
+        let prompt = prompt::render_value(req.query, tools.as_ref(), req.system);
         let prompt_ids = self.prompt_ids(&prompt);
         // Leave room for at least one generated token.
         if prompt_ids.len() >= self.info.capacity {
@@ -405,6 +430,7 @@ impl<'a> Engine<'a> {
             decoder: IncrementalDecoder::new(&self.tokenizer),
             text: String::new(),
             unfed: None,
+            constraint,
             stop: if req.max_tokens == 0 { Some(StopReason::MaxTokens) } else { None },
         });
         Ok(n)
@@ -427,7 +453,13 @@ impl<'a> Engine<'a> {
             self.feed(&[id])?;
         }
         let turn = self.turn.as_mut().expect("checked above");
+        if let (Some(constraint), Some(table)) = (&mut turn.constraint, &self.token_table) {
+            constraint.mask(table, &mut self.logits);
+        }
         let id = turn.sampler.sample(&self.logits);
+        if let (Some(constraint), Some(table)) = (&mut turn.constraint, &self.token_table) {
+            constraint.accept(table, id);
+        }
         turn.tokens.push(id);
         let stop = if id == self.tokenizer.eos_id() {
             Some(StopReason::Eos)
@@ -490,4 +522,12 @@ impl<'a> Engine<'a> {
         }
         self.finish()
     }
+}
+
+/// The tool list of a request, OpenAI-style entries unwrapped (`None`: no tool list).
+fn parse_tools(tools_json: &str) -> Result<Option<json::Value>> {
+    if tools_json.trim().is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(prompt::flat_tools(json::parse(tools_json)?)))
 }

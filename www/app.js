@@ -208,6 +208,7 @@ function requestOptions() {
     seed: num('seed'),
     topK: num('top-k'),
     topP: num('top-p'),
+    constrained: $('constrained').checked,
     layers: num('layers'),
     kv: $('kv').value || undefined,
   };

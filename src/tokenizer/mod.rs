@@ -188,7 +188,7 @@ impl Tokenizer {
     }
 
     /// The bytes a token contributes to decoded text.
-    fn token_bytes(&self, id: u32) -> &[u8] {
+    pub(crate) fn token_bytes(&self, id: u32) -> &[u8] {
         let Some(piece) = self.vocab.pieces.get(id as usize) else {
             return &[];
         };

@@ -124,6 +124,7 @@ impl Session {
         seed: f64,
         top_k: f64,
         top_p: f32,
+        constrained: bool,
     ) -> Result<u32, JsValue> {
         let req = Request {
             query,
@@ -134,6 +135,7 @@ impl Session {
             seed: seed_from_js(seed).map_err(error)?,
             top_k: count("top_k", top_k).map_err(error)?,
             top_p,
+            constrained,
         };
         self.engine.start(&req).map(|n| n as u32).map_err(error)
     }

@@ -58,6 +58,26 @@ test('a Needle 2 container loads (generation read from the bytes) and generates 
   }
 });
 
+test('constrained decoding in wasm masks the same tokens as the native CLI', async () => {
+  // Random weights wander far outside the format unless constrained, so the mask is exercised.
+  const fixture = new URL('../fixtures/v3/local_global_taps/model.cact', import.meta.url);
+  const tools = JSON.stringify([{ name: 'lock_door', parameters: { type: 'object',
+    properties: { door: { type: 'string', enum: ['front', 'back'] }, minutes: { type: 'integer' } }, required: ['door'] } }]);
+  const extra = ['--max-tokens', '40', '--temperature', '0.8', '--seed', '5'];
+  const native = nativeRun(fixture.pathname, QUERY, tools, [...extra, '--constrained']);
+  const free = nativeRun(fixture.pathname, QUERY, tools, extra);
+  // The baseline build's logits equal the CLI's bit for bit, so sampling agrees exactly too.
+  const model = await Needle.load(new Uint8Array(readFileSync(fixture)), { simd: false });
+  try {
+    const opts = { tools, maxTokens: 40, temperature: 0.8, seed: 5, constrained: true };
+    assertSameAsNative(await model.complete(QUERY, opts), native, false);
+    assert.ok(native.text.trimStart().startsWith('<'), native.text);
+    assert.notDeepEqual(native.tokens, free.tokens, 'the constraint changes what random weights write');
+  } finally {
+    model.dispose();
+  }
+});
+
 test('wasm logits equal the native CLI logits: bit for bit on the baseline build, within 1e-5 on SIMD', async () => {
   const ids = Array.from(await needle.tokenize('<|im_start|>user\nhello world')).slice(0, 24);
   const native = nativeLogits(MODEL, ids);

@@ -10,7 +10,13 @@ positive (one call), parallel (two calls), missing (a required value absent), in
 off-topic chat, other environments' requests) and absent (the needed tool is not
 among the tools shown). All but positive and parallel answer `[]`.
 
-Usage: python datagen.py --out DIR [--train N] [--val N] [--seed S]
+`--values curated` reproduces the phase-1/2 data (hand-written value lists, the
+original mix and wrappers). `--values mixed` (the last phase) draws most free-text
+values from open-ended builders so they must be copied from the query, balances
+number lengths, raises the parallel share and composes the request wrappers from
+independent parts (opener, politeness, filler, suffix).
+
+Usage: python datagen.py --out DIR [--train N] [--val N] [--seed S] [--values curated|mixed]
 """
 import argparse
 import json
@@ -40,6 +46,25 @@ NEGATIONS = ["don't {c}", "do not {c}", "please don't {c}", "never mind, don't {
              "I changed my mind, don't {c}", "let's not {c}", "there's no need to {c}",
              "hold off, don't {c}", "cancel that, don't {c}", "we don't need to {c}", "dont {c}",
              "don't {c} today", "never {c}", "you shouldn't {c}", "wait, don't {c}"]
+# Mixed mode: more two-call requests, wrappers composed from independent parts.
+MIX_MIXED = [("positive", 0.42), ("parallel", 0.20), ("missing", 0.08), ("negation", 0.08),
+             ("invalid", 0.08), ("irrelevant", 0.10), ("absent", 0.04)]
+OPENERS = ["", "", "", "", "", "", "hey, ", "ok, ", "so ", "um, ", "hi, ", "alright, ", "okay so ",
+           "hey there, ", "excuse me, ", "oh, ", "right, ", "hello, ", "uh, ", "yo, ", "quick one: "]
+ASKS = ["", "", "", "", "please ", "can you ", "could you ", "would you ", "can you please ",
+        "could you please ", "would you please ", "I'd like you to ", "I want you to ", "I need you to ",
+        "go ahead and ", "kindly ", "please go ahead and ", "can I get you to ", "help me ",
+        "let's "]
+FILLERS = ["", "", "", "", "", "", "", "quickly ", "just ", "also ", "now ", "real quick, "]
+SUFFIXES = ["", "", "", "", "", " please", " thanks", " now", " for me", " right now", ", thanks",
+            " asap", " thank you", ", please", " if you can", " when you get a chance", ", cheers",
+            " real quick", ", ty", " please and thank you", " straight away", ", if possible"]
+# After a value copied at the very end only a comma-separated tail is safe.
+FREE_SUFFIXES = [", thanks", ", please", ", thank you", ", cheers", ". Thanks", "! Thanks"]
+CONNECTORS_MIXED = [" and ", ", then ", " and then ", ", and ", ". Also ", " and also ", ", plus ",
+                    "; ", ", also ", " then ", ", and also ", " plus ", ", after that ", ". After that, ",
+                    " and after that ", ". Then ", ", and then ", " & ", ". And ", " as well as ",
+                    ". Oh and ", ", oh and also "]
 CONNECTORS = [" and ", ", then ", " and then ", ", and ", ". Also ", " and also ", ", plus ",
               "; ", ", also ", " then "]
 # Requests that two environments could both claim are never used as each other's refusals.
@@ -51,8 +76,11 @@ FREE = {"music", "genre", "artist", "song", "album", "when", "note", "reply", "f
 
 
 class Generator:
-    def __init__(self, split, seed):
-        self.split, self.rng = split, random.Random(f"{split}-{seed}")
+    def __init__(self, split, seed, values="curated"):
+        self.mixed = values == "mixed"
+        I.VALUES = values
+        seed_text = f"{split}-{seed}" if not self.mixed else f"{split}-{seed}-mixed"
+        self.split, self.rng = split, random.Random(seed_text)
         self.catalogue = catalogue()
         self.schemas = {t["name"]: t for env in self.catalogue.values() for t in env["tools"]}
         self.env_of = {t["name"]: e for e, env in self.catalogue.items() for t in env["tools"]}
@@ -79,16 +107,31 @@ class Generator:
         text = template.format(**surfaces)
         return text, values
 
-    def _dress(self, kind, text, tail_free):
+    def _dress(self, kind, text, tail_free, lead_free=False):
         rng = self.rng
+        if self.mixed:
+            return self._dress_mixed(kind, text, tail_free, lead_free)
         prefix = rng.choice(REQUEST_PREFIX if kind == "imp" else OTHER_PREFIX)
         suffix = "" if tail_free else rng.choice(SUFFIX)
         text = prefix + text + suffix
         return self._finish(text)
 
-    def _finish(self, text):
+    def _dress_mixed(self, kind, text, tail_free, lead_free):
+        """Opener + request form + filler + text + suffix, each drawn independently. A value
+        copied at the very start keeps its case (the answer copies it as typed)."""
         rng = self.rng
-        if rng.random() < 0.5:
+        prefix = rng.choice(OPENERS)
+        if kind == "imp":
+            prefix += rng.choice(ASKS) + rng.choice(FILLERS)
+        if tail_free:
+            suffix = rng.choice(FREE_SUFFIXES) if rng.random() < 0.15 else ""
+        else:
+            suffix = rng.choice(SUFFIXES)
+        return self._finish(prefix + text + suffix, keep_case=lead_free and not prefix)
+
+    def _finish(self, text, keep_case=False):
+        rng = self.rng
+        if rng.random() < 0.5 and not keep_case:
             text = text[0].upper() + text[1:]
         if text[-1] not in ".!?":
             question = re.match(r"(?i)(can|could|would|is|what|how|where|who)\b", text)
@@ -98,6 +141,11 @@ class Generator:
     @staticmethod
     def _tail_free(intent, template):
         match = re.search(r"\{(\w+)\}$", template)
+        return bool(match) and match.group(1) in FREE
+
+    @staticmethod
+    def _lead_free(template):
+        match = re.match(r"\{(\w+)\}", template)
         return bool(match) and match.group(1) in FREE
 
     def _tools(self, env, needed, absent=None):
@@ -139,7 +187,7 @@ class Generator:
 
     def positive(self, env):
         intent, kind, template, text, calls = self._single(env)
-        query = self._dress(kind, text, self._tail_free(intent, template))
+        query = self._dress(kind, text, self._tail_free(intent, template), self._lead_free(template))
         return query, calls, intent.name
 
     def parallel(self, env):
@@ -150,9 +198,9 @@ class Generator:
             if not any(json.dumps(c, sort_keys=True, default=str) in keys for c in second[4]) \
                     and first[4][0]["name"] != second[4][0]["name"] or self.rng.random() < 0.15:
                 break
-        joiner = self.rng.choice(CONNECTORS)
+        joiner = self.rng.choice(CONNECTORS_MIXED if self.mixed else CONNECTORS)
         text = first[3] + joiner + second[3]
-        query = self._dress(first[1], text, self._tail_free(second[0], second[2]))
+        query = self._dress(first[1], text, self._tail_free(second[0], second[2]), self._lead_free(first[2]))
         return query, first[4] + second[4], first[0].name + "+" + second[0].name
 
     def missing(self, env):
@@ -161,7 +209,7 @@ class Generator:
         _, template = self.rng.choice(intent.templates(self.split, ("missing",)))
         text, _ = self._fill(intent, template)
         kind = "imp" if re.match(r"[a-z]", template) and not template.startswith(("I ", "log my")) else "alt"
-        return self._dress(kind, text, self._tail_free(intent, template)), [], intent.name
+        return self._dress(kind, text, self._tail_free(intent, template), self._lead_free(template)), [], intent.name
 
     def negation(self, env):
         intent = self.rng.choice(self._intents(env))
@@ -181,7 +229,7 @@ class Generator:
             filled = self._fill(intent, template, bad_slot=slot)
             if filled is not None:
                 text, _ = filled
-                return self._dress(kind, text, self._tail_free(intent, template)), [], intent.name
+                return self._dress(kind, text, self._tail_free(intent, template), self._lead_free(template)), [], intent.name
         raise RuntimeError(f"no invalid phrasing for {env}")
 
     def irrelevant(self, env):
@@ -213,7 +261,7 @@ class Generator:
     def generate(self, n):
         rng = self.rng
         envs = list(self.catalogue)
-        cats, weights = zip(*MIX)
+        cats, weights = zip(*(MIX_MIXED if self.mixed else MIX))
         for i in range(n):
             env = envs[i % len(envs)]
             category = rng.choices(cats, weights)[0]
@@ -253,12 +301,14 @@ def main():
     parser.add_argument("--train", type=int, default=60000)
     parser.add_argument("--val", type=int, default=1200)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--values", choices=("curated", "mixed"), default="curated",
+                        help="curated: hand-written value lists (phases 1-2); mixed: mostly open-ended values")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     for split, n in (("train", args.train), ("val", args.val)):
         path = os.path.join(args.out, split + ".jsonl")
         with open(path, "w", encoding="utf-8") as handle:
-            for ex in Generator(split, args.seed).generate(n):
+            for ex in Generator(split, args.seed, args.values).generate(n):
                 handle.write(json.dumps(ex, ensure_ascii=False) + "\n")
         print(f"wrote {n} {split} examples to {path}")
 

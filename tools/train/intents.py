@@ -6,7 +6,18 @@ requests), other phrasings (`alt`), phrasings that leave out a required value
 (`missing`, answered with no call), and slots. A slot may also offer invalid values
 (outside the enum or the bounds): those requests are answered with no call too.
 """
+import compose as C
 import slots as S
+
+# "curated": values only from the hand-written lists in slots.py (the phase-1/2 data).
+# "mixed": free text mostly from compose.py's open-ended builders, numbers balanced over
+# digit lengths, extra enum phrasings (set by datagen.py --values).
+VALUES = "curated"
+OPEN_SHARE = 0.6
+
+
+def _mixed():
+    return VALUES == "mixed"
 
 
 # ---------------------------------------------------------------- slot kinds
@@ -20,13 +31,15 @@ def _split_pool(pool, split):
 class Enum:
     """A closed set: each value is drawn uniformly (rare values as often as common ones)."""
 
-    def __init__(self, words, bad=()):
+    def __init__(self, words, bad=(), more=None):
         self.words = words if isinstance(words, dict) else {w: [w] for w in words}
         self.bad_words = list(bad)
+        self.more = more or {}  # extra phrasings per value, used in mixed mode only
 
     def draw(self, rng, split):
         value = rng.choice(sorted(self.words))
-        return rng.choice(self.words[value]), value
+        surfaces = self.words[value] + (self.more.get(value, []) if _mixed() else [])
+        return rng.choice(surfaces), value
 
     def bad(self, rng, split):
         return rng.choice(_split_pool(self.bad_words, split)) if self.bad_words else None
@@ -35,11 +48,14 @@ class Enum:
 class Text:
     """Free text copied verbatim into the call."""
 
-    def __init__(self, pool):
-        self.pool = pool
+    def __init__(self, pool, build=None):
+        self.pool, self.build = pool, build
 
     def draw(self, rng, split):
-        value = rng.choice(_split_pool(self.pool, split))
+        if self.build is not None and _mixed() and rng.random() < OPEN_SHARE:
+            value = self.build(rng)
+        else:
+            value = rng.choice(_split_pool(self.pool, split))
         return value, value
 
     def bad(self, rng, split):
@@ -60,6 +76,17 @@ def number_words(n):
     return str(n)
 
 
+def balanced_int(rng, lo, hi):
+    """Uniform over the digit lengths present in [lo, hi], then uniform within one."""
+    spans = []
+    for digits in range(1, len(str(hi)) + 1):
+        a, b = max(lo, 0 if digits == 1 else 10 ** (digits - 1)), min(hi, 10 ** digits - 1)
+        if a <= b:
+            spans.append((a, b))
+    a, b = rng.choice(spans)
+    return rng.randint(a, b)
+
+
 class Num:
     """A bounded integer. `forms` are surface patterns around the digits; `bad_ranges`
     are values just outside the bounds (and implausible units) that must be refused."""
@@ -69,6 +96,8 @@ class Num:
         self.bad_ranges, self.words, self.round_to = bad_ranges, words, round_to
 
     def _value(self, rng):
+        if _mixed() and rng.random() < 0.5:
+            return balanced_int(rng, self.lo, self.hi)
         if rng.random() < 0.45 and self.hi - self.lo >= 4 * self.round_to:
             lo = -(-self.lo // self.round_to)
             return rng.randint(lo, self.hi // self.round_to) * self.round_to
@@ -102,6 +131,16 @@ class Custom:
 
     def bad(self, rng, split):
         return self._bad(rng, split) if self._bad else None
+
+
+def open_or(draw, build):
+    """A Custom draw that, in mixed mode, mostly takes an open-ended value instead."""
+    def choose(rng, split):
+        if _mixed() and rng.random() < OPEN_SHARE:
+            value = build(rng)
+            return value, value
+        return draw(rng, split)
+    return choose
 
 
 class Lit:
@@ -200,7 +239,7 @@ SMART_HOME = [
            ["{color} lights in the {room}", "I want {color} light in the {room}",
             "{room} lights {color} please", "can the {room} lights be {color}"],
            ["make the lights {color}", "set the lights to {color}", "change the light color to {color}"],
-           {"room": ROOM, "color": Enum(S.COLORS, S.BAD_COLORS)},
+           {"room": ROOM, "color": Enum(S.COLORS, S.BAD_COLORS, {"warm white": ["warm-white"], "cool white": ["cool-white"]})},
            lambda v: [call("control_lights", room=v["room"], action="on", color=v["color"])]),
     Intent("smart_home", "thermostat",
            ["set the thermostat to {temp}", "set the temperature to {temp}", "make it {temp} in here",
@@ -315,11 +354,12 @@ def _music(rng, split):
     return genre, genre
 
 
-MUSIC = Custom(_music)
-GENRE = Text(S.GENRES)
-ARTIST = Text(S.ARTISTS)
-SONG = Text(S.SONGS)
-ALBUM = Text(S.ALBUMS)
+MUSIC = Custom(open_or(_music, C.music))
+GENRE = Text(S.GENRES, lambda rng: C.music(rng) if rng.random() < 0.3 else
+             f"{rng.choice(C.ADJECTIVES)} {rng.choice(['jazz', 'rock', 'pop', 'beats', 'folk', 'soul', 'blues', 'techno'])}")
+ARTIST = Text(S.ARTISTS, C.band)
+SONG = Text(S.SONGS, C.title)
+ALBUM = Text(S.ALBUMS, C.title)
 VOLUME = Num(0, 100, ("{n}", "{n}%", "{n} percent", "level {n}"), [(101, 300)], words=True)
 
 MEDIA_PLAYER = [
@@ -407,7 +447,8 @@ def _minutes(rng, split):
     if r < 0.18:
         return rng.choice([("an hour", 60), ("half an hour", 30), ("an hour and a half", 90),
                            ("a minute", 1), ("two hours", 120)])
-    n = rng.randint(1, 360) if rng.random() < 0.35 else rng.randint(1, 60)
+    n = balanced_int(rng, 1, 360) if _mixed() and rng.random() < 0.5 else \
+        rng.randint(1, 360) if rng.random() < 0.35 else rng.randint(1, 60)
     unit = rng.choice(["minutes", "minutes", "minute", "mins", "min"]) if n != 1 else "minute"
     return f"{n} {unit}", n
 
@@ -418,8 +459,8 @@ def _bad_minutes(rng, split):
 
 
 MINUTES = Custom(_minutes, _bad_minutes)
-LABEL = Text(S.TIMER_LABELS)
-APPLIANCE = Enum(S.APPLIANCE_WORDS, S.BAD_APPLIANCES)
+LABEL = Text(S.TIMER_LABELS, C.label)
+APPLIANCE = Enum(S.APPLIANCE_WORDS, S.BAD_APPLIANCES, {"coffee_maker": ["coffeemaker", "coffee pot"]})
 
 KITCHEN = [
     Intent("kitchen_appliance", "oven",
@@ -515,16 +556,16 @@ def _clock(rng, split):
     return value, value
 
 
-DURATION = Custom(_duration)
-CLOCK = Custom(_clock)
-MESSAGE = Text(S.REMINDER_MESSAGES)
-WHEN = Text(S.WHEN)
-TITLE = Text(S.EVENT_TITLES)
-LOCATION = Text(S.LOCATIONS)
-TASK = Text(S.TASKS)
+DURATION = Custom(open_or(_duration, C.duration))
+CLOCK = Custom(open_or(_clock, lambda rng: "at " + C.clock(rng)))
+MESSAGE = Text(S.REMINDER_MESSAGES, C.verb_phrase)
+WHEN = Text(S.WHEN, C.when)
+TITLE = Text(S.EVENT_TITLES, C.title)
+LOCATION = Text(S.LOCATIONS, C.place)
+TASK = Text(S.TASKS, C.verb_phrase)
 PRIORITY = Enum(S.PRIORITIES, S.BAD_PRIORITIES)
-NOTE = Text(S.NOTE_TEXTS)
-NOTE_TITLE = Text(S.NOTE_TITLES)
+NOTE = Text(S.NOTE_TEXTS, C.note)
+NOTE_TITLE = Text(S.NOTE_TITLES, C.short_title)
 
 PRODUCTIVITY = [
     Intent("productivity", "timer",
@@ -626,11 +667,16 @@ PRODUCTIVITY_UNSUPPORTED = [
 # ---------------------------------------------------------------- wearable
 
 SENDER = Enum(S.SENDERS, S.BAD_SENDERS)
-REPLY = Text(S.REPLY_TEXTS)
+REPLY = Text(S.REPLY_TEXTS, C.reply)
+
+
+WORKOUT_MORE = {"running": ["jogging"], "cycling": ["biking"], "strength": ["strength training", "weightlifting"]}
 
 
 def _workout(rng, split):
     value = rng.choice(sorted(S.WORKOUTS))
+    if _mixed() and value in WORKOUT_MORE and rng.random() < 0.4:
+        return rng.choice(WORKOUT_MORE[value]), value
     return S.WORKOUTS[value][0], value
 
 
@@ -727,13 +773,17 @@ def _email(rng, name):
 
 
 def _contact(rng, split):
-    name = rng.choice(_split_pool(S.NAMES, split))
+    name = C.person(rng) if _mixed() and rng.random() < OPEN_SHARE else rng.choice(_split_pool(S.NAMES, split))
     return name, {"name": name, "phone": _phone(rng, split), "email": _email(rng, name)}
 
 
 def _amount(rng, split):
     r = rng.random()
-    if r < 0.45:
+    if _mixed() and r < 0.5:
+        text = str(balanced_int(rng, 0, 100000))
+        if rng.random() < 0.5 and text != "100000":
+            text += "." + str(rng.randint(0, 99)).zfill(rng.choice([1, 2, 2]))[:2]
+    elif r < 0.45:
         n = rng.choice([rng.randint(1, 120), rng.randint(1, 2000), rng.randint(1, 60) * 5])
         text = str(n)
     else:
@@ -754,6 +804,8 @@ def _water(rng, split):
         unit = rng.choice(["liters", "litres", "L", "liter"]) if litres != "1" else rng.choice(["liter", "litre", "L"])
         return f"{litres} {unit}", int(round(float(litres) * 1000))
     n = rng.choice([rng.randint(1, 50) * 50, rng.randint(1, 5000), rng.randint(1, 20) * 100])
+    if _mixed() and rng.random() < 0.5:
+        n = balanced_int(rng, 1, 5000)
     return rng.choice(["{n} ml", "{n}ml", "{n} milliliters", "{n} mL", "{n} millilitres"]).format(n=n), n
 
 
@@ -763,6 +815,8 @@ def _bad_water(rng, split):
 
 def _weight(rng, split):
     text = str(rng.randint(35, 160)) if rng.random() < 0.5 else f"{rng.randint(35, 160)}.{rng.randint(1, 9)}"
+    if _mixed() and rng.random() < 0.4:
+        text = str(balanced_int(rng, 20, 300)) + rng.choice(["", "", f".{rng.randint(0, 9)}", f".{rng.randint(0, 99):02d}"])
     return rng.choice(["{w} kg", "{w}kg", "{w} kilograms", "{w} kilos"]).format(w=text), Lit(text)
 
 
@@ -773,10 +827,10 @@ def _bad_weight(rng, split):
 
 CONTACT = Custom(_contact)
 AMOUNT = Custom(_amount, _bad_amount)
-CATEGORY = Enum(S.CATEGORY_WORDS, S.BAD_CATEGORIES)
-MERCHANT = Text(S.MERCHANTS)
-FOOD = Text(S.FOODS)
-MEAL = Enum(S.MEALS)
+CATEGORY = Enum(S.CATEGORY_WORDS, S.BAD_CATEGORIES, {"groceries": ["grocery", "the groceries"]})
+MERCHANT = Text(S.MERCHANTS, C.merchant)
+FOOD = Text(S.FOODS, C.food)
+MEAL = Enum(S.MEALS, (), {"snack": ["a snack"]})
 WATER = Custom(_water, _bad_water)
 WEIGHT = Custom(_weight, _bad_weight)
 

@@ -17,10 +17,17 @@ start=$(date +%s)
 "$PYTHON" "$here/dump_tools.py" --root "$root"
 [ -f "$work/data/val.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data" --train 60000 --val 1200 --seed 0
 [ -f "$work/data/tokenizer.model" ] || "$PYTHON" "$here/tokenizer_train.py" --data "$work/data" --vocab 4000
-# Two phases, as the shipped model was trained: 1300 steps (peak lr 3e-3), then resumed to 3800
-# with peak lr 1.5e-3 (the optimiser state keeps its step count, so the cosine continues).
+# Phases 1-2 on the curated values: 1300 steps (peak lr 3e-3), then resumed to 3800 with peak
+# lr 1.5e-3 (the optimiser state keeps its step count, so the cosine continues).
 "$PYTHON" "$here/train.py" --data "$work/data" --work "$work/run" --steps 1300 --qat-steps 150 --warmup 60
 "$PYTHON" "$here/train.py" --data "$work/data" --work "$work/run" --steps 3800 --qat-steps 200 --warmup 60 --lr 1.5e-3
-"$PYTHON" "$here/export.py" --work "$work/run" --data "$work/data" --out "$root/www/models/default.cact"
+# Phase 3: open-ended values that must be copied from the query, more two-call requests.
+# Same tokenizer; a new run warm-started from phase 2's weights with a fresh optimiser.
+mkdir -p "$work/data3"
+cp "$work/data/tokenizer.model" "$work/data3/tokenizer.model"
+[ -f "$work/data3/val.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data3" --train 60000 --val 1200 --seed 0 --values mixed
+"$PYTHON" "$here/train.py" --data "$work/data3" --work "$work/run3" --init "$work/run/params.pkl" \
+  --steps 5000 --qat-steps 200 --warmup 50 --lr 1e-3
+"$PYTHON" "$here/export.py" --work "$work/run3" --data "$work/data3" --out "$root/www/models/default.cact"
 echo "pipeline wall time: $(( $(date +%s) - start )) s"
 "$PYTHON" "$here/eval_reference.py" --model "$root/www/models/default.cact" --json "$work/eval_reference.json"

@@ -7,9 +7,12 @@ straight-through) and `quant=True` after `configure_deploy(act_bits=8, kv_bits=8
 so the exported 4-bit container keeps the float model's accuracy.
 
 A checkpoint (params, optimiser state, step) is written atomically every
-`--save-every` steps; rerunning the same command resumes from it.
+`--save-every` steps; rerunning the same command resumes from it. `--init FILE`
+starts a new run (fresh optimiser, step 0) from the weights of an earlier one
+(its params.pkl or checkpoint.pkl); a checkpoint in --work still takes precedence,
+so the same command resumes.
 
-Usage: python train.py --data DIR --work DIR [--steps N] [--qat-steps N] ...
+Usage: python train.py --data DIR --work DIR [--steps N] [--qat-steps N] [--init FILE] ...
 """
 import argparse
 import json
@@ -68,6 +71,7 @@ def main():
     parser.add_argument("--warmup", type=int, default=100)
     parser.add_argument("--save-every", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--init", help="warm start: params.pkl or checkpoint.pkl of an earlier run")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
 
@@ -112,6 +116,13 @@ def main():
         state = jax.tree.map(jnp.asarray, state)
         state["step"] = int(state["step"])
         print(f"resumed from step {state['step']}", flush=True)
+    elif args.init:
+        with open(args.init, "rb") as handle:
+            loaded = jax.tree.map(jnp.asarray, pickle.load(handle)["params"])
+        if jax.tree.structure(loaded) != jax.tree.structure(params):
+            raise SystemExit(f"{args.init}: parameter tree does not match this geometry")
+        state = {"params": loaded, "opt": optimizer.init(loaded), "step": 0}
+        print(f"initialised from {args.init} (fresh optimiser)", flush=True)
     params, opt_state, step = state["params"], state["opt"], state["step"]
 
     total = args.steps
@@ -132,6 +143,8 @@ def main():
                                   quant)) for i in range(0, min(len(val_seqs), 256), 32)]
         return float(np.mean(losses))
 
+    if step == 0 and args.init:
+        print(f"step 0 val loss {val(False):.4f}", flush=True)
     t0, last, window = time.time(), time.time(), []
     del rng
     while step < total:

@@ -1,0 +1,352 @@
+//! One JSON value, byte by byte: strings (escapes, well-formed UTF-8), numbers, literals and
+//! nested arrays/objects. The value's schema kind restricts only its first byte (and keeps an
+//! `integer` free of fraction and exponent); what is nested inside arrays and objects is free.
+//!
+//! A number has no closing byte: it ends at the first byte that cannot continue it, which
+//! [`Step::DoneReprocess`] hands back to the caller.
+use super::schema::ValueKind;
+
+/// Nesting depth of arrays/objects inside one value (one bit each in `JsonValue::stack`).
+const MAX_DEPTH: u8 = 32;
+/// Longest number accepted, in bytes: a model repeating a digit cannot loop forever here.
+const MAX_NUMBER: u8 = 40;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    Consumed,
+    Rejected,
+    /// The value is complete with this byte.
+    Done,
+    /// The value was complete before this byte, which belongs to what follows.
+    DoneReprocess,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Number {
+    Minus,
+    Zero,
+    Int,
+    Dot,
+    Frac,
+    E,
+    ESign,
+    Exp,
+}
+
+impl Number {
+    fn accepting(self) -> bool {
+        matches!(self, Number::Zero | Number::Int | Number::Frac | Number::Exp)
+    }
+
+    fn next(self, b: u8, integer_only: bool) -> Option<Number> {
+        let digit = b.is_ascii_digit();
+        Some(match (self, b) {
+            (Number::Minus, b'0') => Number::Zero,
+            (Number::Minus, _) if digit => Number::Int,
+            (Number::Int, _) if digit => Number::Int,
+            (Number::Zero | Number::Int, b'.') if !integer_only => Number::Dot,
+            (Number::Zero | Number::Int | Number::Frac, b'e' | b'E') if !integer_only => Number::E,
+            (Number::Dot | Number::Frac, _) if digit => Number::Frac,
+            (Number::E, b'+' | b'-') => Number::ESign,
+            (Number::E | Number::ESign | Number::Exp, _) if digit => Number::Exp,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// A value starts here (whitespace allowed first).
+    Value,
+    /// After `[`: a value or `]`.
+    ArrayStart,
+    /// After `{`: a key or `}`.
+    ObjectStart,
+    /// After `,` in an object: a key.
+    Key,
+    /// After a key: `:`.
+    Colon,
+    /// After a value inside a container: `,` or the container's close.
+    After,
+    /// Inside a string; `escape` counts what an open escape still needs (1: the escaped
+    /// character, 2..=5: hex digits of `\u` plus one), `utf8` the continuation bytes due.
+    Str { key: bool, escape: u8, utf8: u8 },
+    Num { state: Number, len: u8 },
+    Word { word: &'static [u8], at: u8 },
+}
+
+/// A JSON value in progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JsonValue {
+    phase: Phase,
+    /// Open containers, innermost in bit 0 (1: object).
+    stack: u32,
+    depth: u8,
+    /// Restrictions of the top-level value (`None`: any).
+    kind: Option<Kind>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    String,
+    Integer,
+    Number,
+    Boolean,
+    Array,
+    Object,
+}
+
+impl JsonValue {
+    /// A value of `kind`; `None` for kinds this matcher does not cover (string enums).
+    pub fn new(kind: &ValueKind) -> Option<JsonValue> {
+        let kind = match kind {
+            ValueKind::Enum(_) => return None,
+            ValueKind::String => Some(Kind::String),
+            ValueKind::Integer => Some(Kind::Integer),
+            ValueKind::Number => Some(Kind::Number),
+            ValueKind::Boolean => Some(Kind::Boolean),
+            ValueKind::Array => Some(Kind::Array),
+            ValueKind::Object => Some(Kind::Object),
+            ValueKind::Any => None,
+        };
+        Some(JsonValue { phase: Phase::Value, stack: 0, depth: 0, kind })
+    }
+
+    /// Whether this byte may start the value (JSON whitespace aside).
+    fn starts(&self, b: u8) -> bool {
+        if self.depth > 0 {
+            return true;
+        }
+        match self.kind {
+            None => true,
+            Some(Kind::String) => b == b'"',
+            Some(Kind::Integer | Kind::Number) => b == b'-' || b.is_ascii_digit(),
+            Some(Kind::Boolean) => b == b't' || b == b'f',
+            Some(Kind::Array) => b == b'[',
+            Some(Kind::Object) => b == b'{',
+        }
+    }
+
+    fn integer_only(&self) -> bool {
+        self.depth == 0 && self.kind == Some(Kind::Integer)
+    }
+
+    pub fn step(&mut self, b: u8) -> Step {
+        let ws = matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+        match self.phase {
+            Phase::Value | Phase::ArrayStart => {
+                if ws {
+                    return Step::Consumed;
+                }
+                if self.phase == Phase::ArrayStart && b == b']' {
+                    return self.close();
+                }
+                if !self.starts(b) {
+                    return Step::Rejected;
+                }
+                self.begin(b)
+            }
+            Phase::ObjectStart | Phase::Key => match b {
+                _ if ws => Step::Consumed,
+                b'"' => {
+                    self.phase = Phase::Str { key: true, escape: 0, utf8: 0 };
+                    Step::Consumed
+                }
+                b'}' if self.phase == Phase::ObjectStart => self.close(),
+                _ => Step::Rejected,
+            },
+            Phase::Colon => match b {
+                _ if ws => Step::Consumed,
+                b':' => {
+                    self.phase = Phase::Value;
+                    Step::Consumed
+                }
+                _ => Step::Rejected,
+            },
+            Phase::After => {
+                let in_object = self.stack & 1 == 1;
+                match b {
+                    _ if ws => Step::Consumed,
+                    b',' => {
+                        self.phase = if in_object { Phase::Key } else { Phase::Value };
+                        Step::Consumed
+                    }
+                    b'}' if in_object => self.close(),
+                    b']' if !in_object => self.close(),
+                    _ => Step::Rejected,
+                }
+            }
+            Phase::Str { key, escape, utf8 } => self.string(b, key, escape, utf8),
+            Phase::Num { state, len } => match state.next(b, self.integer_only()) {
+                Some(_) if len >= MAX_NUMBER => Step::Rejected,
+                Some(next) => {
+                    self.phase = Phase::Num { state: next, len: len + 1 };
+                    Step::Consumed
+                }
+                None if state.accepting() => match self.finish_value() {
+                    Step::Done => Step::DoneReprocess,
+                    // Inside a container the terminating byte is the container's business.
+                    _ => self.step(b),
+                },
+                None => Step::Rejected,
+            },
+            Phase::Word { word, at } => {
+                if word.get(at as usize) != Some(&b) {
+                    return Step::Rejected;
+                }
+                if at as usize + 1 == word.len() {
+                    return self.finish_value();
+                }
+                self.phase = Phase::Word { word, at: at + 1 };
+                Step::Consumed
+            }
+        }
+    }
+
+    fn begin(&mut self, b: u8) -> Step {
+        self.phase = match b {
+            b'"' => Phase::Str { key: false, escape: 0, utf8: 0 },
+            b'-' => Phase::Num { state: Number::Minus, len: 1 },
+            b'0' => Phase::Num { state: Number::Zero, len: 1 },
+            b'1'..=b'9' => Phase::Num { state: Number::Int, len: 1 },
+            b't' => Phase::Word { word: b"true", at: 1 },
+            b'f' => Phase::Word { word: b"false", at: 1 },
+            b'n' => Phase::Word { word: b"null", at: 1 },
+            b'[' | b'{' => {
+                if self.depth >= MAX_DEPTH {
+                    return Step::Rejected;
+                }
+                let object = b == b'{';
+                self.stack = (self.stack << 1) | object as u32;
+                self.depth += 1;
+                if object { Phase::ObjectStart } else { Phase::ArrayStart }
+            }
+            _ => return Step::Rejected,
+        };
+        Step::Consumed
+    }
+
+    fn string(&mut self, b: u8, key: bool, escape: u8, utf8: u8) -> Step {
+        let next = |escape, utf8| Phase::Str { key, escape, utf8 };
+        if utf8 > 0 {
+            if !(0x80..=0xbf).contains(&b) {
+                return Step::Rejected;
+            }
+            self.phase = next(0, utf8 - 1);
+            return Step::Consumed;
+        }
+        match escape {
+            0 => match b {
+                b'"' if key => {
+                    self.phase = Phase::Colon;
+                    return Step::Consumed;
+                }
+                b'"' => return self.finish_value(),
+                b'\\' => self.phase = next(1, 0),
+                0x00..=0x1f | 0x7f => return Step::Rejected,
+                0x20..=0x7e => {}
+                0xc2..=0xdf => self.phase = next(0, 1),
+                0xe0..=0xef => self.phase = next(0, 2),
+                0xf0..=0xf4 => self.phase = next(0, 3),
+                _ => return Step::Rejected,
+            },
+            1 => match b {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.phase = next(0, 0),
+                b'u' => self.phase = next(5, 0),
+                _ => return Step::Rejected,
+            },
+            _ if b.is_ascii_hexdigit() => self.phase = next(if escape == 2 { 0 } else { escape - 1 }, 0),
+            _ => return Step::Rejected,
+        }
+        Step::Consumed
+    }
+
+    fn close(&mut self) -> Step {
+        self.stack >>= 1;
+        self.depth -= 1;
+        self.finish_value()
+    }
+
+    /// A scalar or container just ended: the whole value is done at the top level, otherwise
+    /// its container continues.
+    fn finish_value(&mut self) -> Step {
+        if self.depth == 0 {
+            return Step::Done;
+        }
+        self.phase = Phase::After;
+        Step::Consumed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds `text` followed by `,`; returns whether the value completed exactly at the end
+    /// of `text`.
+    fn value(kind: ValueKind, text: &str) -> bool {
+        let mut v = JsonValue::new(&kind).unwrap();
+        for (i, b) in text.bytes().enumerate() {
+            match v.step(b) {
+                Step::Consumed => {}
+                Step::Done => return i + 1 == text.len(),
+                Step::Rejected | Step::DoneReprocess => return false,
+            }
+        }
+        v.step(b',') == Step::DoneReprocess
+    }
+
+    #[test]
+    fn well_formed_values_of_each_kind_complete() {
+        assert!(value(ValueKind::String, r#""a \"q\" \u00e9 é ☃ 😀""#));
+        assert!(value(ValueKind::Integer, "-120"));
+        assert!(value(ValueKind::Integer, "0"));
+        assert!(value(ValueKind::Number, "12.50"));
+        assert!(value(ValueKind::Number, "-0.5e+3"));
+        assert!(value(ValueKind::Boolean, "false"));
+        assert!(value(ValueKind::Array, r#"[1, "x", [], {"k": [true, null]}]"#));
+        assert!(value(ValueKind::Object, r#"{ "a" : {"b": []}, "c": -1.0 }"#));
+        assert!(value(ValueKind::Any, "null"));
+        assert!(value(ValueKind::Any, " 7"));
+    }
+
+    #[test]
+    fn values_that_break_json_or_the_kind_are_rejected() {
+        for (kind, text) in [
+            (ValueKind::String, "12"),
+            (ValueKind::String, "\"a\nb\""),
+            (ValueKind::String, "\"\\x\""),
+            (ValueKind::String, "\"\\u12g4\""),
+            (ValueKind::Integer, "1.5"),
+            (ValueKind::Integer, "01"),
+            (ValueKind::Integer, "-"),
+            (ValueKind::Number, "1."),
+            (ValueKind::Number, "\"1\""),
+            (ValueKind::Boolean, "tru"),
+            (ValueKind::Array, "{}"),
+            (ValueKind::Array, "[1,]"),
+            (ValueKind::Object, "{\"a\"}"),
+            (ValueKind::Object, "{1: 2}"),
+        ] {
+            assert!(!value(kind.clone(), text), "{kind:?} accepted {text:?}");
+        }
+    }
+
+    #[test]
+    fn malformed_utf8_inside_strings_is_rejected() {
+        for bytes in [&[b'"', 0xff, b'"'][..], &[b'"', 0xc3, b'"'], &[b'"', 0x80, b'"']] {
+            let mut v = JsonValue::new(&ValueKind::String).unwrap();
+            assert!(bytes.iter().any(|&b| v.step(b) == Step::Rejected));
+        }
+    }
+
+    #[test]
+    fn nesting_and_numbers_are_bounded() {
+        let mut v = JsonValue::new(&ValueKind::Any).unwrap();
+        let opened = (0..64).take_while(|_| v.step(b'[') == Step::Consumed).count();
+        assert_eq!(opened, MAX_DEPTH as usize);
+        let mut n = JsonValue::new(&ValueKind::Integer).unwrap();
+        let digits = (0..100).take_while(|_| n.step(b'7') == Step::Consumed).count();
+        assert_eq!(digits, MAX_NUMBER as usize);
+    }
+}

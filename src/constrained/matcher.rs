@@ -1,0 +1,315 @@
+//! The assistant turn as constrained decoding allows it, byte by byte:
+//!
+//! ```text
+//! ws [ "<think>" any text "</think>" ws ] "<tool_call>" ws "[" ( "]" | call ("," call)* "]" ) ws "</tool_call>"
+//! call = "{" "\"name\"" ":" "\"" NAME "," "\"arguments\"" ":" ARGUMENTS "}"
+//! ```
+//!
+//! (JSON whitespace allowed between the tokens of the call list.) NAME is one of the tools';
+//! ARGUMENTS is an object whose keys are that tool's declared keys, each at most once, whose
+//! values fit each key's kind, and which closes only once the required keys are written. A
+//! tool without declared properties takes any object. After `</tool_call>` only a stop token
+//! may follow. Every prefix this accepts can still be completed, so masking never strands the
+//! model.
+use super::json_value::{JsonValue, Step as ValueStep};
+use super::literals::{Cursor, LiteralSet};
+use super::schema::{Grammar, ValueKind};
+
+/// Whitespace bytes accepted in a row: enough for any formatting, not for an endless run.
+const MAX_WHITESPACE: u8 = 8;
+
+/// Fixed text the grammar expects next (whitespace may precede it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Literal {
+    ToolCallOpen,
+    ListOpen,
+    NameKey,
+    NameColon,
+    NameQuote,
+    NameComma,
+    ArgumentsKey,
+    ArgumentsColon,
+    ArgumentsOpen,
+    KeyColon,
+    CallClose,
+    ToolCallClose,
+}
+
+impl Literal {
+    fn bytes(self) -> &'static [u8] {
+        match self {
+            Literal::ToolCallOpen => b"<tool_call>",
+            Literal::ListOpen => b"[",
+            Literal::NameKey => b"\"name\"",
+            Literal::NameColon | Literal::ArgumentsColon | Literal::KeyColon => b":",
+            Literal::NameQuote => b"\"",
+            Literal::NameComma => b",",
+            Literal::ArgumentsKey => b"\"arguments\"",
+            Literal::ArgumentsOpen => b"{",
+            Literal::CallClose => b"}",
+            Literal::ToolCallClose => b"</tool_call>",
+        }
+    }
+}
+
+const THINK_OPEN: &[u8] = b"<think>";
+const THINK_CLOSE: &[u8] = b"</think>";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Before anything: `<think>` or `<tool_call>`.
+    Start,
+    /// `<think>` matched this far (`<` is shared with `<tool_call>`).
+    ThinkOpen(u8),
+    /// Inside the reasoning; `</think>` matched this far.
+    Think(u8),
+    Literal(Literal, u8),
+    /// After `[`: `]` or a call.
+    ListStart,
+    /// After a call: `,` or `]`.
+    ListNext,
+    /// After `,` between calls: `{`.
+    CallOpen,
+    Name(Cursor),
+    /// After the arguments' `{`: a key or `}`.
+    ArgumentsStart,
+    /// After an argument's value: `,` or `}`.
+    ArgumentsNext,
+    /// After `,` between arguments: a key.
+    KeyOpen,
+    Key(Cursor),
+    EnumValue(Option<Cursor>),
+    Value(JsonValue),
+    /// `</tool_call>` written: only a stop token may follow.
+    Done,
+}
+
+/// The position in the turn. `Copy`, so checking a token is: copy, feed its bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Matcher {
+    phase: Phase,
+    /// The tool whose call is being written.
+    tool: u32,
+    /// The argument whose value is being written.
+    key: u32,
+    /// Argument keys written in this call (bit per key).
+    used: u64,
+    /// Whitespace bytes in a row.
+    whitespace: u8,
+}
+
+impl Default for Matcher {
+    fn default() -> Self {
+        Matcher { phase: Phase::Start, tool: 0, key: 0, used: 0, whitespace: 0 }
+    }
+}
+
+impl Matcher {
+    /// Whether the turn may end here.
+    pub fn can_stop(&self) -> bool {
+        self.phase == Phase::Done
+    }
+
+    /// Feeds bytes; false (leaving the matcher in an unspecified state) when one is refused.
+    pub fn feed(&mut self, g: &Grammar, bytes: &[u8]) -> bool {
+        bytes.iter().all(|&b| self.advance(g, b))
+    }
+
+    pub fn advance(&mut self, g: &Grammar, b: u8) -> bool {
+        let ws = matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+        if ws {
+            self.whitespace += 1;
+            if self.whitespace > MAX_WHITESPACE && !matches!(self.phase, Phase::Think(_)) {
+                return false;
+            }
+        } else {
+            self.whitespace = 0;
+        }
+        match self.phase {
+            Phase::Start => match b {
+                _ if ws => true,
+                b'<' => self.go(Phase::ThinkOpen(1)),
+                _ => false,
+            },
+            Phase::ThinkOpen(at) => {
+                let at = at as usize;
+                if THINK_OPEN[at] == b {
+                    return self.go(if at + 1 == THINK_OPEN.len() { Phase::Think(0) } else { Phase::ThinkOpen(at as u8 + 1) });
+                }
+                // Not `<think>` after all: the same bytes may still spell `<tool_call>`.
+                let tool_call = Literal::ToolCallOpen.bytes();
+                if tool_call[..at] == THINK_OPEN[..at] && tool_call[at] == b {
+                    return self.go(Phase::Literal(Literal::ToolCallOpen, at as u8 + 1));
+                }
+                false
+            }
+            Phase::Think(at) => {
+                let at = if THINK_CLOSE[at as usize] == b {
+                    at + 1
+                } else {
+                    (b == THINK_CLOSE[0]) as u8
+                };
+                if at as usize == THINK_CLOSE.len() {
+                    return self.go(Phase::Literal(Literal::ToolCallOpen, 0));
+                }
+                self.go(Phase::Think(at))
+            }
+            Phase::Literal(literal, at) => {
+                if at == 0 && ws {
+                    return true;
+                }
+                let text = literal.bytes();
+                if text[at as usize] != b {
+                    return false;
+                }
+                if at as usize + 1 < text.len() {
+                    return self.go(Phase::Literal(literal, at + 1));
+                }
+                self.after(g, literal)
+            }
+            Phase::ListStart | Phase::ListNext => match b {
+                _ if ws => true,
+                b']' => self.go(Phase::Literal(Literal::ToolCallClose, 0)),
+                b'{' if self.phase == Phase::ListStart && !g.tools.is_empty() => {
+                    self.go(Phase::Literal(Literal::NameKey, 0))
+                }
+                b',' if self.phase == Phase::ListNext => self.go(Phase::CallOpen),
+                _ => false,
+            },
+            Phase::CallOpen => match b {
+                _ if ws => true,
+                b'{' => self.go(Phase::Literal(Literal::NameKey, 0)),
+                _ => false,
+            },
+            Phase::Name(at) => {
+                let Some(at) = g.names.advance(at, b) else { return false };
+                match g.names.complete(at) {
+                    Some(tool) => {
+                        self.tool = tool;
+                        self.used = 0;
+                        self.go(Phase::Literal(Literal::NameComma, 0))
+                    }
+                    None => self.go(Phase::Name(at)),
+                }
+            }
+            Phase::ArgumentsStart | Phase::ArgumentsNext => match b {
+                _ if ws => true,
+                b'"' if self.phase == Phase::ArgumentsStart && self.unused_keys(g) => self.start_key(g),
+                b',' if self.phase == Phase::ArgumentsNext && self.unused_keys(g) => self.go(Phase::KeyOpen),
+                b'}' if self.required_written(g) => self.go(Phase::Literal(Literal::CallClose, 0)),
+                _ => false,
+            },
+            Phase::KeyOpen => match b {
+                _ if ws => true,
+                b'"' => self.start_key(g),
+                _ => false,
+            },
+            Phase::Key(at) => {
+                let keys = &g.tools[self.tool as usize].keys;
+                let Some(at) = keys.advance(at, b) else { return false };
+                if keys.tags(at).iter().all(|&k| self.used & (1 << k) != 0) {
+                    return false;
+                }
+                match keys.complete(at) {
+                    Some(key) => {
+                        self.key = key;
+                        self.used |= 1 << key;
+                        self.go(Phase::Literal(Literal::KeyColon, 0))
+                    }
+                    None => self.go(Phase::Key(at)),
+                }
+            }
+            Phase::EnumValue(at) => {
+                let Some(values) = self.enum_values(g) else { return false };
+                let at = match at {
+                    None if ws => return true,
+                    None if b == b'"' => return self.go(Phase::EnumValue(Some(values.start()))),
+                    None => return false,
+                    Some(at) => at,
+                };
+                let Some(at) = values.advance(at, b) else { return false };
+                if values.complete(at).is_some() {
+                    return self.go(Phase::ArgumentsNext);
+                }
+                self.go(Phase::EnumValue(Some(at)))
+            }
+            Phase::Value(mut value) => match value.step(b) {
+                ValueStep::Consumed => self.go(Phase::Value(value)),
+                ValueStep::Rejected => false,
+                ValueStep::Done => self.go(self.after_value(g)),
+                ValueStep::DoneReprocess => {
+                    self.phase = self.after_value(g);
+                    self.whitespace = 0;
+                    self.advance(g, b)
+                }
+            },
+            Phase::Done => false,
+        }
+    }
+
+    fn go(&mut self, phase: Phase) -> bool {
+        self.phase = phase;
+        true
+    }
+
+    /// Where a completed literal leads.
+    fn after(&mut self, g: &Grammar, literal: Literal) -> bool {
+        let tool = g.tools.get(self.tool as usize);
+        let next = match literal {
+            Literal::ToolCallOpen => Phase::Literal(Literal::ListOpen, 0),
+            Literal::ListOpen => Phase::ListStart,
+            Literal::NameKey => Phase::Literal(Literal::NameColon, 0),
+            Literal::NameColon => Phase::Literal(Literal::NameQuote, 0),
+            Literal::NameQuote => Phase::Name(g.names.start()),
+            Literal::NameComma => Phase::Literal(Literal::ArgumentsKey, 0),
+            Literal::ArgumentsKey => Phase::Literal(Literal::ArgumentsColon, 0),
+            Literal::ArgumentsColon => match tool {
+                Some(t) if t.open => match JsonValue::new(&ValueKind::Object) {
+                    Some(value) => Phase::Value(value),
+                    None => return false,
+                },
+                _ => Phase::Literal(Literal::ArgumentsOpen, 0),
+            },
+            Literal::ArgumentsOpen => Phase::ArgumentsStart,
+            Literal::KeyColon => {
+                let Some(kind) = tool.and_then(|t| t.kinds.get(self.key as usize)) else { return false };
+                match JsonValue::new(kind) {
+                    Some(value) => Phase::Value(value),
+                    None => Phase::EnumValue(None),
+                }
+            }
+            Literal::CallClose => Phase::ListNext,
+            Literal::ToolCallClose => Phase::Done,
+        };
+        self.go(next)
+    }
+
+    fn after_value(&self, g: &Grammar) -> Phase {
+        if g.tools[self.tool as usize].open {
+            Phase::Literal(Literal::CallClose, 0)
+        } else {
+            Phase::ArgumentsNext
+        }
+    }
+
+    fn start_key(&mut self, g: &Grammar) -> bool {
+        self.go(Phase::Key(g.tools[self.tool as usize].keys.start()))
+    }
+
+    fn unused_keys(&self, g: &Grammar) -> bool {
+        let keys = &g.tools[self.tool as usize].keys;
+        keys.tags(keys.start()).iter().any(|&k| self.used & (1 << k) == 0)
+    }
+
+    fn required_written(&self, g: &Grammar) -> bool {
+        let required = g.tools[self.tool as usize].required;
+        required & self.used == required
+    }
+
+    fn enum_values<'g>(&self, g: &'g Grammar) -> Option<&'g LiteralSet> {
+        match g.tools[self.tool as usize].kinds.get(self.key as usize) {
+            Some(ValueKind::Enum(values)) => Some(values),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! Schema-constrained decoding: before each token is chosen, every token that would take the
+//! completion outside the tool-call format or the tools' schemas gets a logit of -inf.
+//!
+//! Allowed completions: an optional `<think>` block, then `<tool_call>[...]</tool_call>` whose
+//! calls name a listed tool and give it arguments its schema accepts (declared keys once each,
+//! required keys present, enum values from the enum, integers/numbers/booleans/strings where
+//! declared), then a stop token (see [`matcher`] for the grammar). Numeric bounds and string
+//! formats are left to the model: refusing out-of-range requests is the model's decision.
+//!
+//! A token is checked by running its decoded bytes through a copy of the byte-level matcher;
+//! most tokens are rejected by their first byte, which is tested once per step for all 256
+//! values. The cost per step is a small multiple of the vocabulary size, next to a forward pass.
+mod json_value;
+mod literals;
+mod matcher;
+mod schema;
+#[cfg(test)]
+mod tests;
+
+use alloc::vec;
+use alloc::vec::Vec;
+
+use crate::json::Value;
+use crate::tokenizer::{Tokenizer, META_SPACE};
+use crate::Result;
+use matcher::Matcher;
+use schema::Grammar;
+
+/// Decoded bytes of every token a logits row can choose, built once per model.
+pub struct TokenTable {
+    /// `bytes[ends[i-1]..ends[i]]` are token `i`'s bytes; empty for tokens that produce no
+    /// text (control and unknown pieces), which constrained decoding never picks.
+    ends: Vec<u32>,
+    bytes: Vec<u8>,
+    /// Tokens that end the turn.
+    stops: Vec<u32>,
+}
+
+impl TokenTable {
+    /// Table for ids `0..len`; `stops` are the end-of-turn ids (EOS, `<|im_end|>`).
+    pub fn new(tokenizer: &Tokenizer, len: usize, stops: &[u32]) -> TokenTable {
+        let mut bytes = Vec::new();
+        let mut ends = Vec::with_capacity(len);
+        let mut space = [0u8; 4];
+        let space: &[u8] = META_SPACE.encode_utf8(&mut space).as_bytes();
+        for id in 0..len as u32 {
+            let piece = tokenizer.token_bytes(id);
+            // Decoding turns the word-boundary mark into a space.
+            let mut rest = piece;
+            while !rest.is_empty() {
+                if rest.starts_with(space) {
+                    bytes.push(b' ');
+                    rest = &rest[space.len()..];
+                } else {
+                    bytes.push(rest[0]);
+                    rest = &rest[1..];
+                }
+            }
+            ends.push(bytes.len() as u32);
+        }
+        TokenTable { ends, bytes, stops: stops.to_vec() }
+    }
+
+    fn token(&self, id: usize) -> &[u8] {
+        let start = if id == 0 { 0 } else { self.ends[id - 1] as usize };
+        &self.bytes[start..self.ends[id] as usize]
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+}
+
+/// The constraint of one request: the compiled tools and how far the completion has got.
+pub struct Constraint {
+    grammar: Grammar,
+    matcher: Matcher,
+    /// Scratch for the mask, sized to the token table once.
+    allowed: Vec<bool>,
+}
+
+impl Constraint {
+    /// A constraint for a flat tool list (`[{name, parameters}]`; `Null` means no tools, which
+    /// allows only the refusal `[]`).
+    pub fn new(tools: &Value) -> Result<Constraint> {
+        Ok(Constraint { grammar: Grammar::new(tools)?, matcher: Matcher::default(), allowed: Vec::new() })
+    }
+
+    /// Sets the logits of tokens the format does not allow next to -inf. When nothing is
+    /// allowed (a vocabulary that cannot spell what must come next), only the stop tokens
+    /// stay, so the turn ends instead of running on unconstrained.
+    pub fn mask(&mut self, table: &TokenTable, logits: &mut [f32]) {
+        let n = logits.len().min(table.len());
+        if self.allowed.len() != n {
+            self.allowed = vec![false; n];
+        }
+        let mut first_byte = [false; 256];
+        for (b, ok) in first_byte.iter_mut().enumerate() {
+            *ok = self.matcher.clone().advance(&self.grammar, b as u8);
+        }
+        let can_stop = self.matcher.can_stop();
+        let mut any = false;
+        for (id, allowed) in self.allowed.iter_mut().enumerate() {
+            let bytes = table.token(id);
+            *allowed = if table.stops.contains(&(id as u32)) {
+                can_stop
+            } else {
+                !bytes.is_empty() && first_byte[bytes[0] as usize] && self.matcher.clone().feed(&self.grammar, bytes)
+            };
+            any |= *allowed;
+        }
+        if !any {
+            for &stop in &table.stops {
+                if let Some(allowed) = self.allowed.get_mut(stop as usize) {
+                    *allowed = true;
+                }
+            }
+        }
+        for (logit, &allowed) in logits.iter_mut().zip(&self.allowed) {
+            if !allowed {
+                *logit = f32::NEG_INFINITY;
+            }
+        }
+        for logit in logits.iter_mut().skip(n) {
+            *logit = f32::NEG_INFINITY;
+        }
+    }
+
+    /// Moves past the chosen token.
+    pub fn accept(&mut self, table: &TokenTable, id: u32) {
+        if (id as usize) < table.len() && !table.stops.contains(&id) {
+            self.matcher.feed(&self.grammar, table.token(id as usize));
+        }
+    }
+}

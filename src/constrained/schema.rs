@@ -1,0 +1,118 @@
+//! The tool list compiled into what constrained decoding checks: tool names, each tool's
+//! argument keys, which of them are required, and each argument's value kind.
+//!
+//! Strings are matched in the form the model writes them: compact JSON, raw UTF-8, closing
+//! quote included (a quote cannot occur unescaped inside, so no item prefixes another).
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::literals::LiteralSet;
+use crate::json::{self, Value};
+use crate::{Error, Result};
+
+/// Argument keys tracked per call (a bit each); tools with more take any JSON object.
+const MAX_KEYS: usize = 64;
+
+#[derive(Debug, Clone)]
+pub enum ValueKind {
+    /// One of these strings (the schema's `enum`, all strings).
+    Enum(LiteralSet),
+    String,
+    Integer,
+    Number,
+    Boolean,
+    Array,
+    Object,
+    /// No usable type: any JSON value.
+    Any,
+}
+
+#[derive(Debug, Clone)]
+pub struct Tool {
+    /// Declared argument keys; the tag is the index into `kinds`.
+    pub keys: LiteralSet,
+    pub kinds: Vec<ValueKind>,
+    /// Bit `i` set: key `i` must be written before the arguments close.
+    pub required: u64,
+    /// No declared properties (or too many to track): `arguments` is any JSON object.
+    pub open: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Grammar {
+    /// Tool names; the tag is the index into `tools`.
+    pub names: LiteralSet,
+    pub tools: Vec<Tool>,
+}
+
+impl Grammar {
+    /// Compiles a flat tool list (`[{name, parameters: {properties, required}}]`).
+    pub fn new(tools: &Value) -> Result<Grammar> {
+        let entries = match tools {
+            Value::Array(entries) => entries.as_slice(),
+            Value::Null => &[],
+            _ => return Err(invalid("constrained decoding needs a JSON array of tools")),
+        };
+        let mut names = Vec::new();
+        let mut compiled = Vec::new();
+        for (i, entry) in entries.iter().enumerate() {
+            let name = entry.get("name").and_then(Value::as_str).ok_or(invalid("constrained decoding needs every tool to have a string name"))?;
+            names.push((quoted(name), i as u32));
+            compiled.push(compile_tool(entry.get("parameters")));
+        }
+        Ok(Grammar { names: LiteralSet::new(names), tools: compiled })
+    }
+}
+
+fn invalid(reason: &'static str) -> Error {
+    Error::InvalidArgument { name: "tools", reason }
+}
+
+fn compile_tool(parameters: Option<&Value>) -> Tool {
+    let open = Tool { keys: LiteralSet::default(), kinds: Vec::new(), required: 0, open: true };
+    let Some(Value::Object(properties)) = parameters.and_then(|p| p.get("properties")) else {
+        return open;
+    };
+    if properties.len() > MAX_KEYS {
+        return open;
+    }
+    let keys = properties.iter().enumerate().map(|(i, (key, _))| (quoted(key), i as u32)).collect();
+    let kinds = properties.iter().map(|(_, schema)| value_kind(schema)).collect();
+    let mut required = 0u64;
+    if let Some(Value::Array(names)) = parameters.and_then(|p| p.get("required")) {
+        for name in names.iter().filter_map(Value::as_str) {
+            if let Some(i) = properties.iter().position(|(key, _)| key == name) {
+                required |= 1 << i;
+            }
+        }
+    }
+    Tool { keys: LiteralSet::new(keys), kinds, required, open: false }
+}
+
+fn value_kind(schema: &Value) -> ValueKind {
+    let declared = schema.get("type").and_then(Value::as_str);
+    if let Some(Value::Array(options)) = schema.get("enum") {
+        let strings: Option<Vec<&str>> = options.iter().map(Value::as_str).collect();
+        if let (Some(strings), None | Some("string")) = (strings, declared) {
+            if !strings.is_empty() {
+                return ValueKind::Enum(LiteralSet::new(strings.iter().map(|s| (quoted(s), 0)).collect()));
+            }
+        }
+    }
+    match declared {
+        Some("string") => ValueKind::String,
+        Some("integer") => ValueKind::Integer,
+        Some("number") => ValueKind::Number,
+        Some("boolean") => ValueKind::Boolean,
+        Some("array") => ValueKind::Array,
+        Some("object") => ValueKind::Object,
+        _ => ValueKind::Any,
+    }
+}
+
+/// The bytes after an opening quote: the compact JSON string body and its closing quote.
+fn quoted(s: &str) -> Vec<u8> {
+    let mut out = String::new();
+    json::write_string(s, &mut out);
+    out.into_bytes().split_off(1)
+}

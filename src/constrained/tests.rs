@@ -1,0 +1,134 @@
+use alloc::vec::Vec;
+
+use super::matcher::Matcher;
+use super::schema::Grammar;
+use crate::json;
+
+const TOOLS: &str = r#"[
+ {"name":"control_lights","parameters":{"type":"object","properties":{
+   "room":{"type":"string","enum":["kitchen","living_room","bedroom"]},
+   "action":{"type":"string","enum":["on","off","dim"]},
+   "brightness":{"type":"integer"},
+   "color":{"type":"string"}},"required":["room","action"]}},
+ {"name":"log_weight","parameters":{"properties":{"kg":{"type":"number"},"note":{},"public":{"type":"boolean"}},"required":["kg"]}},
+ {"name":"log","description":"no parameters declared"},
+ {"name":"pause","parameters":{"type":"object","properties":{}}}
+]"#;
+
+fn grammar() -> Grammar {
+    Grammar::new(&json::parse(TOOLS).unwrap()).unwrap()
+}
+
+/// Bytes of `text` the matcher accepts before refusing one, and whether it may stop after all.
+fn run(g: &Grammar, text: &str) -> (usize, bool) {
+    let mut m = Matcher::default();
+    let accepted = text.bytes().take_while(|&b| m.advance(g, b)).count();
+    (accepted, accepted == text.len() && m.can_stop())
+}
+
+fn accepts(g: &Grammar, text: &str) -> bool {
+    run(g, text).1
+}
+
+#[test]
+fn completions_in_the_trained_format_are_accepted() {
+    let g = grammar();
+    for text in [
+        "<tool_call>[]</tool_call>",
+        r#"<tool_call>[{"name":"control_lights","arguments":{"room":"bedroom","action":"dim","brightness":35}}]</tool_call>"#,
+        r#"<tool_call>[{"name":"control_lights","arguments":{"action":"on","room":"kitchen","color":"warm \"white\""}},{"name":"log_weight","arguments":{"kg":78.4,"public":false,"note":[1,{"a":null}]}}]</tool_call>"#,
+        "<think>\nthe user wants the lights off </think\n still thinking\n</think>\n<tool_call>[{\"name\":\"pause\",\"arguments\":{}}]</tool_call>",
+        r#" <tool_call> [ { "name" : "log" , "arguments" : { "anything" : [ 1 , 2 ] } } ] </tool_call>"#,
+        r#"<tool_call>[{"name":"log_weight","arguments":{"kg":-0.5e3}}]</tool_call>"#,
+    ] {
+        assert_eq!(run(&g, text), (text.len(), true), "{text}");
+    }
+}
+
+#[test]
+fn completions_outside_the_schemas_are_refused_where_they_leave_them() {
+    let g = grammar();
+    for (text, refused_at) in [
+        ("Sure! <tool_call>[]</tool_call>", "S"),
+        (r#"<tool_call>[{"name":"control_fan","arguments":{}}]</tool_call>"#, "f"),
+        (r#"<tool_call>[{"name":"control_lights","arguments":{"room":"garage"}}]</tool_call>"#, "g"),
+        (r#"<tool_call>[{"name":"control_lights","arguments":{"room":"study"}}]</tool_call>"#, "s"),
+        (r#"<tool_call>[{"name":"control_lights","arguments":{"speed":"high"}}]</tool_call>"#, "s"),
+        (r#"<tool_call>[{"name":"control_lights","arguments":{"room":"kitchen","room":"bedroom"}}]</tool_call>"#, "r"),
+        (r#"<tool_call>[{"name":"control_lights","arguments":{"room":"kitchen"}}]</tool_call>"#, "}"),
+        (r#"<tool_call>[{"name":"control_lights","arguments":{"room":"kitchen","action":"on","brightness":"35"}}]</tool_call>"#, "\""),
+        (r#"<tool_call>[{"name":"control_lights","arguments":{"room":"kitchen","action":"on","brightness":3.5}}]</tool_call>"#, "."),
+        (r#"<tool_call>[{"name":"log_weight","arguments":{"kg":70,"public":"yes"}}]</tool_call>"#, "\""),
+        (r#"<tool_call>[{"arguments":{},"name":"pause"}]</tool_call>"#, "a"),
+        (r#"<tool_call>[{"name":"pause","arguments":{"x":1}}]</tool_call>"#, "\""),
+        ("<tool_call>[]</tool_call>more", "m"),
+        ("<tool_call>[],[]</tool_call>", ","),
+    ] {
+        let (accepted, _) = run(&g, text);
+        assert!(accepted < text.len(), "accepted all of {text}");
+        assert_eq!(&text[accepted..accepted + refused_at.len()], refused_at, "{text}");
+    }
+}
+
+#[test]
+fn the_turn_may_end_only_after_the_call_list_closes() {
+    let g = grammar();
+    let full = "<tool_call>[]</tool_call>";
+    for end in 0..full.len() {
+        assert!(!run(&g, &full[..end]).1, "could stop after {:?}", &full[..end]);
+    }
+    assert!(accepts(&g, full));
+}
+
+#[test]
+fn without_tools_only_the_refusal_is_possible() {
+    let g = Grammar::new(&json::Value::Null).unwrap();
+    assert!(accepts(&g, "<tool_call>[]</tool_call>"));
+    assert_eq!(run(&g, r#"<tool_call>[{"name":"x"}]"#).0, "<tool_call>[".len());
+}
+
+#[test]
+fn tool_lists_that_cannot_be_compiled_are_typed_errors() {
+    for bad in [r#"{"name":"x"}"#, r#"[{"description":"nameless"}]"#, r#"[3]"#] {
+        let err = Grammar::new(&json::parse(bad).unwrap()).expect_err(bad);
+        assert_eq!(err.code(), "invalid_argument");
+    }
+}
+
+/// A small deterministic generator for the walk below.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+#[test]
+fn every_accepted_prefix_can_still_be_continued() {
+    // Random walks over the accepted bytes (biased towards structure so walks finish): the
+    // matcher must never reach a state, other than the end, from which no byte is accepted.
+    let g = grammar();
+    let structural = b"<>/_[]{}\":,abcdefghijklmnopqrstuvwxyz0123456789.-e ";
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut finished = 0;
+    for _ in 0..400 {
+        let mut m = Matcher::default();
+        for _ in 0..400 {
+            if m.can_stop() {
+                finished += 1;
+                break;
+            }
+            let allowed: Vec<u8> = (0..=255u8).filter(|&b| m.clone().advance(&g, b)).collect();
+            assert!(!allowed.is_empty(), "dead end in {m:?}");
+            let preferred: Vec<u8> = allowed.iter().copied().filter(|b| structural.contains(b)).collect();
+            let pool = if !preferred.is_empty() && rng.below(8) != 0 { &preferred } else { &allowed };
+            let b = pool[rng.below(pool.len())];
+            assert!(m.advance(&g, b));
+        }
+    }
+    assert!(finished > 50, "only {finished} walks reached the end");
+}
