@@ -1,9 +1,9 @@
 // The demo page in Chromium (Playwright, Debian's /usr/bin/chromium): first load from the network,
 // streamed generation equal to the native CLI, Stop, cached reload, no network during generation,
-// a corrupted cache entry refetched, offline use. Leaves a screenshot and load timings in target/e2e/.
+// a corrupted cache entry refetched, offline use, one acceptance suite equal to the CLI. Leaves a screenshot and load timings in target/e2e/.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -228,3 +228,44 @@ test('the page and the model work offline after the first load', async () => {
   }
   assert.deepEqual(pageErrors, []);
 });
+
+test('an acceptance suite runs in the browser with the results of the native CLI, greedy and constrained', async () => {
+  // One environment's held-out cases through the package in Chromium (SIMD build, module
+  // worker), each compared with the native CLI; the pass rates go to target/e2e/acceptance.json.
+  const suite = JSON.parse(readFileSync(join(ROOT, 'tests/fixtures/acceptance/smart_home.json'), 'utf8'));
+  const tools = JSON.stringify(suite.tools);
+  const results = await page.evaluate(async ({ cases, tools, system }) => {
+    const { Needle } = await import('./pkg/index.js');
+    const needle = await Needle.load('./models/default.cact');
+    const out = [];
+    for (const c of cases) {
+      for (const constrained of [false, true]) {
+        const r = await needle.complete(c.query, { tools, system, constrained });
+        out.push({ query: c.query, constrained, tokens: r.tokens, text: r.text, calls: r.function_calls });
+      }
+    }
+    needle.dispose();
+    return out;
+  }, { cases: suite.cases, tools, system: suite.system });
+  const rates = { greedy: [0, 0], constrained: [0, 0] };
+  for (const [i, r] of results.entries()) {
+    const want = suite.cases[Math.floor(i / 2)].calls;
+    const native = nativeRun(MODEL, r.query, tools, ['--system', suite.system, ...(r.constrained ? ['--constrained'] : [])]);
+    assert.deepEqual(r.tokens, native.tokens, `${r.query} (constrained: ${r.constrained})`);
+    assert.deepEqual(r.calls, native.function_calls);
+    const rate = rates[r.constrained ? 'constrained' : 'greedy'];
+    rate[0] += sameCalls(r.calls, want);
+    rate[1] += 1;
+  }
+  writeFileSync(join(OUT, 'acceptance.json'), `${JSON.stringify({ env: 'smart_home', passed: rates }, null, 2)}\n`);
+});
+
+/** Upstream's harness comparison: calls as a multiset, strings case-folded (2.0 and 2 are one JS number). */
+function sameCalls(got, want) {
+  const fold = (v) => (typeof v === 'string' ? v.toLowerCase()
+    : Array.isArray(v) ? v.map(fold)
+    : v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, fold(v[k])]))
+    : v);
+  const keys = (calls) => calls.map((c) => JSON.stringify(fold({ name: c.name, arguments: c.arguments ?? {} }))).sort();
+  return JSON.stringify(keys(got)) === JSON.stringify(keys(want));
+}
