@@ -4,7 +4,7 @@
 //!
 //! A number has no closing byte: it ends at the first byte that cannot continue it, which
 //! [`Step::DoneReprocess`] hands back to the caller.
-use super::schema::ValueKind;
+use super::schema::JsonType;
 
 /// Nesting depth of arrays/objects inside one value (one bit each in `JsonValue::stack`).
 const MAX_DEPTH: u8 = 32;
@@ -83,33 +83,12 @@ pub struct JsonValue {
     stack: u32,
     depth: u8,
     /// Restrictions of the top-level value (`None`: any).
-    kind: Option<Kind>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    String,
-    Integer,
-    Number,
-    Boolean,
-    Array,
-    Object,
+    kind: Option<JsonType>,
 }
 
 impl JsonValue {
-    /// A value of `kind`; `None` for kinds this matcher does not cover (string enums).
-    pub fn new(kind: &ValueKind) -> Option<JsonValue> {
-        let kind = match kind {
-            ValueKind::Enum(_) => return None,
-            ValueKind::String => Some(Kind::String),
-            ValueKind::Integer => Some(Kind::Integer),
-            ValueKind::Number => Some(Kind::Number),
-            ValueKind::Boolean => Some(Kind::Boolean),
-            ValueKind::Array => Some(Kind::Array),
-            ValueKind::Object => Some(Kind::Object),
-            ValueKind::Any => None,
-        };
-        Some(JsonValue { phase: Phase::Value, stack: 0, depth: 0, kind })
+    pub fn new(kind: Option<JsonType>) -> JsonValue {
+        JsonValue { phase: Phase::Value, stack: 0, depth: 0, kind }
     }
 
     /// Whether this byte may start the value (JSON whitespace aside).
@@ -119,16 +98,16 @@ impl JsonValue {
         }
         match self.kind {
             None => true,
-            Some(Kind::String) => b == b'"',
-            Some(Kind::Integer | Kind::Number) => b == b'-' || b.is_ascii_digit(),
-            Some(Kind::Boolean) => b == b't' || b == b'f',
-            Some(Kind::Array) => b == b'[',
-            Some(Kind::Object) => b == b'{',
+            Some(JsonType::String) => b == b'"',
+            Some(JsonType::Integer | JsonType::Number) => b == b'-' || b.is_ascii_digit(),
+            Some(JsonType::Boolean) => b == b't' || b == b'f',
+            Some(JsonType::Array) => b == b'[',
+            Some(JsonType::Object) => b == b'{',
         }
     }
 
     fn integer_only(&self) -> bool {
-        self.depth == 0 && self.kind == Some(Kind::Integer)
+        self.depth == 0 && self.kind == Some(JsonType::Integer)
     }
 
     pub fn step(&mut self, b: u8) -> Step {
@@ -284,8 +263,8 @@ mod tests {
 
     /// Feeds `text` followed by `,`; returns whether the value completed exactly at the end
     /// of `text`.
-    fn value(kind: ValueKind, text: &str) -> bool {
-        let mut v = JsonValue::new(&kind).unwrap();
+    fn value(kind: Option<JsonType>, text: &str) -> bool {
+        let mut v = JsonValue::new(kind);
         for (i, b) in text.bytes().enumerate() {
             match v.step(b) {
                 Step::Consumed => {}
@@ -298,54 +277,54 @@ mod tests {
 
     #[test]
     fn well_formed_values_of_each_kind_complete() {
-        assert!(value(ValueKind::String, r#""a \"q\" \u00e9 é ☃ 😀""#));
-        assert!(value(ValueKind::Integer, "-120"));
-        assert!(value(ValueKind::Integer, "0"));
-        assert!(value(ValueKind::Number, "12.50"));
-        assert!(value(ValueKind::Number, "-0.5e+3"));
-        assert!(value(ValueKind::Boolean, "false"));
-        assert!(value(ValueKind::Array, r#"[1, "x", [], {"k": [true, null]}]"#));
-        assert!(value(ValueKind::Object, r#"{ "a" : {"b": []}, "c": -1.0 }"#));
-        assert!(value(ValueKind::Any, "null"));
-        assert!(value(ValueKind::Any, " 7"));
+        assert!(value(Some(JsonType::String), r#""a \"q\" \u00e9 é ☃ 😀""#));
+        assert!(value(Some(JsonType::Integer), "-120"));
+        assert!(value(Some(JsonType::Integer), "0"));
+        assert!(value(Some(JsonType::Number), "12.50"));
+        assert!(value(Some(JsonType::Number), "-0.5e+3"));
+        assert!(value(Some(JsonType::Boolean), "false"));
+        assert!(value(Some(JsonType::Array), r#"[1, "x", [], {"k": [true, null]}]"#));
+        assert!(value(Some(JsonType::Object), r#"{ "a" : {"b": []}, "c": -1.0 }"#));
+        assert!(value(None, "null"));
+        assert!(value(None, " 7"));
     }
 
     #[test]
     fn values_that_break_json_or_the_kind_are_rejected() {
         for (kind, text) in [
-            (ValueKind::String, "12"),
-            (ValueKind::String, "\"a\nb\""),
-            (ValueKind::String, "\"\\x\""),
-            (ValueKind::String, "\"\\u12g4\""),
-            (ValueKind::Integer, "1.5"),
-            (ValueKind::Integer, "01"),
-            (ValueKind::Integer, "-"),
-            (ValueKind::Number, "1."),
-            (ValueKind::Number, "\"1\""),
-            (ValueKind::Boolean, "tru"),
-            (ValueKind::Array, "{}"),
-            (ValueKind::Array, "[1,]"),
-            (ValueKind::Object, "{\"a\"}"),
-            (ValueKind::Object, "{1: 2}"),
+            (Some(JsonType::String), "12"),
+            (Some(JsonType::String), "\"a\nb\""),
+            (Some(JsonType::String), "\"\\x\""),
+            (Some(JsonType::String), "\"\\u12g4\""),
+            (Some(JsonType::Integer), "1.5"),
+            (Some(JsonType::Integer), "01"),
+            (Some(JsonType::Integer), "-"),
+            (Some(JsonType::Number), "1."),
+            (Some(JsonType::Number), "\"1\""),
+            (Some(JsonType::Boolean), "tru"),
+            (Some(JsonType::Array), "{}"),
+            (Some(JsonType::Array), "[1,]"),
+            (Some(JsonType::Object), "{\"a\"}"),
+            (Some(JsonType::Object), "{1: 2}"),
         ] {
-            assert!(!value(kind.clone(), text), "{kind:?} accepted {text:?}");
+            assert!(!value(kind, text), "{kind:?} accepted {text:?}");
         }
     }
 
     #[test]
     fn malformed_utf8_inside_strings_is_rejected() {
         for bytes in [&[b'"', 0xff, b'"'][..], &[b'"', 0xc3, b'"'], &[b'"', 0x80, b'"']] {
-            let mut v = JsonValue::new(&ValueKind::String).unwrap();
+            let mut v = JsonValue::new(Some(JsonType::String));
             assert!(bytes.iter().any(|&b| v.step(b) == Step::Rejected));
         }
     }
 
     #[test]
     fn nesting_and_numbers_are_bounded() {
-        let mut v = JsonValue::new(&ValueKind::Any).unwrap();
+        let mut v = JsonValue::new(None);
         let opened = (0..64).take_while(|_| v.step(b'[') == Step::Consumed).count();
         assert_eq!(opened, MAX_DEPTH as usize);
-        let mut n = JsonValue::new(&ValueKind::Integer).unwrap();
+        let mut n = JsonValue::new(Some(JsonType::Integer));
         let digits = (0..100).take_while(|_| n.step(b'7') == Step::Consumed).count();
         assert_eq!(digits, MAX_NUMBER as usize);
     }

@@ -17,14 +17,18 @@ const MAX_KEYS: usize = 64;
 pub enum ValueKind {
     /// One of these strings (the schema's `enum`, all strings).
     Enum(LiteralSet),
+    /// A JSON value of this type; `None` (no usable type): any JSON value.
+    Json(Option<JsonType>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JsonType {
     String,
     Integer,
     Number,
     Boolean,
     Array,
     Object,
-    /// No usable type: any JSON value.
-    Any,
 }
 
 #[derive(Debug, Clone)]
@@ -99,15 +103,15 @@ fn value_kind(schema: &Value) -> ValueKind {
             }
         }
     }
-    match declared {
-        Some("string") => ValueKind::String,
-        Some("integer") => ValueKind::Integer,
-        Some("number") => ValueKind::Number,
-        Some("boolean") => ValueKind::Boolean,
-        Some("array") => ValueKind::Array,
-        Some("object") => ValueKind::Object,
-        _ => ValueKind::Any,
-    }
+    ValueKind::Json(match declared {
+        Some("string") => Some(JsonType::String),
+        Some("integer") => Some(JsonType::Integer),
+        Some("number") => Some(JsonType::Number),
+        Some("boolean") => Some(JsonType::Boolean),
+        Some("array") => Some(JsonType::Array),
+        Some("object") => Some(JsonType::Object),
+        _ => None,
+    })
 }
 
 /// The bytes after an opening quote: the compact JSON string body and its closing quote.
