@@ -27,7 +27,7 @@ mkdir -p "$work/data3"
 cp "$work/data/tokenizer.model" "$work/data3/tokenizer.model"
 [ -f "$work/data3/val.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data3" --train 60000 --val 1200 --seed 0 --values mixed
 "$PYTHON" "$here/train.py" --data "$work/data3" --work "$work/run3" --init "$work/run/params.pkl" \
-  --steps 5000 --qat-steps 200 --warmup 50 --lr 1e-3
+  --steps 6200 --qat-steps 200 --warmup 50 --lr 1e-3
 "$PYTHON" "$here/export.py" --work "$work/run3" --data "$work/data3" --out "$root/www/models/default.cact"
 echo "pipeline wall time: $(( $(date +%s) - start )) s"
 "$PYTHON" "$here/eval_reference.py" --model "$root/www/models/default.cact" --json "$work/eval_reference.json"
