@@ -16,7 +16,11 @@ values from open-ended builders so they must be copied from the query, balances
 number lengths, raises the parallel share and composes the request wrappers from
 independent parts (opener, politeness, filler, suffix).
 
+`--paraphrase P` (phase 5) rewrites the words of a share P of the phrasings with in-domain
+synonyms (paraphrase.py); 0 (the default) draws nothing extra, so earlier phases reproduce.
+
 Usage: python datagen.py --out DIR [--train N] [--val N] [--seed S] [--values curated|mixed]
+       [--paraphrase P]
 """
 import argparse
 import json
@@ -28,6 +32,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import intents as I  # noqa: E402
+import paraphrase as P  # noqa: E402
 import slots as S  # noqa: E402
 from dump_tools import catalogue  # noqa: E402
 
@@ -76,8 +81,9 @@ FREE = {"music", "genre", "artist", "song", "album", "when", "note", "reply", "f
 
 
 class Generator:
-    def __init__(self, split, seed, values="curated"):
+    def __init__(self, split, seed, values="curated", paraphrase=0.0):
         self.mixed = values == "mixed"
+        self.paraphrase = paraphrase
         I.VALUES = values
         seed_text = f"{split}-{seed}" if not self.mixed else f"{split}-{seed}-mixed"
         self.split, self.rng = split, random.Random(seed_text)
@@ -99,6 +105,8 @@ class Generator:
             if isinstance(values[name], dict):  # a contact: its fields are slots too
                 surfaces.update({k: v for k, v in values[name].items() if k != "name"})
                 surfaces[name] = values[name]["name"]
+        if self.paraphrase and rng.random() < self.paraphrase:
+            template = P.rewrite(template, rng)
         if bad_slot is not None:
             bad = intent.slots[bad_slot].bad(rng, split)
             if bad is None or "{" + bad_slot + "}" not in template:
@@ -303,12 +311,14 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--values", choices=("curated", "mixed"), default="curated",
                         help="curated: hand-written value lists (phases 1-2); mixed: mostly open-ended values")
+    parser.add_argument("--paraphrase", type=float, default=0.0,
+                        help="share of phrasings whose own words are rewritten with synonyms (phase 5)")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     for split, n in (("train", args.train), ("val", args.val)):
         path = os.path.join(args.out, split + ".jsonl")
         with open(path, "w", encoding="utf-8") as handle:
-            for ex in Generator(split, args.seed, args.values).generate(n):
+            for ex in Generator(split, args.seed, args.values, args.paraphrase).generate(n):
                 handle.write(json.dumps(ex, ensure_ascii=False) + "\n")
         print(f"wrote {n} {split} examples to {path}")
 
