@@ -19,8 +19,11 @@ independent parts (opener, politeness, filler, suffix).
 `--paraphrase P` (phase 5) rewrites the words of a share P of the phrasings with in-domain
 synonyms (paraphrase.py); 0 (the default) draws nothing extra, so earlier phases reproduce.
 
+`--env-weights` (phase 6) draws each training example's environment with these weights
+instead of in turn.
+
 Usage: python datagen.py --out DIR [--train N] [--val N] [--seed S] [--values curated|mixed]
-       [--paraphrase P]
+       [--paraphrase P] [--env-weights W,W,W,W,W,W]
 """
 import argparse
 import json
@@ -266,12 +269,12 @@ class Generator:
         needed = {c["name"] for c in calls}
         return {"query": query, "answers": calls, "intent": name, "tools": self._tools(env, needed)}
 
-    def generate(self, n):
+    def generate(self, n, env_weights=None):
         rng = self.rng
         envs = list(self.catalogue)
         cats, weights = zip(*(MIX_MIXED if self.mixed else MIX))
         for i in range(n):
-            env = envs[i % len(envs)]
+            env = rng.choices(envs, env_weights)[0] if env_weights else envs[i % len(envs)]
             category = rng.choices(cats, weights)[0]
             ex = self.example(env, category)
             ex["tools"] = [dict(t) for t in ex["tools"]]
@@ -311,14 +314,20 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--values", choices=("curated", "mixed"), default="curated",
                         help="curated: hand-written value lists (phases 1-2); mixed: mostly open-ended values")
+    parser.add_argument("--env-weights", help="comma-separated weights of the six environments in "
+                        "catalogue order (train split only; default: round robin)")
     parser.add_argument("--paraphrase", type=float, default=0.0,
                         help="share of phrasings whose own words are rewritten with synonyms (phase 5)")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
+    weights = [float(w) for w in args.env_weights.split(",")] if args.env_weights else None
+    if weights is not None and len(weights) != len(catalogue()):
+        raise SystemExit(f"--env-weights needs {len(catalogue())} values")
     for split, n in (("train", args.train), ("val", args.val)):
         path = os.path.join(args.out, split + ".jsonl")
         with open(path, "w", encoding="utf-8") as handle:
-            for ex in Generator(split, args.seed, args.values, args.paraphrase).generate(n):
+            for ex in Generator(split, args.seed, args.values, args.paraphrase).generate(
+                    n, weights if split == "train" else None):
                 handle.write(json.dumps(ex, ensure_ascii=False) + "\n")
         print(f"wrote {n} {split} examples to {path}")
 

@@ -44,6 +44,14 @@ cp "$work/data/tokenizer.model" "$work/data5/tokenizer.model"
 cp "$work/data3/val.jsonl" "$work/data5/val.jsonl"
 "$PYTHON" "$here/train.py" --data "$work/data5" --work "$work/run5" --init "$work/run4/params.pkl" \
   --steps 5000 --qat-steps 250 --warmup 100 --lr 6e-4
-"$PYTHON" "$here/export.py" --work "$work/run5" --data "$work/data5" --out "$root/www/models/default.cact"
+# Phase 6: fresh examples (seed 3) weighted towards the environments with the highest loss on
+# their own validation examples (productivity x3, data_capture x2).
+mkdir -p "$work/data6"
+cp "$work/data/tokenizer.model" "$work/data6/tokenizer.model"
+[ -f "$work/data6/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data6" --train 60000 --val 1200 --seed 3 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,2
+cp "$work/data3/val.jsonl" "$work/data6/val.jsonl"
+"$PYTHON" "$here/train.py" --data "$work/data6" --work "$work/run6" --init "$work/run5/params.pkl" \
+  --steps 3500 --qat-steps 200 --warmup 50 --lr 4e-4
+"$PYTHON" "$here/export.py" --work "$work/run6" --data "$work/data6" --out "$root/www/models/default.cact"
 echo "pipeline wall time: $(( $(date +%s) - start )) s"
 "$PYTHON" "$here/eval_reference.py" --model "$root/www/models/default.cact" --json "$work/eval_reference.json"
