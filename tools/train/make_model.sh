@@ -52,6 +52,14 @@ cp "$work/data/tokenizer.model" "$work/data6/tokenizer.model"
 cp "$work/data3/val.jsonl" "$work/data6/val.jsonl"
 "$PYTHON" "$here/train.py" --data "$work/data6" --work "$work/run6" --init "$work/run5/params.pkl" \
   --steps 3500 --qat-steps 200 --warmup 50 --lr 4e-4
-"$PYTHON" "$here/export.py" --work "$work/run6" --data "$work/data6" --out "$root/www/models/default.cact"
+# Phase 7: fresh examples (seed 4), examples up to 256 tokens instead of 192 (192 dropped the
+# longest productivity and data_capture requests), batched in two length buckets.
+mkdir -p "$work/data7"
+cp "$work/data/tokenizer.model" "$work/data7/tokenizer.model"
+[ -f "$work/data7/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data7" --train 60000 --val 1200 --seed 4 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,2
+cp "$work/data3/val.jsonl" "$work/data7/val.jsonl"
+"$PYTHON" "$here/train.py" --data "$work/data7" --work "$work/run7" --init "$work/run6/params.pkl" \
+  --steps 9000 --qat-steps 250 --warmup 100 --lr 5e-4 --max-len 256
+"$PYTHON" "$here/export.py" --work "$work/run7" --data "$work/data7" --out "$root/www/models/default.cact"
 echo "pipeline wall time: $(( $(date +%s) - start )) s"
 "$PYTHON" "$here/eval_reference.py" --model "$root/www/models/default.cact" --json "$work/eval_reference.json"

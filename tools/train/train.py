@@ -6,6 +6,9 @@ under upstream's quantisation-aware path: `cq_ste_params` (CQ 4-bit weights,
 straight-through) and `quant=True` after `configure_deploy(act_bits=8, kv_bits=8)`,
 so the exported 4-bit container keeps the float model's accuracy.
 
+Examples longer than `--max-len` are dropped; when it exceeds `--short-len`, batches of
+examples that all fit the shorter length are padded to it only (two length buckets).
+
 A checkpoint (params, optimiser state, step) is written atomically every
 `--save-every` steps; rerunning the same command resumes from it. `--init FILE`
 starts a new run (fresh optimiser, step 0) from the weights of an earlier one
@@ -37,19 +40,22 @@ jax.config.update("jax_default_matmul_precision", "highest")
 
 
 def load(path, tokenizer, max_len):
-    """Encode a jsonl split; examples longer than max_len are dropped, never truncated."""
-    seqs, masks, dropped = [], [], 0
+    """Encode a jsonl split; examples longer than max_len are dropped, never truncated.
+    Also returns each kept example's token count, for length bucketing."""
+    seqs, masks, lengths, dropped = [], [], [], 0
     with open(path, encoding="utf-8") as handle:
         for line in handle:
             example = json.loads(line)
             prompt, target = render_example(example)
-            if len(tokenizer.encode(prompt)) + len(tokenizer.encode(target)) + 2 > max_len:
+            length = len(tokenizer.encode(prompt)) + len(tokenizer.encode(target)) + 2
+            if length > max_len:
                 dropped += 1
                 continue
             ids, mask = _encode(tokenizer, example, max_len)
             seqs.append(ids)
             masks.append(mask)
-    return np.asarray(seqs, np.int32), np.asarray(masks, np.float32), dropped
+            lengths.append(length)
+    return np.asarray(seqs, np.int32), np.asarray(masks, np.float32), np.asarray(lengths), dropped
 
 
 def save_checkpoint(path, state):
@@ -66,7 +72,10 @@ def main():
     parser.add_argument("--steps", type=int, default=2400)
     parser.add_argument("--qat-steps", type=int, default=300)
     parser.add_argument("--batch", type=int, default=16)
-    parser.add_argument("--max-len", type=int, default=192)
+    parser.add_argument("--max-len", type=int, default=192,
+                        help="longest example kept (longer ones are dropped)")
+    parser.add_argument("--short-len", type=int, default=192,
+                        help="batches whose examples all fit are padded to this length only")
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--warmup", type=int, default=100)
     parser.add_argument("--save-every", type=int, default=100)
@@ -79,10 +88,12 @@ def main():
     config = make_config(tokenizer.vocab_size)
     model, params = init_params(config, args.seed)
     n_params = sum(int(np.prod(p.shape)) for p in jax.tree.leaves(params))
-    seqs, masks, dropped = load(os.path.join(args.data, "train.jsonl"), tokenizer, args.max_len)
-    val_seqs, val_masks, _ = load(os.path.join(args.data, "val.jsonl"), tokenizer, args.max_len)
+    seqs, masks, lengths, dropped = load(os.path.join(args.data, "train.jsonl"), tokenizer, args.max_len)
+    val_seqs, val_masks, val_lengths, _ = load(os.path.join(args.data, "val.jsonl"), tokenizer, args.max_len)
+    short_len = min(args.short_len, args.max_len)
     print(f"params {n_params}  vocab {tokenizer.vocab_size}  train {len(seqs)} (dropped {dropped} "
-          f"over {args.max_len} tokens)  val {len(val_seqs)}", flush=True)
+          f"over {args.max_len} tokens, {int((lengths > short_len).sum())} over {short_len})  "
+          f"val {len(val_seqs)}", flush=True)
 
     schedule = optax.warmup_cosine_decay_schedule(0.0, args.lr, args.warmup, args.steps,
                                                   end_value=args.lr * 0.02)
@@ -127,26 +138,49 @@ def main():
 
     total = args.steps
     qat_from = total - args.qat_steps
-    per_epoch = len(seqs) // args.batch
-    rng = np.random.default_rng(args.seed)
+    # Two length buckets: most examples fit short_len, so only batches of long ones pay for the
+    # full max_len (two compiled shapes). With max_len == short_len this is one plain shuffle.
+    is_long = lengths > short_len
+    per_epoch = int((~is_long).sum()) // args.batch + int(is_long.sum()) // args.batch
     orders = {}
+
+    def epoch_batches(epoch):
+        rng = np.random.default_rng([args.seed, epoch])  # depends on the epoch only: resuming replays it
+        order = rng.permutation(len(seqs))
+        batches = []
+        for pool in (order[~is_long[order]], order[is_long[order]]):
+            batches += [pool[k:k + args.batch] for k in range(0, len(pool) - args.batch + 1, args.batch)]
+        if not is_long.any():  # one pool: the plain shuffle earlier phases were trained with
+            return batches
+        return [batches[j] for j in rng.permutation(len(batches))]
 
     def batch(i):
         epoch, k = divmod(i, per_epoch)
-        if epoch not in orders:  # the order depends on the epoch only, so resuming replays it
-            orders[epoch] = np.random.default_rng([args.seed, epoch]).permutation(len(seqs))
-        idx = orders[epoch][k * args.batch:(k + 1) * args.batch]
-        return jnp.asarray(seqs[idx]), jnp.asarray(masks[idx])
+        if epoch not in orders:
+            orders[epoch] = epoch_batches(epoch)
+        idx = orders[epoch][k]
+        width = args.max_len if is_long[idx].any() else short_len
+        return jnp.asarray(seqs[idx, :width]), jnp.asarray(masks[idx, :width])
+
+    def mean_loss(idx, quant):
+        return float(np.mean([float(eval_loss(params, jnp.asarray(val_seqs[idx[i:i + 32]]),
+                                              jnp.asarray(val_masks[idx[i:i + 32]]), quant))
+                              for i in range(0, len(idx), 32)]))
+
+    # Validation: the first 256 held-out examples that fit max_len; with a longer max_len, also
+    # the first 256 that fit short_len, which is the set earlier (short) phases reported.
+    val_all = np.arange(len(val_seqs))[:256]
+    val_short = np.flatnonzero(val_lengths <= short_len)[:256]
 
     def val(quant):
-        losses = [float(eval_loss(params, jnp.asarray(val_seqs[i:i + 32]), jnp.asarray(val_masks[i:i + 32]),
-                                  quant)) for i in range(0, min(len(val_seqs), 256), 32)]
-        return float(np.mean(losses))
+        text = f"{mean_loss(val_all, quant):.4f}"
+        if args.max_len > short_len:
+            text += f" (fitting {short_len}: {mean_loss(val_short, quant):.4f})"
+        return text
 
     if step == 0 and args.init:
-        print(f"step 0 val loss {val(False):.4f}", flush=True)
+        print(f"step 0 val loss {val(False)}, quantised {val(True)}", flush=True)
     t0, last, window = time.time(), time.time(), []
-    del rng
     while step < total:
         quant = step >= qat_from
         ids, mask = batch(step)
@@ -162,7 +196,7 @@ def main():
         if step % args.save_every == 0 or step == total:
             save_checkpoint(ckpt, {"params": params, "opt": opt_state, "step": step})
         if step % 500 == 0 or step == total:
-            print(f"step {step} val loss {val(quant):.4f}", flush=True)
+            print(f"step {step} val loss {val(quant)}", flush=True)
     with open(os.path.join(args.work, "params.pkl"), "wb") as handle:
         pickle.dump({"params": jax.tree.map(np.asarray, params), "vocab": tokenizer.vocab_size}, handle)
     print(f"done: {step} steps, {(time.time() - t0) / 60:.1f} min this run", flush=True)
