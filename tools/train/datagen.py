@@ -20,10 +20,11 @@ independent parts (opener, politeness, filler, suffix).
 synonyms (paraphrase.py); 0 (the default) draws nothing extra, so earlier phases reproduce.
 
 `--env-weights` (phase 6) draws each training example's environment with these weights
-instead of in turn.
+instead of in turn. `--parallel-share S` (phase 8) makes a share S of the training examples
+two-call requests, the other categories keeping their proportions.
 
 Usage: python datagen.py --out DIR [--train N] [--val N] [--seed S] [--values curated|mixed]
-       [--paraphrase P] [--env-weights W,W,W,W,W,W]
+       [--paraphrase P] [--env-weights W,W,W,W,W,W] [--parallel-share S]
 """
 import argparse
 import json
@@ -269,10 +270,15 @@ class Generator:
         needed = {c["name"] for c in calls}
         return {"query": query, "answers": calls, "intent": name, "tools": self._tools(env, needed)}
 
-    def generate(self, n, env_weights=None):
+    def generate(self, n, env_weights=None, parallel_share=None):
         rng = self.rng
         envs = list(self.catalogue)
         cats, weights = zip(*(MIX_MIXED if self.mixed else MIX))
+        if parallel_share is not None:
+            # The other categories keep their proportions among themselves.
+            rest = sum(w for c, w in zip(cats, weights) if c != "parallel")
+            weights = [parallel_share if c == "parallel" else w * (1 - parallel_share) / rest
+                       for c, w in zip(cats, weights)]
         for i in range(n):
             env = rng.choices(envs, env_weights)[0] if env_weights else envs[i % len(envs)]
             category = rng.choices(cats, weights)[0]
@@ -318,16 +324,20 @@ def main():
                         "catalogue order (train split only; default: round robin)")
     parser.add_argument("--paraphrase", type=float, default=0.0,
                         help="share of phrasings whose own words are rewritten with synonyms (phase 5)")
+    parser.add_argument("--parallel-share", type=float,
+                        help="share of two-call examples (train split only; default: the mode's mix)")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     weights = [float(w) for w in args.env_weights.split(",")] if args.env_weights else None
     if weights is not None and len(weights) != len(catalogue()):
         raise SystemExit(f"--env-weights needs {len(catalogue())} values")
+    if args.parallel_share is not None and not 0 <= args.parallel_share < 1:
+        raise SystemExit("--parallel-share must be in [0, 1)")
     for split, n in (("train", args.train), ("val", args.val)):
         path = os.path.join(args.out, split + ".jsonl")
         with open(path, "w", encoding="utf-8") as handle:
             for ex in Generator(split, args.seed, args.values, args.paraphrase).generate(
-                    n, weights if split == "train" else None):
+                    n, *((weights, args.parallel_share) if split == "train" else (None, None))):
                 handle.write(json.dumps(ex, ensure_ascii=False) + "\n")
         print(f"wrote {n} {split} examples to {path}")
 

@@ -60,6 +60,14 @@ cp "$work/data/tokenizer.model" "$work/data7/tokenizer.model"
 cp "$work/data3/val.jsonl" "$work/data7/val.jsonl"
 "$PYTHON" "$here/train.py" --data "$work/data7" --work "$work/run7" --init "$work/run6/params.pkl" \
   --steps 9000 --qat-steps 250 --warmup 100 --lr 5e-4 --max-len 256
-"$PYTHON" "$here/export.py" --work "$work/run7" --data "$work/data7" --out "$root/www/models/default.cact"
+# Phase 8: fresh examples (seed 5), data_capture weighted like productivity (x3) and 30% two-call
+# requests (the mix had 20%).
+mkdir -p "$work/data8"
+cp "$work/data/tokenizer.model" "$work/data8/tokenizer.model"
+[ -f "$work/data8/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data8" --train 60000 --val 1200 --seed 5 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30
+cp "$work/data3/val.jsonl" "$work/data8/val.jsonl"
+"$PYTHON" "$here/train.py" --data "$work/data8" --work "$work/run8" --init "$work/run7/params.pkl" \
+  --steps 9000 --qat-steps 250 --warmup 100 --lr 4e-4 --max-len 256
+"$PYTHON" "$here/export.py" --work "$work/run8" --data "$work/data8" --out "$root/www/models/default.cact"
 echo "pipeline wall time: $(( $(date +%s) - start )) s"
 "$PYTHON" "$here/eval_reference.py" --model "$root/www/models/default.cact" --json "$work/eval_reference.json"
