@@ -68,6 +68,13 @@ cp "$work/data/tokenizer.model" "$work/data8/tokenizer.model"
 cp "$work/data3/val.jsonl" "$work/data8/val.jsonl"
 "$PYTHON" "$here/train.py" --data "$work/data8" --work "$work/run8" --init "$work/run7/params.pkl" \
   --steps 9000 --qat-steps 250 --warmup 100 --lr 4e-4 --max-len 256
-"$PYTHON" "$here/export.py" --work "$work/run8" --data "$work/data8" --out "$root/www/models/default.cact"
+# Phase 9: fresh examples (seed 6) of the same mix, 1500 steps at a lower peak lr (2e-4).
+mkdir -p "$work/data9"
+cp "$work/data/tokenizer.model" "$work/data9/tokenizer.model"
+[ -f "$work/data9/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data9" --train 60000 --val 1200 --seed 6 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30
+cp "$work/data3/val.jsonl" "$work/data9/val.jsonl"
+"$PYTHON" "$here/train.py" --data "$work/data9" --work "$work/run9" --init "$work/run8/params.pkl" \
+  --steps 1500 --qat-steps 150 --warmup 50 --lr 2e-4 --max-len 256
+"$PYTHON" "$here/export.py" --work "$work/run9" --data "$work/data9" --out "$root/www/models/default.cact"
 echo "pipeline wall time: $(( $(date +%s) - start )) s"
 "$PYTHON" "$here/eval_reference.py" --model "$root/www/models/default.cact" --json "$work/eval_reference.json"
