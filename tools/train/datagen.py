@@ -37,6 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import intents as I  # noqa: E402
 import paraphrase as P  # noqa: E402
+import more_phrasings  # noqa: E402
 import slots as S  # noqa: E402
 from dump_tools import catalogue  # noqa: E402
 
@@ -326,7 +327,11 @@ def main():
                         help="share of phrasings whose own words are rewritten with synonyms (phase 5)")
     parser.add_argument("--parallel-share", type=float,
                         help="share of two-call examples (train split only; default: the mode's mix)")
+    parser.add_argument("--more-phrasings", action="store_true",
+                        help="add more_phrasings.py's phrasings for productivity and data_capture (phase 12)")
     args = parser.parse_args()
+    if args.more_phrasings:
+        more_phrasings.extend()
     os.makedirs(args.out, exist_ok=True)
     weights = [float(w) for w in args.env_weights.split(",")] if args.env_weights else None
     if weights is not None and len(weights) != len(catalogue()):

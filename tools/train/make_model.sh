@@ -75,6 +75,14 @@ cp "$work/data/tokenizer.model" "$work/data9/tokenizer.model"
 cp "$work/data3/val.jsonl" "$work/data9/val.jsonl"
 "$PYTHON" "$here/train.py" --data "$work/data9" --work "$work/run9" --init "$work/run8/params.pkl" \
   --steps 1500 --qat-steps 150 --warmup 50 --lr 2e-4 --max-len 256
-"$PYTHON" "$here/export.py" --work "$work/run9" --data "$work/data9" --out "$root/www/models/default.cact"
+# Phase 12: phase 9's mix (seed 9) plus 228 more phrasings for productivity and data_capture
+# (more_phrasings.py), warm-started from phase 9. (Phases 10 and 11 were tried and not shipped.)
+mkdir -p "$work/data12"
+cp "$work/data/tokenizer.model" "$work/data12/tokenizer.model"
+[ -f "$work/data12/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data12" --train 60000 --val 1200 --seed 9 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings
+cp "$work/data3/val.jsonl" "$work/data12/val.jsonl"
+"$PYTHON" "$here/train.py" --data "$work/data12" --work "$work/run12" --init "$work/run9/params.pkl" \
+  --steps 6500 --qat-steps 250 --warmup 100 --lr 4e-4 --max-len 256
+"$PYTHON" "$here/export.py" --work "$work/run12" --data "$work/data12" --out "$root/www/models/default.cact"
 echo "pipeline wall time: $(( $(date +%s) - start )) s"
 "$PYTHON" "$here/eval_reference.py" --model "$root/www/models/default.cact" --json "$work/eval_reference.json"
