@@ -83,6 +83,13 @@ cp "$work/data/tokenizer.model" "$work/data12/tokenizer.model"
 cp "$work/data3/val.jsonl" "$work/data12/val.jsonl"
 "$PYTHON" "$here/train.py" --data "$work/data12" --work "$work/run12" --init "$work/run9/params.pkl" \
   --steps 6500 --qat-steps 250 --warmup 100 --lr 4e-4 --max-len 256
-"$PYTHON" "$here/export.py" --work "$work/run12" --data "$work/data12" --out "$root/www/models/default.cact"
+# Phase 13: fresh examples of phase 12's mix (seed 10), 1500 steps at peak lr 2e-4 (phase 9's recipe).
+mkdir -p "$work/data13"
+cp "$work/data/tokenizer.model" "$work/data13/tokenizer.model"
+[ -f "$work/data13/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data13" --train 60000 --val 1200 --seed 10 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings
+cp "$work/data3/val.jsonl" "$work/data13/val.jsonl"
+"$PYTHON" "$here/train.py" --data "$work/data13" --work "$work/run13" --init "$work/run12/params.pkl" \
+  --steps 1500 --qat-steps 150 --warmup 50 --lr 2e-4 --max-len 256
+"$PYTHON" "$here/export.py" --work "$work/run13" --data "$work/data13" --out "$root/www/models/default.cact"
 echo "pipeline wall time: $(( $(date +%s) - start )) s"
 "$PYTHON" "$here/eval_reference.py" --model "$root/www/models/default.cact" --json "$work/eval_reference.json"
