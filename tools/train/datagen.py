@@ -25,6 +25,7 @@ two-call requests, the other categories keeping their proportions.
 
 Usage: python datagen.py --out DIR [--train N] [--val N] [--seed S] [--values curated|mixed]
        [--paraphrase P] [--env-weights W,W,W,W,W,W] [--parallel-share S]
+       [--more-phrasings [1|2]]
 """
 import argparse
 import json
@@ -327,11 +328,12 @@ def main():
                         help="share of phrasings whose own words are rewritten with synonyms (phase 5)")
     parser.add_argument("--parallel-share", type=float,
                         help="share of two-call examples (train split only; default: the mode's mix)")
-    parser.add_argument("--more-phrasings", action="store_true",
-                        help="add more_phrasings.py's phrasings for productivity and data_capture (phase 12)")
+    parser.add_argument("--more-phrasings", type=int, nargs="?", const=1, default=0, choices=(0, 1, 2),
+                        help="add more_phrasings.py's rounds of phrasings: 1 = productivity and data_capture "
+                             "(phase 12, the default when no value is given), 2 = also wearable and kitchen (phase 15)")
     args = parser.parse_args()
     if args.more_phrasings:
-        more_phrasings.extend()
+        more_phrasings.extend(args.more_phrasings)
     os.makedirs(args.out, exist_ok=True)
     weights = [float(w) for w in args.env_weights.split(",")] if args.env_weights else None
     if weights is not None and len(weights) != len(catalogue()):

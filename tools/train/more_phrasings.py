@@ -133,16 +133,115 @@ MORE = {
 }
 
 
-def extend():
-    """Append MORE to the intents' phrasing lists (once; the split stays index-based)."""
+# Phase 15 (`--more-phrasings 2`): a second round, now also for wearable and kitchen_appliance
+# (the next-weakest environments), and more shapes for the two above. Same rules as MORE.
+SECOND = {
+    ("kitchen_appliance", "oven"): dict(
+        imp=["get the oven to {ot}", "bring the oven up to {ot}", "fire up the oven to {ot}",
+             "switch the oven on at {ot}", "start preheating to {ot}", "preheat it to {ot}"],
+        alt=["I'm baking, oven at {ot}", "could you set the oven for {ot}", "I'd like the oven preheated to {ot}",
+             "the recipe says {ot}, preheat the oven", "oven, {ot}"]),
+    ("kitchen_appliance", "coffee_brew"): dict(
+        imp=["fire up the coffee maker", "turn on the coffee maker", "switch on the coffee machine",
+             "run the coffee maker", "put some coffee on"],
+        alt=["I'd love a coffee", "could you brew some coffee", "I want coffee, start the machine"]),
+    ("kitchen_appliance", "coffee_stop"): dict(
+        imp=["cut the coffee maker", "end the brew", "switch off the coffee maker"],
+        alt=["no more coffee, turn the machine off", "could you stop the coffee maker"]),
+    ("kitchen_appliance", "coffee_warm"): dict(
+        imp=["hold the coffee warm", "leave the coffee maker on warm", "switch the coffee maker to warm"],
+        alt=["could you keep the coffee warm", "I want my coffee kept warm"]),
+    ("kitchen_appliance", "dishwasher"): dict(
+        imp=["turn the dishwasher on", "fire up the dishwasher", "switch on the dishwasher", "do the dishes"],
+        alt=["could you run the dishwasher", "dishes are loaded, run it", "I'd like the dishwasher started"]),
+    ("kitchen_appliance", "dishwasher_cycle"): dict(
+        imp=["do a {cycle} wash in the dishwasher", "set the dishwasher to {cycle} and start it",
+             "run the {cycle} program on the dishwasher", "wash on {cycle}"],
+        alt=["could you run the dishwasher on {cycle}", "I want a {cycle} cycle on the dishwasher",
+             "dishwasher, {cycle} please"]),
+    ("kitchen_appliance", "timer"): dict(
+        imp=["create a {label} timer for {min}", "time {min} for the {label}", "set {min} on the {label} timer",
+             "start counting {min} for the {label}", "make a {min} timer called {label}",
+             "set a kitchen timer for the {label}, {min}", "put {min} on a timer for the {label}"],
+        alt=["the {label} takes {min}, time it", "could you set a {min} timer for the {label}",
+             "I'd like a {label} timer of {min}", "{min} for the {label}, please", "timer: {label}, {min}"]),
+    ("kitchen_appliance", "status"): dict(
+        imp=["give me the {app} status", "report on the {app}", "check how the {app} is doing",
+             "see if the {app} is finished", "find out what the {app} is doing"],
+        alt=["is the {app} finished", "what's going on with the {app}", "could you check the {app}",
+             "has the {app} finished", "I'd like the status of the {app}"]),
+    ("wearable", "reply"): dict(
+        imp=["send {sender} back {reply}", "reply back to {sender}: {reply}", "answer {sender} with {reply}",
+             "write {sender} back saying {reply}", "respond to {sender} saying {reply}",
+             "message {sender} back: {reply}"],
+        alt=["tell {sender} I said {reply}", "could you reply to {sender} with {reply}",
+             "{sender} wrote, answer {reply}", "send this to {sender} as a reply: {reply}",
+             "reply to {sender}'s text: {reply}"]),
+    ("wearable", "dismiss"): dict(
+        imp=["remove {sender}'s notification", "close the notification from {sender}", "clear out {sender}'s alert",
+             "hide {sender}'s notification", "dismiss the alert from {sender}"],
+        alt=["could you dismiss {sender}'s notification", "I don't need {sender}'s message, clear it",
+             "get {sender}'s notification off my screen"]),
+    ("wearable", "workout"): dict(
+        imp=["log a {wt} workout", "start recording {wt}", "track my {wt}", "begin a {wt} session",
+             "start a new {wt} workout"],
+        alt=["I'm about to go {wt}, track it", "could you start a {wt} workout", "starting {wt} now, record it",
+             "track this {wt} workout"]),
+    ("wearable", "end_workout"): dict(
+        imp=["stop recording my workout", "end this workout", "finish tracking my workout", "close out my workout"],
+        alt=["I'm done, end the workout", "could you stop my workout", "workout's finished, stop tracking"]),
+    ("wearable", "find_phone"): dict(
+        imp=["ring the phone", "get my phone to ring", "make my phone beep", "find where my phone is"],
+        alt=["I misplaced my phone", "could you ring my phone", "can't see my phone anywhere, ring it"]),
+    ("productivity", "timer"): dict(
+        imp=["time {dur} for me", "run a {dur} timer", "put a {dur} timer on", "count down {dur}"],
+        alt=["could you time {dur}", "{dur} timer please", "I need {dur} on the clock"]),
+    ("productivity", "reminder"): dict(
+        imp=["remind me {when} that I need to {msg}", "set a reminder for {when}: {msg}",
+             "nudge me {when} to {msg}", "ping me {when} to {msg}"],
+        alt=["could you remind me {when} to {msg}", "I have to {msg} {when}, set a reminder",
+             "don't let me forget to {msg} {when}"]),
+    ("productivity", "event"): dict(
+        imp=["schedule {title} for {when}", "add an event {title} {when}", "pencil in {title} {when}",
+             "book {title} {when} on my calendar"],
+        alt=["I have {title} {when}", "please put {title} on my calendar {when}",
+             "could you create an event for {title} {when}"]),
+    ("productivity", "task"): dict(
+        imp=["add {task} to my to-do list", "remember to add a task to {task}", "note a task to {task}"],
+        alt=["I need to {task}, add it to my tasks", "put this on my list: {task}", "to-do: {task}"]),
+    ("productivity", "note"): dict(
+        imp=["jot this down: {note}", "take down a note: {note}", "make a quick note: {note}"],
+        alt=["I want to remember this: {note}", "could you note that {note}", "quick note: {note}"]),
+    ("data_capture", "contact_phone"): dict(
+        imp=["add {who} with number {phone}", "save {who} under the number {phone}"],
+        alt=["here's {who}'s number: {phone}, save it", "{who}, {phone}, add to my contacts"]),
+    ("data_capture", "expense"): dict(
+        imp=["log {amt} spent for {cat}", "add {amt} to my {cat} expenses", "book {amt} under {cat}"],
+        alt=["I spent {amt} for {cat}", "{amt} went on {cat}, log it", "could you record {amt} for {cat}"]),
+    ("data_capture", "meal_type"): dict(
+        imp=["log {food} as my {meal}", "add {food} to my {meal} log"],
+        alt=["{meal} was {food} today", "I had {food} at {meal}", "ate {food} for {meal}, log it"]),
+    ("data_capture", "water"): dict(
+        imp=["add {water} water to my log", "log that I had {water} of water"],
+        alt=["I just finished {water} of water", "{water} of water just now"]),
+    ("data_capture", "weight"): dict(
+        imp=["log today's weight as {kg}", "put down {kg} for my weight"],
+        alt=["I'm at {kg}", "my weight this morning was {kg}"]),
+}
+
+
+def extend(rounds=1):
+    """Append MORE (and from round 2 on, SECOND) to the intents' phrasing lists, once per run;
+    the split stays index-based."""
     by_key = {(intent.env, intent.name): intent for intents, _ in I.ENVIRONMENTS.values() for intent in intents}
-    for key, kinds in MORE.items():
-        intent = by_key[key]
-        allowed = set(intent.slots) | ({"phone", "email"} if "who" in intent.slots else set())
-        for kind, phrasings in kinds.items():
-            for phrasing in phrasings:
-                unknown = set(re.findall(r"{(\w+)}", phrasing)) - allowed
-                if unknown:
-                    raise ValueError(f"{key} {phrasing!r}: no slot {sorted(unknown)}")
-            current = getattr(intent, kind)
-            current += [p for p in phrasings if p not in current]
+    for table in (MORE, SECOND)[:rounds]:
+        for key, kinds in table.items():
+            intent = by_key[key]
+            allowed = set(intent.slots) | ({"phone", "email"} if "who" in intent.slots else set())
+            for kind, phrasings in kinds.items():
+                for phrasing in phrasings:
+                    unknown = set(re.findall(r"{(\w+)}", phrasing)) - allowed
+                    if unknown:
+                        raise ValueError(f"{key} {phrasing!r}: no slot {sorted(unknown)}")
+                current = getattr(intent, kind)
+                current += [p for p in phrasings if p not in current]
