@@ -91,7 +91,7 @@ cp "$work/data3/val.jsonl" "$work/data13/val.jsonl"
 "$PYTHON" "$here/train.py" --data "$work/data13" --work "$work/run13" --init "$work/run12/params.pkl" \
   --steps 1500 --qat-steps 150 --warmup 50 --lr 2e-4 --max-len 256
 # Phase 17: from phase 13, fresh examples with the second round of phrasings (more_phrasings.SECOND,
-# seed 13), 1500 steps at peak lr 1e-4. (Phases 14, 15 and 16 were tried and not shipped.)
+# seed 13), 1500 steps at peak lr 1e-4. (Phases 14, 15, 16 and 18 were tried and not shipped.)
 mkdir -p "$work/data16"
 cp "$work/data/tokenizer.model" "$work/data16/tokenizer.model"
 [ -f "$work/data16/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data16" --train 60000 --val 1200 --seed 13 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings 2
