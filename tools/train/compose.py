@@ -5,6 +5,7 @@ copying from the query. These builders draw from spaces far too large to memoris
 (random word sequences, invented names, composed dates and times), so the only way
 to get the argument right is to copy it. Every builder takes a `random.Random`.
 """
+import os
 
 NOUNS = """
 apple bag ball bank basket battery bean bed bell bike bill bird blanket boat book boot
@@ -59,6 +60,36 @@ MONTHS = ["January", "February", "March", "April", "May", "June", "July", "Augus
 PARTS = ["morning", "afternoon", "evening", "night"]
 
 
+# Share of nouns and adjectives drawn from words.txt (~11,600 dictionary words) instead of the
+# short lists above (`datagen.py --wide-words`, phase 21). The models up to phase 20 copy the
+# words they were trained on and garble unfamiliar ones, so this trains copying itself.
+# At 0 no extra random number is drawn, so earlier data reproduces byte for byte.
+WIDE_SHARE = 0.0
+_WIDE = []
+
+
+def _wide_words():
+    if not _WIDE:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "words.txt")
+        with open(path, encoding="utf-8") as handle:
+            _WIDE.extend(w for w in handle.read().split("\n") if w and not w.startswith("#"))
+    return _WIDE
+
+
+def _word(rng, pool):
+    if WIDE_SHARE and rng.random() < WIDE_SHARE:
+        return rng.choice(_wide_words())
+    return rng.choice(pool)
+
+
+def noun(rng):
+    return _word(rng, NOUNS)
+
+
+def adjective(rng):
+    return _word(rng, ADJECTIVES)
+
+
 def name_word(rng):
     """An invented capitalised name, two or three random syllables."""
     word = "".join(rng.choice(ONSETS) + rng.choice(VOWELS) + rng.choice(CODAS)
@@ -76,9 +107,9 @@ def words(rng, lo=1, hi=5):
     for _ in range(rng.randint(lo, hi)):
         r = rng.random()
         if r < 0.35:
-            out.append(rng.choice(NOUNS))
+            out.append(noun(rng))
         elif r < 0.55:
-            out.append(rng.choice(ADJECTIVES))
+            out.append(adjective(rng))
         elif r < 0.7:
             out.append(rng.choice(VERBS))
         elif r < 0.9:
@@ -88,7 +119,7 @@ def words(rng, lo=1, hi=5):
     while len(out) > 1 and out[-1] in CONNECT:  # no dangling 'and'/'the' at the end
         out.pop()
     if out[0] in CONNECT[:8]:
-        out[0] = rng.choice(NOUNS)
+        out[0] = noun(rng)
     return " ".join(out)
 
 
@@ -101,11 +132,11 @@ def verb_phrase(rng):
     r = rng.random()
     if r < 0.35:
         return words(rng, 1, 5)
-    obj = " ".join(rng.choice(ADJECTIVES) for _ in range(rng.randint(0, 1)))
-    obj = (obj + " " + rng.choice(NOUNS)).strip()
+    obj = " ".join(adjective(rng) for _ in range(rng.randint(0, 1)))
+    obj = (obj + " " + noun(rng)).strip()
     phrase = f"{rng.choice(VERBS)} {rng.choice(['the', 'my', 'a', 'our', 'the', ''])} {obj}".replace("  ", " ")
     if rng.random() < 0.35:
-        phrase += f" {rng.choice(['for', 'with', 'to', 'from', 'at'])} {rng.choice([name_word(rng), 'the ' + rng.choice(NOUNS)])}"
+        phrase += f" {rng.choice(['for', 'with', 'to', 'from', 'at'])} {rng.choice([name_word(rng), 'the ' + noun(rng)])}"
     return phrase
 
 
@@ -202,9 +233,9 @@ def place(rng):
     if r < 0.55:
         return f"{rng.randint(1, 999)} {name_word(rng)} {rng.choice(['Street', 'Road', 'Avenue', 'Lane', 'Drive'])}"
     if r < 0.75:
-        return f"the {rng.choice(ADJECTIVES + [''])} {rng.choice(NOUNS)}".replace("  ", " ")
+        return f"the {rng.choice(ADJECTIVES + [''])} {noun(rng)}".replace("  ", " ")
     if r < 0.9:
-        return title_case(f"{rng.choice(ADJECTIVES)} {rng.choice(NOUNS)} {rng.choice(['Park', 'Center', 'Library', 'Hotel', 'Station', 'Club'])}")
+        return title_case(f"{adjective(rng)} {noun(rng)} {rng.choice(['Park', 'Center', 'Library', 'Hotel', 'Station', 'Club'])}")
     return words(rng, 1, 4)
 
 
@@ -216,8 +247,8 @@ def title(rng):
     if r < 0.6:
         return words(rng, 1, 5)
     if r < 0.8:
-        return f"{rng.choice(NOUNS)} {rng.choice(['with', 'for', 'at'])} {name_word(rng)}".capitalize()
-    return f"{name_word(rng)} {rng.choice(NOUNS)}"
+        return f"{noun(rng)} {rng.choice(['with', 'for', 'at'])} {name_word(rng)}".capitalize()
+    return f"{name_word(rng)} {noun(rng)}"
 
 
 def band(rng):
@@ -225,7 +256,7 @@ def band(rng):
     if r < 0.5:
         return person(rng)
     if r < 0.8:
-        return "The " + title_case(f"{rng.choice(ADJECTIVES)} {rng.choice(NOUNS)}s")
+        return "The " + title_case(f"{adjective(rng)} {noun(rng)}s")
     return title_case(words(rng, 1, 3))
 
 
@@ -239,7 +270,7 @@ def music(rng):
     if r < 0.75:
         return band(rng)
     if r < 0.87:
-        return f"{rng.choice(ADJECTIVES)} {rng.choice(['jazz', 'rock', 'pop', 'beats', 'piano', 'folk', 'songs', 'music', 'hits', 'soul', 'techno'])}"
+        return f"{adjective(rng)} {rng.choice(['jazz', 'rock', 'pop', 'beats', 'piano', 'folk', 'songs', 'music', 'hits', 'soul', 'techno'])}"
     return words(rng, 1, 5)
 
 
@@ -263,9 +294,9 @@ def reply(rng):
 
 def food(rng):
     qty = rng.choice(["", "", "a ", "two ", "some ", "a bowl of ", "a plate of ", "half a ", "three "])
-    dish = f"{rng.choice(ADJECTIVES + [''])} {rng.choice(NOUNS)}".strip()
+    dish = f"{rng.choice(ADJECTIVES + [''])} {noun(rng)}".strip()
     if rng.random() < 0.3:
-        dish += f" {rng.choice(['with', 'and'])} {rng.choice(NOUNS)}"
+        dish += f" {rng.choice(['with', 'and'])} {noun(rng)}"
     return (qty + dish) if rng.random() < 0.8 else words(rng, 1, 5)
 
 
@@ -276,13 +307,13 @@ def merchant(rng):
     if r < 0.6:
         return f"{name_word(rng)}'s"
     if r < 0.85:
-        return title_case(f"{rng.choice(ADJECTIVES)} {rng.choice(NOUNS)}")
+        return title_case(f"{adjective(rng)} {noun(rng)}")
     return f"{name_word(rng)} {rng.choice(['Market', 'Store', 'Co', 'Foods', 'Shop', 'Mart', 'Books'])}"
 
 
 def label(rng):
     return words(rng, 1, 2) if rng.random() < 0.4 else \
-        f"{rng.choice(ADJECTIVES + ['', ''])} {rng.choice(NOUNS)}".strip()
+        f"{rng.choice(ADJECTIVES + ['', ''])} {noun(rng)}".strip()
 
 
 def short_title(rng):

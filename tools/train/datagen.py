@@ -21,11 +21,12 @@ synonyms (paraphrase.py); 0 (the default) draws nothing extra, so earlier phases
 
 `--env-weights` (phase 6) draws each training example's environment with these weights
 instead of in turn. `--parallel-share S` (phase 8) makes a share S of the training examples
-two-call requests, the other categories keeping their proportions.
+two-call requests, the other categories keeping their proportions. `--wide-words W` (phase 21)
+draws a share W of the open-ended nouns and adjectives from a dictionary (compose.WIDE_SHARE).
 
 Usage: python datagen.py --out DIR [--train N] [--val N] [--seed S] [--values curated|mixed]
        [--paraphrase P] [--env-weights W,W,W,W,W,W] [--parallel-share S]
-       [--more-phrasings [1|2]]
+       [--more-phrasings [1|2|3]] [--wide-words W]
 """
 import argparse
 import json
@@ -36,6 +37,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import compose as C  # noqa: E402
 import intents as I  # noqa: E402
 import paraphrase as P  # noqa: E402
 import more_phrasings  # noqa: E402
@@ -328,12 +330,18 @@ def main():
                         help="share of phrasings whose own words are rewritten with synonyms (phase 5)")
     parser.add_argument("--parallel-share", type=float,
                         help="share of two-call examples (train split only; default: the mode's mix)")
-    parser.add_argument("--more-phrasings", type=int, nargs="?", const=1, default=0, choices=(0, 1, 2),
+    parser.add_argument("--wide-words", type=float, default=0.0,
+                        help="share of open-ended nouns and adjectives drawn from words.txt (phase 21)")
+    parser.add_argument("--more-phrasings", type=int, nargs="?", const=1, default=0, choices=(0, 1, 2, 3),
                         help="add more_phrasings.py's rounds of phrasings: 1 = productivity and data_capture "
-                             "(phase 12, the default when no value is given), 2 = also wearable and kitchen (phase 15)")
+                             "(phase 12, the default when no value is given), 2 = also wearable and kitchen (phase 15), "
+                             "3 = a third round for productivity and data_capture (phase 19)")
     args = parser.parse_args()
     if args.more_phrasings:
         more_phrasings.extend(args.more_phrasings)
+    if not 0 <= args.wide_words <= 1:
+        raise SystemExit("--wide-words must be in [0, 1]")
+    C.WIDE_SHARE = args.wide_words
     os.makedirs(args.out, exist_ok=True)
     weights = [float(w) for w in args.env_weights.split(",")] if args.env_weights else None
     if weights is not None and len(weights) != len(catalogue()):

@@ -14,7 +14,7 @@ import numpy as np  # noqa: E402
 from needle.model.export import write_export  # noqa: E402
 from needle.model.tokenizer import SANTokenizer  # noqa: E402
 
-from model_io import make_config  # noqa: E402
+from model_io import make_config, num_layers_of  # noqa: E402
 
 
 def main():
@@ -30,7 +30,7 @@ def main():
     with open(source, "rb") as handle:
         params = pickle.load(handle)["params"]
     params = {k: v for k, v in params.items()}
-    config = make_config(tokenizer.vocab_size)
+    config = make_config(tokenizer.vocab_size, num_layers=num_layers_of(params))
     info = write_export(params, config, args.out, tokenizer=tokenizer)
     n_params = sum(int(np.prod(np.shape(a))) for a in _leaves(params))
     print(f"{source} -> {info['path']}: {info['bytes']} bytes, {info['tensors']} tensors, {n_params} params")

@@ -98,6 +98,15 @@ cp "$work/data/tokenizer.model" "$work/data16/tokenizer.model"
 cp "$work/data3/val.jsonl" "$work/data16/val.jsonl"
 "$PYTHON" "$here/train.py" --data "$work/data16" --work "$work/run17" --init "$work/run13/params.pkl" \
   --steps 1500 --qat-steps 150 --warmup 50 --lr 1e-4 --max-len 256
-"$PYTHON" "$here/export.py" --work "$work/run17" --data "$work/data16" --out "$root/www/models/default.cact"
+# Phase 21: from phase 17, fresh examples with the third round of phrasings and half of the open-ended
+# nouns and adjectives drawn from words.txt (seed 17), 1500 steps at peak lr 1e-4.
+# (Phases 19 and 20 were tried and not shipped.)
+mkdir -p "$work/data21"
+cp "$work/data/tokenizer.model" "$work/data21/tokenizer.model"
+[ -f "$work/data21/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data21" --train 60000 --val 1200 --seed 17 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings 3 --wide-words 0.5
+cp "$work/data3/val.jsonl" "$work/data21/val.jsonl"
+"$PYTHON" "$here/train.py" --data "$work/data21" --work "$work/run21" --init "$work/run17/params.pkl" \
+  --steps 1500 --qat-steps 150 --warmup 50 --lr 1e-4 --max-len 256
+"$PYTHON" "$here/export.py" --work "$work/run21" --data "$work/data21" --out "$root/www/models/default.cact"
 echo "pipeline wall time: $(( $(date +%s) - start )) s"
 "$PYTHON" "$here/eval_reference.py" --model "$root/www/models/default.cact" --json "$work/eval_reference.json"

@@ -26,6 +26,44 @@ def init_params(config, seed=0):
     return model, model.init(jax.random.PRNGKey(seed), tokens)["params"]
 
 
+def num_layers_of(params):
+    return int(np.shape(params["stack"]["mhc_a_pre"])[0])
+
+
+def deepen(params, num_layers):
+    """Append layers to a trained stack without changing what it computes (phase 20).
+
+    Each layer reads and writes its own mHC lane (layer index mod lanes), so the trained layers
+    keep their places and the new ones go on top. A new layer starts as a copy of a trained one
+    (block weights from the layer as far below it as the stack grows, mHC weights from the last
+    trained layer on its lane) with both residual branches switched off: the post-attention norm
+    scale at -1 (the norm multiplies by 1 + scale) and the MLP's output diagonal d4 at 0. The
+    layer then adds nothing, and its lane mixing (doubly stochastic) leaves the lane mean, which
+    is what the head reads, unchanged. Both switches get gradients, so training opens them.
+    """
+    old = num_layers_of(params)
+    lanes = int(np.shape(params["stack"]["mhc_b_pre"])[1])
+    if not old < num_layers <= 2 * old or lanes > old:
+        raise ValueError(f"cannot deepen {old} layers ({lanes} lanes) to {num_layers}")
+    new = range(old, num_layers)
+    block_src = [p - (num_layers - old) for p in new]
+    lane_src = [max(l for l in range(old) if l % lanes == p % lanes) for p in new]
+
+    def grow(a, src):
+        a = np.asarray(a)
+        return np.concatenate([a, a[src]], axis=0)
+
+    params = jax.tree.map(np.asarray, params)
+    stack = dict(params["stack"])
+    block = jax.tree.map(lambda a: grow(a, block_src), stack["layers"]["block"])
+    block["post_attn_norm"]["scale"][old:] = -1.0
+    block["hadamard_mlp"]["d4"][old:] = 0.0
+    stack["layers"] = {"block": block}
+    for name in [k for k in stack if k.startswith("mhc_")]:
+        stack[name] = grow(stack[name], lane_src)
+    return jax.tree.map(jnp.asarray, dict(params, stack=stack))
+
+
 def config_from_header(header):
     keep = ("vocab_size", "out_vocab", "d_model", "num_heads", "num_kv_heads", "num_layers",
             "qk_head_dim", "v_head_dim", "max_seq_len", "mhc_lanes", "sliding_window",

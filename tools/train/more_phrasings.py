@@ -230,11 +230,99 @@ SECOND = {
 }
 
 
+# Phase 19 (`--more-phrasings 3`): a third round for the two environments still under 70%,
+# every intent, with shapes the first two rounds lack (value first, clause order swapped,
+# terse list-like forms). Same rules as MORE.
+THIRD = {
+    ("productivity", "timer"): dict(
+        imp=["start timing {dur}", "get a {dur} timer going", "set up a {dur} countdown", "make it a {dur} timer"],
+        alt=["{dur}, set a timer", "need a {dur} countdown", "can I have a {dur} timer", "timer please, {dur}"]),
+    ("productivity", "timer_clock"): dict(
+        imp=["have a timer go off {clock}", "set the timer to end {clock}", "run a timer until {clock}"],
+        alt=["I need the timer to ring {clock}", "timer until {clock}, please"]),
+    ("productivity", "reminder"): dict(
+        imp=["get me a reminder {when} to {msg}", "drop a reminder to {msg} {when}",
+             "make me a reminder for {when}: {msg}", "set a reminder, {msg}, {when}",
+             "remind me {when} about this: {msg}", "book a reminder to {msg} {when}"],
+        alt=["{when} I must {msg}, remind me", "I'll need to {msg} {when}, so remind me",
+             "reminder for {when}: {msg}", "please make sure I remember to {msg} {when}",
+             "would you set a reminder {when} to {msg}"]),
+    ("productivity", "event"): dict(
+        imp=["schedule an event {title} {when}", "log {title} on my calendar {when}",
+             "make an event called {title} {when}", "calendar {title} for {when}",
+             "add a calendar event, {title}, {when}"],
+        alt=["{when} is {title}, put it in my calendar", "there's {title} {when}, schedule it",
+             "I'd like {title} on my calendar {when}", "event: {title}, {when}"]),
+    ("productivity", "event_location"): dict(
+        imp=["add {title} {when} in {loc}", "make an event {title} at {loc} {when}",
+             "calendar {title} at {loc} for {when}", "create an event called {title} at {loc} {when}"],
+        alt=["{title} is {when} at {loc}, schedule it", "event: {title} at {loc}, {when}",
+             "I'm going to {title} at {loc} {when}, add it to my calendar"]),
+    ("productivity", "task"): dict(
+        imp=["write {task} on my to-do list", "stick {task} on my to-do list", "list a task to {task}",
+             "track a task to {task}", "add an item to {task}"],
+        alt=["my to-do list needs {task}", "remember this task: {task}", "don't forget the task {task}, add it",
+             "new to-do item: {task}", "add to the list: {task}"]),
+    ("productivity", "task_priority"): dict(
+        imp=["add {task}, priority {prio}", "create a task to {task} marked {prio} priority",
+             "list {task} as a {prio} priority task"],
+        alt=["task to {task}, it's {prio} priority", "{prio}-priority to-do: {task}",
+             "I need a {prio} priority task to {task}"]),
+    ("productivity", "note"): dict(
+        imp=["write a note: {note}", "save this as a note: {note}", "keep this note: {note}",
+             "log a note saying {note}", "put this in a note: {note}"],
+        alt=["note this: {note}", "save a quick note, {note}", "remember this note: {note}",
+             "can you make a note that {note}"]),
+    ("productivity", "note_title"): dict(
+        imp=["write a note called {ntitle} saying {note}", "save a note with the title {ntitle}: {note}",
+             "create a note, title {ntitle}, saying {note}"],
+        alt=["note, title {ntitle}: {note}", "make a note titled {ntitle}, it says {note}"]),
+    ("data_capture", "contact"): dict(
+        imp=["save a new contact named {who}", "register {who} as a contact", "put {who} into my contacts",
+             "make {who} a contact"],
+        alt=["add {who}, new contact", "contact to save: {who}", "could you store {who} as a contact"]),
+    ("data_capture", "contact_phone"): dict(
+        imp=["save {who}, phone {phone}", "enter {who} with the number {phone}", "record {who}'s number as {phone}",
+             "create a contact {who} at {phone}"],
+        alt=["{who}'s phone is {phone}, add them", "number {phone} belongs to {who}, save it",
+             "contact {who}, number {phone}", "I got {who}'s number, {phone}, please save it"]),
+    ("data_capture", "contact_email"): dict(
+        imp=["save {who}, email {email}", "enter {who} with the email {email}", "record {who}'s email as {email}"],
+        alt=["{who} uses {email}, save them as a contact", "contact {who}, email {email}"]),
+    ("data_capture", "contact_full"): dict(
+        imp=["save {who}, number {phone}, email {email}", "enter {who} with phone {phone} and email {email}"],
+        alt=["contact {who}, phone {phone}, email {email}", "{who} is at {phone} and {email}, save them"]),
+    ("data_capture", "expense"): dict(
+        imp=["note {amt} for {cat}", "charge {amt} to {cat}", "file {amt} under {cat}",
+             "log a {amt} expense in {cat}", "add {amt} as a {cat} expense"],
+        alt=["{amt} spent on {cat}", "spent {amt} for {cat} today", "{cat}: {amt}",
+             "my {cat} cost {amt}", "I paid {amt} on {cat} just now"]),
+    ("data_capture", "expense_merchant"): dict(
+        imp=["log {amt} from {merchant} under {cat}", "file {amt} at {merchant} as {cat}",
+             "add a {amt} expense at {merchant} for {cat}", "note {amt} spent at {merchant}, {cat}"],
+        alt=["{amt} at {merchant} for {cat}", "I paid {merchant} {amt} for {cat}",
+             "{merchant} charged me {amt} for {cat}, log it", "spent {amt} on {cat}, it was at {merchant}"]),
+    ("data_capture", "meal"): dict(
+        imp=["note down {food} in my food log", "log a meal of {food}", "enter {food} in my meal log"],
+        alt=["I've just eaten {food}", "had {food} just now", "{food}, log it please"]),
+    ("data_capture", "meal_type"): dict(
+        imp=["log {meal}: {food}", "enter {food} for {meal}", "note my {meal} as {food}"],
+        alt=["{food} for {meal}", "{food} was my {meal}", "ate {food} at {meal} today",
+             "this {meal} I had {food}"]),
+    ("data_capture", "water"): dict(
+        imp=["note {water} of water", "enter {water} of water", "log a {water} water"],
+        alt=["{water} of water down", "I've had {water} of water", "just drank {water} water"]),
+    ("data_capture", "weight"): dict(
+        imp=["note my weight as {kg}", "enter {kg} for my weight", "log today's weigh-in: {kg}"],
+        alt=["weighed {kg} this morning", "I'm {kg} now", "weigh-in: {kg}"]),
+}
+
+
 def extend(rounds=1):
-    """Append MORE (and from round 2 on, SECOND) to the intents' phrasing lists, once per run;
-    the split stays index-based."""
+    """Append the first `rounds` of MORE, SECOND and THIRD to the intents' phrasing lists, once
+    per run; the split stays index-based."""
     by_key = {(intent.env, intent.name): intent for intents, _ in I.ENVIRONMENTS.values() for intent in intents}
-    for table in (MORE, SECOND)[:rounds]:
+    for table in (MORE, SECOND, THIRD)[:rounds]:
         for key, kinds in table.items():
             intent = by_key[key]
             allowed = set(intent.slots) | ({"phone", "email"} if "who" in intent.slots else set())

@@ -13,7 +13,8 @@ A checkpoint (params, optimiser state, step) is written atomically every
 `--save-every` steps; rerunning the same command resumes from it. `--init FILE`
 starts a new run (fresh optimiser, step 0) from the weights of an earlier one
 (its params.pkl or checkpoint.pkl); a checkpoint in --work still takes precedence,
-so the same command resumes.
+so the same command resumes. `--layers N` above the init's depth first appends
+layers that leave its function unchanged (model_io.deepen, phase 20).
 
 Usage: python train.py --data DIR --work DIR [--steps N] [--qat-steps N] [--init FILE] ...
 """
@@ -34,7 +35,7 @@ from needle.model.finetune import _encode, render_example  # noqa: E402
 from needle.model.quantize import WEIGHT_BITS, configure_deploy, cq_ste_params  # noqa: E402
 from needle.model.tokenizer import SANTokenizer  # noqa: E402
 
-from model_io import init_params, make_config  # noqa: E402
+from model_io import GEOMETRY, deepen, init_params, make_config, num_layers_of  # noqa: E402
 
 jax.config.update("jax_default_matmul_precision", "highest")
 
@@ -81,11 +82,15 @@ def main():
     parser.add_argument("--save-every", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--init", help="warm start: params.pkl or checkpoint.pkl of an earlier run")
+    parser.add_argument("--layers", type=int, default=GEOMETRY["num_layers"],
+                        help="depth; an --init with fewer layers is deepened (model_io.deepen)")
+    parser.add_argument("--new-layer-lr", type=float, default=1.0,
+                        help="learning-rate multiplier for the layers --layers appends to --init")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
 
     tokenizer = SANTokenizer(os.path.join(args.data, "tokenizer.model"))
-    config = make_config(tokenizer.vocab_size)
+    config = make_config(tokenizer.vocab_size, num_layers=args.layers)
     model, params = init_params(config, args.seed)
     n_params = sum(int(np.prod(p.shape)) for p in jax.tree.leaves(params))
     seqs, masks, lengths, dropped = load(os.path.join(args.data, "train.jsonl"), tokenizer, args.max_len)
@@ -99,6 +104,21 @@ def main():
                                                   end_value=args.lr * 0.02)
     optimizer = optax.chain(optax.clip_by_global_norm(1.0), optax.adamw(schedule, weight_decay=0.01))
     configure_deploy(act_bits=8, kv_bits=8)
+    init_weights = None
+    if args.init:
+        with open(args.init, "rb") as handle:
+            init_weights = jax.tree.map(jnp.asarray, pickle.load(handle)["params"])
+    # Appended layers start switched off; Adam moves a weight about lr per step, so they may
+    # need a larger step than the trained layers to open within a short run.
+    layer_lr = np.ones(args.layers, np.float32)
+    if init_weights is not None:
+        layer_lr[num_layers_of(init_weights):] = args.new_layer_lr
+
+    def per_layer(path, update):
+        keys = [getattr(k, "key", None) for k in path]
+        if keys[0] == "stack" and (keys[1] == "layers" or str(keys[1]).startswith("mhc_")):
+            return update * layer_lr.reshape((-1,) + (1,) * (update.ndim - 1))
+        return update
 
     def loss_fn(p, ids, mask, quant):
         if quant:
@@ -113,6 +133,7 @@ def main():
         def step(p, opt_state, ids, mask):
             loss, grads = jax.value_and_grad(loss_fn)(p, ids, mask, quant)
             updates, opt_state = optimizer.update(grads, opt_state, p)
+            updates = jax.tree_util.tree_map_with_path(per_layer, updates)
             return optax.apply_updates(p, updates), opt_state, loss
         return step
 
@@ -128,9 +149,12 @@ def main():
         state["step"] = int(state["step"])
         print(f"resumed from step {state['step']}", flush=True)
     elif args.init:
-        with open(args.init, "rb") as handle:
-            loaded = jax.tree.map(jnp.asarray, pickle.load(handle)["params"])
-        if jax.tree.structure(loaded) != jax.tree.structure(params):
+        loaded = init_weights
+        if num_layers_of(loaded) < args.layers:
+            print(f"deepening {args.init} from {num_layers_of(loaded)} to {args.layers} layers", flush=True)
+            loaded = deepen(loaded, args.layers)
+        if jax.tree.structure(loaded) != jax.tree.structure(params) or any(
+                a.shape != b.shape for a, b in zip(jax.tree.leaves(loaded), jax.tree.leaves(params))):
             raise SystemExit(f"{args.init}: parameter tree does not match this geometry")
         state = {"params": loaded, "opt": optimizer.init(loaded), "step": 0}
         print(f"initialised from {args.init} (fresh optimiser)", flush=True)
