@@ -107,6 +107,13 @@ cp "$work/data/tokenizer.model" "$work/data21/tokenizer.model"
 cp "$work/data3/val.jsonl" "$work/data21/val.jsonl"
 "$PYTHON" "$here/train.py" --data "$work/data21" --work "$work/run21" --init "$work/run17/params.pkl" \
   --steps 1500 --qat-steps 150 --warmup 50 --lr 1e-4 --max-len 256
-"$PYTHON" "$here/export.py" --work "$work/run21" --data "$work/data21" --out "$root/www/models/default.cact"
+# Phase 22: from phase 21, fresh examples with 80% dictionary words (seed 18), 2500 steps at peak lr 1e-4.
+mkdir -p "$work/data22"
+cp "$work/data/tokenizer.model" "$work/data22/tokenizer.model"
+[ -f "$work/data22/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data22" --train 60000 --val 1200 --seed 18 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings 3 --wide-words 0.8
+cp "$work/data3/val.jsonl" "$work/data22/val.jsonl"
+"$PYTHON" "$here/train.py" --data "$work/data22" --work "$work/run22" --init "$work/run21/params.pkl" \
+  --steps 2500 --qat-steps 150 --warmup 50 --lr 1e-4 --max-len 256
+"$PYTHON" "$here/export.py" --work "$work/run22" --data "$work/data22" --out "$root/www/models/default.cact"
 echo "pipeline wall time: $(( $(date +%s) - start )) s"
 "$PYTHON" "$here/eval_reference.py" --model "$root/www/models/default.cact" --json "$work/eval_reference.json"
