@@ -114,6 +114,14 @@ cp "$work/data/tokenizer.model" "$work/data22/tokenizer.model"
 cp "$work/data3/val.jsonl" "$work/data22/val.jsonl"
 "$PYTHON" "$here/train.py" --data "$work/data22" --work "$work/run22" --init "$work/run21/params.pkl" \
   --steps 2500 --qat-steps 150 --warmup 50 --lr 1e-4 --max-len 256
-"$PYTHON" "$here/export.py" --work "$work/run22" --data "$work/data22" --out "$root/www/models/default.cact"
+# Phase 23: phase 22 deepened to 6 layers (two appended copies of layers 2 and 3 at half strength),
+# fresh examples (seed 19), 1500 steps at peak lr 1e-4 (x2 for the new layers).
+mkdir -p "$work/data23"
+cp "$work/data/tokenizer.model" "$work/data23/tokenizer.model"
+[ -f "$work/data23/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data23" --train 60000 --val 1200 --seed 19 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings 3 --wide-words 0.8
+cp "$work/data3/val.jsonl" "$work/data23/val.jsonl"
+"$PYTHON" "$here/train.py" --data "$work/data23" --work "$work/run23" --init "$work/run22/params.pkl" \
+  --layers 6 --new-layer-opening 0.5 --new-layer-lr 2 --steps 1500 --qat-steps 150 --warmup 50 --lr 1e-4 --max-len 256
+"$PYTHON" "$here/export.py" --work "$work/run23" --data "$work/data23" --out "$root/www/models/default.cact"
 echo "pipeline wall time: $(( $(date +%s) - start )) s"
 "$PYTHON" "$here/eval_reference.py" --model "$root/www/models/default.cact" --json "$work/eval_reference.json"

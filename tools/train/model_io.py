@@ -30,7 +30,7 @@ def num_layers_of(params):
     return int(np.shape(params["stack"]["mhc_a_pre"])[0])
 
 
-def deepen(params, num_layers):
+def deepen(params, num_layers, opening=0.0):
     """Append layers to a trained stack without changing what it computes (phase 20).
 
     Each layer reads and writes its own mHC lane (layer index mod lanes), so the trained layers
@@ -40,11 +40,13 @@ def deepen(params, num_layers):
     scale at -1 (the norm multiplies by 1 + scale) and the MLP's output diagonal d4 at 0. The
     layer then adds nothing, and its lane mixing (doubly stochastic) leaves the lane mean, which
     is what the head reads, unchanged. Both switches get gradients, so training opens them.
+    `opening` in (0, 1] instead starts both branches at that fraction of the copied layer's
+    (phase 23: switched-off layers barely open within a short run), changing the function.
     """
     old = num_layers_of(params)
     lanes = int(np.shape(params["stack"]["mhc_b_pre"])[1])
-    if not old < num_layers <= 2 * old or lanes > old:
-        raise ValueError(f"cannot deepen {old} layers ({lanes} lanes) to {num_layers}")
+    if not old < num_layers <= 2 * old or lanes > old or not 0 <= opening <= 1:
+        raise ValueError(f"cannot deepen {old} layers ({lanes} lanes) to {num_layers} (opening {opening})")
     new = range(old, num_layers)
     block_src = [p - (num_layers - old) for p in new]
     lane_src = [max(l for l in range(old) if l % lanes == p % lanes) for p in new]
@@ -56,8 +58,8 @@ def deepen(params, num_layers):
     params = jax.tree.map(np.asarray, params)
     stack = dict(params["stack"])
     block = jax.tree.map(lambda a: grow(a, block_src), stack["layers"]["block"])
-    block["post_attn_norm"]["scale"][old:] = -1.0
-    block["hadamard_mlp"]["d4"][old:] = 0.0
+    block["post_attn_norm"]["scale"][old:] = opening * (1 + block["post_attn_norm"]["scale"][old:]) - 1
+    block["hadamard_mlp"]["d4"][old:] *= opening
     stack["layers"] = {"block": block}
     for name in [k for k in stack if k.startswith("mhc_")]:
         stack[name] = grow(stack[name], lane_src)

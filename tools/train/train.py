@@ -84,6 +84,8 @@ def main():
     parser.add_argument("--init", help="warm start: params.pkl or checkpoint.pkl of an earlier run")
     parser.add_argument("--layers", type=int, default=GEOMETRY["num_layers"],
                         help="depth; an --init with fewer layers is deepened (model_io.deepen)")
+    parser.add_argument("--new-layer-opening", type=float, default=0.0,
+                        help="appended layers start at this fraction of the layer they copy (0: off)")
     parser.add_argument("--new-layer-lr", type=float, default=1.0,
                         help="learning-rate multiplier for the layers --layers appends to --init")
     args = parser.parse_args()
@@ -152,7 +154,7 @@ def main():
         loaded = init_weights
         if num_layers_of(loaded) < args.layers:
             print(f"deepening {args.init} from {num_layers_of(loaded)} to {args.layers} layers", flush=True)
-            loaded = deepen(loaded, args.layers)
+            loaded = deepen(loaded, args.layers, args.new_layer_opening)
         if jax.tree.structure(loaded) != jax.tree.structure(params) or any(
                 a.shape != b.shape for a, b in zip(jax.tree.leaves(loaded), jax.tree.leaves(params))):
             raise SystemExit(f"{args.init}: parameter tree does not match this geometry")
