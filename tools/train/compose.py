@@ -76,10 +76,63 @@ def _wide_words():
     return _WIDE
 
 
+# Share of open-ended words built from the tokenizer's own pieces (`datagen.py --vocab-words`,
+# phase 24). The tokenizer was trained on the phase-1 corpus, so ~1,800 of its 4,000 pieces never
+# occur in later training data; their (tied) embeddings stay at initialisation and the model
+# garbles any user word that tokenises into them ("Marketing offsite" -> "Mketing"). Drawing
+# pieces uniformly gives every piece the same exposure, as input and as copied output.
+VOCAB_SHARE = 0.0
+_VOCAB = {"starts": [], "tails": []}
+
+
+def load_vocab_words(tokenizer_path):
+    """Split the tokenizer's letter-only pieces into word starts ('▁offsite') and word tails ('ting')."""
+    import sentencepiece as spm
+    sp = spm.SentencePieceProcessor(model_file=tokenizer_path)
+    for i in range(sp.get_piece_size()):
+        if sp.is_control(i) or sp.is_unknown(i) or sp.is_byte(i) or sp.is_unused(i):
+            continue
+        piece = sp.id_to_piece(i)
+        text = piece.replace("\u2581", " ")
+        if sum(ch.isalpha() for ch in text) < 2 or not all(ch.isalpha() or ch in " '-" for ch in text):
+            continue
+        if piece.startswith("\u2581"):
+            _VOCAB["starts"].append(" ".join(text.split()))
+        elif " " not in text:
+            _VOCAB["tails"].append(text)
+    if not _VOCAB["starts"] or not _VOCAB["tails"]:
+        raise SystemExit(f"{tokenizer_path}: no word-like pieces")
+    return len(_VOCAB["starts"]), len(_VOCAB["tails"])
+
+
+def vocab_word(rng):
+    """A word start piece, or a tail piece glued to a one-word start so it tokenises as a tail."""
+    if rng.random() < 0.5:
+        return rng.choice(_VOCAB["starts"])
+    head = rng.choice(_VOCAB["starts"]).split()[-1]
+    return head + rng.choice(_VOCAB["tails"])
+
+
 def _word(rng, pool):
-    if WIDE_SHARE and rng.random() < WIDE_SHARE:
-        return rng.choice(_wide_words())
+    if VOCAB_SHARE or WIDE_SHARE:
+        r = rng.random()
+        if r < VOCAB_SHARE:
+            return vocab_word(rng)
+        if r < VOCAB_SHARE + WIDE_SHARE:
+            return rng.choice(_wide_words())
     return rng.choice(pool)
+
+
+# Whether the verbs that open tasks, reminders and word runs also go through the wide and
+# vocabulary pools (`datagen.py --wide-verbs`, phase 26). Values start with these verbs, and a
+# value's first word tokenises without its leading space in the answer ('"title":"' 'p' 'ick')
+# but with it in the query ('▁pick'), so each opening word must be learnt in both spellings;
+# ~100 listed verbs teach that for ~100 words only. Off: earlier data reproduces byte for byte.
+WIDE_VERBS = False
+
+
+def verb(rng):
+    return _word(rng, VERBS) if WIDE_VERBS else rng.choice(VERBS)
 
 
 def noun(rng):
@@ -91,7 +144,10 @@ def adjective(rng):
 
 
 def name_word(rng):
-    """An invented capitalised name, two or three random syllables."""
+    """An invented capitalised name, two or three random syllables (or a vocabulary word)."""
+    if VOCAB_SHARE and rng.random() < VOCAB_SHARE:
+        word = vocab_word(rng).split()[0]
+        return word[:1].upper() + word[1:]
     word = "".join(rng.choice(ONSETS) + rng.choice(VOWELS) + rng.choice(CODAS)
                    for _ in range(rng.choice([1, 2, 2, 3])))
     return word[:1].upper() + word[1:] if len(word) > 1 else name_word(rng)
@@ -111,7 +167,7 @@ def words(rng, lo=1, hi=5):
         elif r < 0.55:
             out.append(adjective(rng))
         elif r < 0.7:
-            out.append(rng.choice(VERBS))
+            out.append(verb(rng))
         elif r < 0.9:
             out.append(rng.choice(CONNECT))
         else:
@@ -134,7 +190,7 @@ def verb_phrase(rng):
         return words(rng, 1, 5)
     obj = " ".join(adjective(rng) for _ in range(rng.randint(0, 1)))
     obj = (obj + " " + noun(rng)).strip()
-    phrase = f"{rng.choice(VERBS)} {rng.choice(['the', 'my', 'a', 'our', 'the', ''])} {obj}".replace("  ", " ")
+    phrase = f"{verb(rng)} {rng.choice(['the', 'my', 'a', 'our', 'the', ''])} {obj}".replace("  ", " ")
     if rng.random() < 0.35:
         phrase += f" {rng.choice(['for', 'with', 'to', 'from', 'at'])} {rng.choice([name_word(rng), 'the ' + noun(rng)])}"
     return phrase

@@ -23,10 +23,13 @@ synonyms (paraphrase.py); 0 (the default) draws nothing extra, so earlier phases
 instead of in turn. `--parallel-share S` (phase 8) makes a share S of the training examples
 two-call requests, the other categories keeping their proportions. `--wide-words W` (phase 21)
 draws a share W of the open-ended nouns and adjectives from a dictionary (compose.WIDE_SHARE).
+`--vocab-words V --tokenizer PATH` (phase 24) builds a share V of the open-ended words and invented
+names from the tokenizer's own pieces, so every piece is trained (compose.VOCAB_SHARE).
+`--wide-verbs` (phase 26) lets those two pools supply the opening verbs too (compose.WIDE_VERBS).
 
 Usage: python datagen.py --out DIR [--train N] [--val N] [--seed S] [--values curated|mixed]
        [--paraphrase P] [--env-weights W,W,W,W,W,W] [--parallel-share S]
-       [--more-phrasings [1|2|3]] [--wide-words W]
+       [--more-phrasings [1|2|3]] [--wide-words W] [--vocab-words V --tokenizer PATH] [--wide-verbs]
 """
 import argparse
 import json
@@ -332,6 +335,11 @@ def main():
                         help="share of two-call examples (train split only; default: the mode's mix)")
     parser.add_argument("--wide-words", type=float, default=0.0,
                         help="share of open-ended nouns and adjectives drawn from words.txt (phase 21)")
+    parser.add_argument("--vocab-words", type=float, default=0.0,
+                        help="share of open-ended words and names built from --tokenizer's pieces (phase 24)")
+    parser.add_argument("--wide-verbs", action="store_true",
+                        help="draw the opening verbs from the --wide-words and --vocab-words pools too (phase 26)")
+    parser.add_argument("--tokenizer", help="the SentencePiece model whose pieces --vocab-words draws")
     parser.add_argument("--more-phrasings", type=int, nargs="?", const=1, default=0, choices=(0, 1, 2, 3),
                         help="add more_phrasings.py's rounds of phrasings: 1 = productivity and data_capture "
                              "(phase 12, the default when no value is given), 2 = also wearable and kitchen (phase 15), "
@@ -342,6 +350,15 @@ def main():
     if not 0 <= args.wide_words <= 1:
         raise SystemExit("--wide-words must be in [0, 1]")
     C.WIDE_SHARE = args.wide_words
+    C.WIDE_VERBS = args.wide_verbs
+    if not 0 <= args.vocab_words <= 1 - args.wide_words:
+        raise SystemExit("--vocab-words must be in [0, 1 - wide words]")
+    if args.vocab_words:
+        if not args.tokenizer:
+            raise SystemExit("--vocab-words needs --tokenizer")
+        starts, tails = C.load_vocab_words(args.tokenizer)
+        print(f"vocabulary words: {starts} word-start pieces, {tails} word-tail pieces")
+        C.VOCAB_SHARE = args.vocab_words
     os.makedirs(args.out, exist_ok=True)
     weights = [float(w) for w in args.env_weights.split(",")] if args.env_weights else None
     if weights is not None and len(weights) != len(catalogue()):
