@@ -138,6 +138,13 @@ cp "$work/data/tokenizer.model" "$work/data26/tokenizer.model"
 cp "$work/data3/val.jsonl" "$work/data26/val.jsonl"
 "$PYTHON" "$here/train.py" --data "$work/data26" --work "$work/run26" --init "$work/run24/params.pkl" \
   --layers 6 --steps 2000 --qat-steps 150 --warmup 50 --lr 1e-4 --max-len 256
-"$PYTHON" "$here/export.py" --work "$work/run26" --data "$work/data26" --out "$root/www/models/default.cact"
+# Phase 27: from phase 26, fresh examples of the same generator (seed 23), 2000 steps.
+mkdir -p "$work/data27"
+cp "$work/data/tokenizer.model" "$work/data27/tokenizer.model"
+[ -f "$work/data27/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data27" --train 60000 --val 1200 --seed 23 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings 3 --wide-words 0.45 --vocab-words 0.4 --wide-verbs --tokenizer "$work/data/tokenizer.model"
+cp "$work/data3/val.jsonl" "$work/data27/val.jsonl"
+"$PYTHON" "$here/train.py" --data "$work/data27" --work "$work/run27" --init "$work/run26/params.pkl" \
+  --layers 6 --steps 2000 --qat-steps 150 --warmup 50 --lr 1e-4 --max-len 256
+"$PYTHON" "$here/export.py" --work "$work/run27" --data "$work/data27" --out "$root/www/models/default.cact"
 echo "pipeline wall time: $(( $(date +%s) - start )) s"
 "$PYTHON" "$here/eval_reference.py" --model "$root/www/models/default.cact" --json "$work/eval_reference.json"
