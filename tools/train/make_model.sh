@@ -145,6 +145,13 @@ cp "$work/data/tokenizer.model" "$work/data27/tokenizer.model"
 cp "$work/data3/val.jsonl" "$work/data27/val.jsonl"
 "$PYTHON" "$here/train.py" --data "$work/data27" --work "$work/run27" --init "$work/run26/params.pkl" \
   --layers 6 --steps 2000 --qat-steps 150 --warmup 50 --lr 1e-4 --max-len 256
-"$PYTHON" "$here/export.py" --work "$work/run27" --data "$work/data27" --out "$root/www/models/default.cact"
+# Phase 28: from phase 27, fresh examples (seed 24), 1000 steps.
+mkdir -p "$work/data28"
+cp "$work/data/tokenizer.model" "$work/data28/tokenizer.model"
+[ -f "$work/data28/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data28" --train 60000 --val 1200 --seed 24 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings 3 --wide-words 0.45 --vocab-words 0.4 --wide-verbs --tokenizer "$work/data/tokenizer.model"
+cp "$work/data3/val.jsonl" "$work/data28/val.jsonl"
+"$PYTHON" "$here/train.py" --data "$work/data28" --work "$work/run28" --init "$work/run27/params.pkl" \
+  --layers 6 --steps 1000 --qat-steps 150 --warmup 50 --lr 1e-4 --max-len 256
+"$PYTHON" "$here/export.py" --work "$work/run28" --data "$work/data28" --out "$root/www/models/default.cact"
 echo "pipeline wall time: $(( $(date +%s) - start )) s"
 "$PYTHON" "$here/eval_reference.py" --model "$root/www/models/default.cact" --json "$work/eval_reference.json"
