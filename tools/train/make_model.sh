@@ -152,6 +152,22 @@ cp "$work/data/tokenizer.model" "$work/data28/tokenizer.model"
 cp "$work/data3/val.jsonl" "$work/data28/val.jsonl"
 "$PYTHON" "$here/train.py" --data "$work/data28" --work "$work/run28" --init "$work/run27/params.pkl" \
   --layers 6 --steps 1000 --qat-steps 150 --warmup 50 --lr 1e-4 --max-len 256
-"$PYTHON" "$here/export.py" --work "$work/run28" --data "$work/data28" --out "$root/www/models/default.cact"
+# Phase 29: from phase 28's exported container (its CQ-dequantised weights; the session that ran it
+# had lost phase 28's float weights), fresh examples (seed 25), 2000 steps.
+"$PYTHON" "$here/export.py" --work "$work/run28" --data "$work/data28" --out "$work/phase28.cact"
+mkdir -p "$work/data29"
+cp "$work/data/tokenizer.model" "$work/data29/tokenizer.model"
+[ -f "$work/data29/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data29" --train 60000 --val 1200 --seed 25 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings 3 --wide-words 0.45 --vocab-words 0.4 --wide-verbs --tokenizer "$work/data/tokenizer.model"
+cp "$work/data3/val.jsonl" "$work/data29/val.jsonl"
+"$PYTHON" "$here/train.py" --data "$work/data29" --work "$work/run29" --init "$work/phase28.cact" \
+  --layers 6 --steps 2000 --qat-steps 150 --warmup 50 --lr 1e-4 --max-len 256
+# Phase 30: from phase 29's float weights, fresh examples (seed 26), 1500 steps with a 300-step QAT tail.
+mkdir -p "$work/data30"
+cp "$work/data/tokenizer.model" "$work/data30/tokenizer.model"
+[ -f "$work/data30/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data30" --train 60000 --val 1200 --seed 26 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings 3 --wide-words 0.45 --vocab-words 0.4 --wide-verbs --tokenizer "$work/data/tokenizer.model"
+cp "$work/data3/val.jsonl" "$work/data30/val.jsonl"
+"$PYTHON" "$here/train.py" --data "$work/data30" --work "$work/run30" --init "$work/run29/params.pkl" \
+  --layers 6 --steps 1500 --qat-steps 300 --warmup 50 --lr 1e-4 --max-len 256
+"$PYTHON" "$here/export.py" --work "$work/run30" --data "$work/data30" --out "$root/www/models/default.cact"
 echo "pipeline wall time: $(( $(date +%s) - start )) s"
 "$PYTHON" "$here/eval_reference.py" --model "$root/www/models/default.cact" --json "$work/eval_reference.json"

@@ -12,7 +12,8 @@ examples that all fit the shorter length are padded to it only (two length bucke
 A checkpoint (params, optimiser state, step) is written atomically every
 `--save-every` steps; rerunning the same command resumes from it. `--init FILE`
 starts a new run (fresh optimiser, step 0) from the weights of an earlier one
-(its params.pkl or checkpoint.pkl); a checkpoint in --work still takes precedence,
+(its params.pkl or checkpoint.pkl, or an exported `.cact`, whose CQ-dequantised
+weights are what the runtime sees); a checkpoint in --work still takes precedence,
 so the same command resumes. `--layers N` above the init's depth first appends
 layers that leave its function unchanged (model_io.deepen, phase 20).
 
@@ -31,11 +32,13 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 import optax  # noqa: E402
+from needle.model.export import read_export  # noqa: E402
 from needle.model.finetune import _encode, render_example  # noqa: E402
 from needle.model.quantize import WEIGHT_BITS, configure_deploy, cq_ste_params  # noqa: E402
 from needle.model.tokenizer import SANTokenizer  # noqa: E402
 
-from model_io import GEOMETRY, deepen, init_params, make_config, num_layers_of  # noqa: E402
+from model_io import (GEOMETRY, deepen, init_params, make_config, num_layers_of,  # noqa: E402
+                      params_from_export)
 
 jax.config.update("jax_default_matmul_precision", "highest")
 
@@ -57,6 +60,15 @@ def load(path, tokenizer, max_len):
             masks.append(mask)
             lengths.append(length)
     return np.asarray(seqs, np.int32), np.asarray(masks, np.float32), np.asarray(lengths), dropped
+
+
+def load_init(path):
+    """Weights to warm-start from: a pickled run (params.pkl, checkpoint.pkl) or a `.cact`."""
+    if path.endswith(".cact"):
+        header, tensors = read_export(path)
+        return params_from_export(header, tensors)[2]
+    with open(path, "rb") as handle:
+        return jax.tree.map(jnp.asarray, pickle.load(handle)["params"])
 
 
 def save_checkpoint(path, state):
@@ -81,7 +93,7 @@ def main():
     parser.add_argument("--warmup", type=int, default=100)
     parser.add_argument("--save-every", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--init", help="warm start: params.pkl or checkpoint.pkl of an earlier run")
+    parser.add_argument("--init", help="warm start: params.pkl, checkpoint.pkl or .cact of an earlier run")
     parser.add_argument("--layers", type=int, default=GEOMETRY["num_layers"],
                         help="depth; an --init with fewer layers is deepened (model_io.deepen)")
     parser.add_argument("--new-layer-opening", type=float, default=0.0,
@@ -108,8 +120,7 @@ def main():
     configure_deploy(act_bits=8, kv_bits=8)
     init_weights = None
     if args.init:
-        with open(args.init, "rb") as handle:
-            init_weights = jax.tree.map(jnp.asarray, pickle.load(handle)["params"])
+        init_weights = load_init(args.init)
     # Appended layers start switched off; Adam moves a weight about lr per step, so they may
     # need a larger step than the trained layers to open within a short run.
     layer_lr = np.ones(args.layers, np.float32)
