@@ -168,6 +168,14 @@ cp "$work/data/tokenizer.model" "$work/data30/tokenizer.model"
 cp "$work/data3/val.jsonl" "$work/data30/val.jsonl"
 "$PYTHON" "$here/train.py" --data "$work/data30" --work "$work/run30" --init "$work/run29/params.pkl" \
   --layers 6 --steps 1500 --qat-steps 300 --warmup 50 --lr 1e-4 --max-len 256
-"$PYTHON" "$here/export.py" --work "$work/run30" --data "$work/data30" --out "$root/www/models/default.cact"
+# Phase 33 (phases 31-32 are not in the lineage): from phase 30, fresh examples (seed 29), 2000 steps
+# all under QAT (the quantised objective itself, at the continuation lr).
+mkdir -p "$work/data33"
+cp "$work/data/tokenizer.model" "$work/data33/tokenizer.model"
+[ -f "$work/data33/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data33" --train 60000 --val 1200 --seed 29 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings 3 --wide-words 0.45 --vocab-words 0.4 --wide-verbs --tokenizer "$work/data/tokenizer.model"
+cp "$work/data3/val.jsonl" "$work/data33/val.jsonl"
+"$PYTHON" "$here/train.py" --data "$work/data33" --work "$work/run33" --init "$work/run30/params.pkl" \
+  --layers 6 --steps 2000 --qat-steps 2000 --warmup 50 --lr 1e-4 --max-len 256
+"$PYTHON" "$here/export.py" --work "$work/run33" --data "$work/data33" --out "$root/www/models/default.cact"
 echo "pipeline wall time: $(( $(date +%s) - start )) s"
 "$PYTHON" "$here/eval_reference.py" --model "$root/www/models/default.cact" --json "$work/eval_reference.json"

@@ -20,7 +20,6 @@ layers that leave its function unchanged (model_io.deepen, phase 20).
 Usage: python train.py --data DIR --work DIR [--steps N] [--qat-steps N] [--init FILE] ...
 """
 import argparse
-import json
 import os
 import pickle
 import sys
@@ -33,33 +32,14 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 import optax  # noqa: E402
 from needle.model.export import read_export  # noqa: E402
-from needle.model.finetune import _encode, render_example  # noqa: E402
-from needle.model.quantize import WEIGHT_BITS, configure_deploy, cq_ste_params  # noqa: E402
+from needle.model.quantize import configure_deploy  # noqa: E402
 from needle.model.tokenizer import SANTokenizer  # noqa: E402
 
+from objective import Validation, answer_loss, load  # noqa: E402
 from model_io import (GEOMETRY, deepen, init_params, make_config, num_layers_of,  # noqa: E402
                       params_from_export)
 
 jax.config.update("jax_default_matmul_precision", "highest")
-
-
-def load(path, tokenizer, max_len):
-    """Encode a jsonl split; examples longer than max_len are dropped, never truncated.
-    Also returns each kept example's token count, for length bucketing."""
-    seqs, masks, lengths, dropped = [], [], [], 0
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            example = json.loads(line)
-            prompt, target = render_example(example)
-            length = len(tokenizer.encode(prompt)) + len(tokenizer.encode(target)) + 2
-            if length > max_len:
-                dropped += 1
-                continue
-            ids, mask = _encode(tokenizer, example, max_len)
-            seqs.append(ids)
-            masks.append(mask)
-            lengths.append(length)
-    return np.asarray(seqs, np.int32), np.asarray(masks, np.float32), np.asarray(lengths), dropped
 
 
 def load_init(path):
@@ -108,11 +88,11 @@ def main():
     model, params = init_params(config, args.seed)
     n_params = sum(int(np.prod(p.shape)) for p in jax.tree.leaves(params))
     seqs, masks, lengths, dropped = load(os.path.join(args.data, "train.jsonl"), tokenizer, args.max_len)
-    val_seqs, val_masks, val_lengths, _ = load(os.path.join(args.data, "val.jsonl"), tokenizer, args.max_len)
     short_len = min(args.short_len, args.max_len)
+    validation = Validation(model, args.data, tokenizer, args.max_len, short_len)
     print(f"params {n_params}  vocab {tokenizer.vocab_size}  train {len(seqs)} (dropped {dropped} "
           f"over {args.max_len} tokens, {int((lengths > short_len).sum())} over {short_len})  "
-          f"val {len(val_seqs)}", flush=True)
+          f"val {len(validation.seqs)}", flush=True)
 
     schedule = optax.warmup_cosine_decay_schedule(0.0, args.lr, args.warmup, args.steps,
                                                   end_value=args.lr * 0.02)
@@ -133,25 +113,16 @@ def main():
             return update * layer_lr.reshape((-1,) + (1,) * (update.ndim - 1))
         return update
 
-    def loss_fn(p, ids, mask, quant):
-        if quant:
-            p = cq_ste_params(p, WEIGHT_BITS)
-        logits = model.apply({"params": p}, ids, quant=quant)
-        ce = optax.softmax_cross_entropy_with_integer_labels(logits[:, :-1], ids[:, 1:])
-        m = mask[:, 1:]
-        return (ce * m).sum() / jnp.maximum(m.sum(), 1.0)
-
     def make_step(quant):
         @jax.jit
         def step(p, opt_state, ids, mask):
-            loss, grads = jax.value_and_grad(loss_fn)(p, ids, mask, quant)
+            loss, grads = jax.value_and_grad(answer_loss, argnums=1)(model, p, ids, mask, quant)
             updates, opt_state = optimizer.update(grads, opt_state, p)
             updates = jax.tree_util.tree_map_with_path(per_layer, updates)
             return optax.apply_updates(p, updates), opt_state, loss
         return step
 
     float_step, qat_step = make_step(False), make_step(True)
-    eval_loss = jax.jit(loss_fn, static_argnums=3)
 
     ckpt = os.path.join(args.work, "checkpoint.pkl")
     state = {"params": params, "opt": optimizer.init(params), "step": 0}
@@ -199,21 +170,8 @@ def main():
         width = args.max_len if is_long[idx].any() else short_len
         return jnp.asarray(seqs[idx, :width]), jnp.asarray(masks[idx, :width])
 
-    def mean_loss(idx, quant):
-        return float(np.mean([float(eval_loss(params, jnp.asarray(val_seqs[idx[i:i + 32]]),
-                                              jnp.asarray(val_masks[idx[i:i + 32]]), quant))
-                              for i in range(0, len(idx), 32)]))
-
-    # Validation: the first 256 held-out examples that fit max_len; with a longer max_len, also
-    # the first 256 that fit short_len, which is the set earlier (short) phases reported.
-    val_all = np.arange(len(val_seqs))[:256]
-    val_short = np.flatnonzero(val_lengths <= short_len)[:256]
-
     def val(quant):
-        text = f"{mean_loss(val_all, quant):.4f}"
-        if args.max_len > short_len:
-            text += f" (fitting {short_len}: {mean_loss(val_short, quant):.4f})"
-        return text
+        return validation.text(params, quant)
 
     if step == 0 and args.init:
         print(f"step 0 val loss {val(False)}, quantised {val(True)}", flush=True)
