@@ -12,6 +12,20 @@ if [ -z "${PYTHON:-}" ]; then
   "$root/tools/reference/make_venv.sh" v3
   PYTHON="$root/tools/reference/.venv-v3/bin/python"
 fi
+# phase_data N SEED FLAGS...: $work/dataN = the generator's examples for that seed and flags (kept
+# when present), with the shared tokenizer and data3's validation set, on which every phase from 4
+# on is compared.
+phase_data() {
+  local dir="$work/data$1" seed=$2
+  shift 2
+  mkdir -p "$dir"
+  cp "$work/data/tokenizer.model" "$dir/tokenizer.model"
+  [ -f "$dir/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$dir" --train 60000 --val 1200 --seed "$seed" --values mixed "$@"
+  cp "$work/data3/val.jsonl" "$dir/val.jsonl"
+}
+# The generator's flags from phase 26 on (phases 26-33 differ only in their seed).
+late_flags=(--paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings 3 --wide-words 0.45
+            --vocab-words 0.4 --wide-verbs --tokenizer "$work/data/tokenizer.model")
 mkdir -p "$work/data"
 start=$(date +%s)
 "$PYTHON" "$here/dump_tools.py" --root "$root"
@@ -30,150 +44,93 @@ cp "$work/data/tokenizer.model" "$work/data3/tokenizer.model"
   --steps 6200 --qat-steps 200 --warmup 50 --lr 1e-3
 # Phase 4: fresh examples of the same generator (seed 1; the validation split is by template
 # and value index, so data3's validation set stays held out and is reused to compare phases).
-mkdir -p "$work/data4"
-cp "$work/data/tokenizer.model" "$work/data4/tokenizer.model"
-[ -f "$work/data4/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data4" --train 60000 --val 1200 --seed 1 --values mixed
-cp "$work/data3/val.jsonl" "$work/data4/val.jsonl"
+phase_data 4 1
 "$PYTHON" "$here/train.py" --data "$work/data4" --work "$work/run4" --init "$work/run3/params.pkl" \
   --steps 1800 --qat-steps 200 --warmup 50 --lr 4e-4
 # Phase 5: fresh examples (seed 2) whose phrasings have half their own words rewritten with
 # in-domain synonyms (paraphrase.py); validation on data3's set again.
-mkdir -p "$work/data5"
-cp "$work/data/tokenizer.model" "$work/data5/tokenizer.model"
-[ -f "$work/data5/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data5" --train 60000 --val 1200 --seed 2 --values mixed --paraphrase 0.5
-cp "$work/data3/val.jsonl" "$work/data5/val.jsonl"
+phase_data 5 2 --paraphrase 0.5
 "$PYTHON" "$here/train.py" --data "$work/data5" --work "$work/run5" --init "$work/run4/params.pkl" \
   --steps 5000 --qat-steps 250 --warmup 100 --lr 6e-4
 # Phase 6: fresh examples (seed 3) weighted towards the environments with the highest loss on
 # their own validation examples (productivity x3, data_capture x2).
-mkdir -p "$work/data6"
-cp "$work/data/tokenizer.model" "$work/data6/tokenizer.model"
-[ -f "$work/data6/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data6" --train 60000 --val 1200 --seed 3 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,2
-cp "$work/data3/val.jsonl" "$work/data6/val.jsonl"
+phase_data 6 3 --paraphrase 0.5 --env-weights 1,1,1,3,1,2
 "$PYTHON" "$here/train.py" --data "$work/data6" --work "$work/run6" --init "$work/run5/params.pkl" \
   --steps 3500 --qat-steps 200 --warmup 50 --lr 4e-4
 # Phase 7: fresh examples (seed 4), examples up to 256 tokens instead of 192 (192 dropped the
 # longest productivity and data_capture requests), batched in two length buckets.
-mkdir -p "$work/data7"
-cp "$work/data/tokenizer.model" "$work/data7/tokenizer.model"
-[ -f "$work/data7/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data7" --train 60000 --val 1200 --seed 4 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,2
-cp "$work/data3/val.jsonl" "$work/data7/val.jsonl"
+phase_data 7 4 --paraphrase 0.5 --env-weights 1,1,1,3,1,2
 "$PYTHON" "$here/train.py" --data "$work/data7" --work "$work/run7" --init "$work/run6/params.pkl" \
   --steps 9000 --qat-steps 250 --warmup 100 --lr 5e-4 --max-len 256
 # Phase 8: fresh examples (seed 5), data_capture weighted like productivity (x3) and 30% two-call
 # requests (the mix had 20%).
-mkdir -p "$work/data8"
-cp "$work/data/tokenizer.model" "$work/data8/tokenizer.model"
-[ -f "$work/data8/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data8" --train 60000 --val 1200 --seed 5 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30
-cp "$work/data3/val.jsonl" "$work/data8/val.jsonl"
+phase_data 8 5 --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30
 "$PYTHON" "$here/train.py" --data "$work/data8" --work "$work/run8" --init "$work/run7/params.pkl" \
   --steps 9000 --qat-steps 250 --warmup 100 --lr 4e-4 --max-len 256
 # Phase 9: fresh examples (seed 6) of the same mix, 1500 steps at a lower peak lr (2e-4).
-mkdir -p "$work/data9"
-cp "$work/data/tokenizer.model" "$work/data9/tokenizer.model"
-[ -f "$work/data9/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data9" --train 60000 --val 1200 --seed 6 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30
-cp "$work/data3/val.jsonl" "$work/data9/val.jsonl"
+phase_data 9 6 --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30
 "$PYTHON" "$here/train.py" --data "$work/data9" --work "$work/run9" --init "$work/run8/params.pkl" \
   --steps 1500 --qat-steps 150 --warmup 50 --lr 2e-4 --max-len 256
 # Phase 12: phase 9's mix (seed 9) plus 228 more phrasings for productivity and data_capture
 # (more_phrasings.py), warm-started from phase 9. (Phases 10 and 11 were tried and not shipped.)
-mkdir -p "$work/data12"
-cp "$work/data/tokenizer.model" "$work/data12/tokenizer.model"
-[ -f "$work/data12/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data12" --train 60000 --val 1200 --seed 9 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings
-cp "$work/data3/val.jsonl" "$work/data12/val.jsonl"
+phase_data 12 9 --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings
 "$PYTHON" "$here/train.py" --data "$work/data12" --work "$work/run12" --init "$work/run9/params.pkl" \
   --steps 6500 --qat-steps 250 --warmup 100 --lr 4e-4 --max-len 256
 # Phase 13: fresh examples of phase 12's mix (seed 10), 1500 steps at peak lr 2e-4 (phase 9's recipe).
-mkdir -p "$work/data13"
-cp "$work/data/tokenizer.model" "$work/data13/tokenizer.model"
-[ -f "$work/data13/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data13" --train 60000 --val 1200 --seed 10 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings
-cp "$work/data3/val.jsonl" "$work/data13/val.jsonl"
+phase_data 13 10 --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings
 "$PYTHON" "$here/train.py" --data "$work/data13" --work "$work/run13" --init "$work/run12/params.pkl" \
   --steps 1500 --qat-steps 150 --warmup 50 --lr 2e-4 --max-len 256
 # Phase 17: from phase 13, fresh examples with the second round of phrasings (more_phrasings.SECOND,
 # seed 13), 1500 steps at peak lr 1e-4. (Phases 14, 15, 16 and 18 were tried and not shipped.)
-mkdir -p "$work/data16"
-cp "$work/data/tokenizer.model" "$work/data16/tokenizer.model"
-[ -f "$work/data16/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data16" --train 60000 --val 1200 --seed 13 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings 2
-cp "$work/data3/val.jsonl" "$work/data16/val.jsonl"
+phase_data 16 13 --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings 2
 "$PYTHON" "$here/train.py" --data "$work/data16" --work "$work/run17" --init "$work/run13/params.pkl" \
   --steps 1500 --qat-steps 150 --warmup 50 --lr 1e-4 --max-len 256
 # Phase 21: from phase 17, fresh examples with the third round of phrasings and half of the open-ended
 # nouns and adjectives drawn from words.txt (seed 17), 1500 steps at peak lr 1e-4.
 # (Phases 19 and 20 were tried and not shipped.)
-mkdir -p "$work/data21"
-cp "$work/data/tokenizer.model" "$work/data21/tokenizer.model"
-[ -f "$work/data21/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data21" --train 60000 --val 1200 --seed 17 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings 3 --wide-words 0.5
-cp "$work/data3/val.jsonl" "$work/data21/val.jsonl"
+phase_data 21 17 --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings 3 --wide-words 0.5
 "$PYTHON" "$here/train.py" --data "$work/data21" --work "$work/run21" --init "$work/run17/params.pkl" \
   --steps 1500 --qat-steps 150 --warmup 50 --lr 1e-4 --max-len 256
 # Phase 22: from phase 21, fresh examples with 80% dictionary words (seed 18), 2500 steps at peak lr 1e-4.
-mkdir -p "$work/data22"
-cp "$work/data/tokenizer.model" "$work/data22/tokenizer.model"
-[ -f "$work/data22/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data22" --train 60000 --val 1200 --seed 18 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings 3 --wide-words 0.8
-cp "$work/data3/val.jsonl" "$work/data22/val.jsonl"
+phase_data 22 18 --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings 3 --wide-words 0.8
 "$PYTHON" "$here/train.py" --data "$work/data22" --work "$work/run22" --init "$work/run21/params.pkl" \
   --steps 2500 --qat-steps 150 --warmup 50 --lr 1e-4 --max-len 256
 # Phase 23: phase 22 deepened to 6 layers (two appended copies of layers 2 and 3 at half strength),
 # fresh examples (seed 19), 1500 steps at peak lr 1e-4 (x2 for the new layers).
-mkdir -p "$work/data23"
-cp "$work/data/tokenizer.model" "$work/data23/tokenizer.model"
-[ -f "$work/data23/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data23" --train 60000 --val 1200 --seed 19 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings 3 --wide-words 0.8
-cp "$work/data3/val.jsonl" "$work/data23/val.jsonl"
+phase_data 23 19 --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings 3 --wide-words 0.8
 "$PYTHON" "$here/train.py" --data "$work/data23" --work "$work/run23" --init "$work/run22/params.pkl" \
   --layers 6 --new-layer-opening 0.5 --new-layer-lr 2 --steps 1500 --qat-steps 150 --warmup 50 --lr 1e-4 --max-len 256
 # Phase 24: from phase 23, fresh examples (seed 20) whose open-ended words are 45% dictionary words
 # and 40% built from the tokenizer's own pieces, 2000 steps at peak lr 1e-4.
-mkdir -p "$work/data24"
-cp "$work/data/tokenizer.model" "$work/data24/tokenizer.model"
-[ -f "$work/data24/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data24" --train 60000 --val 1200 --seed 20 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings 3 --wide-words 0.45 --vocab-words 0.4 --tokenizer "$work/data/tokenizer.model"
-cp "$work/data3/val.jsonl" "$work/data24/val.jsonl"
+phase_data 24 20 --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings 3 --wide-words 0.45 --vocab-words 0.4 --tokenizer "$work/data/tokenizer.model"
 "$PYTHON" "$here/train.py" --data "$work/data24" --work "$work/run24" --init "$work/run23/params.pkl" \
   --layers 6 --steps 2000 --qat-steps 150 --warmup 50 --lr 1e-4 --max-len 256
 # (Phase 25 was stopped before its first checkpoint.)
 # Phase 26: from phase 24, fresh examples (seed 22) whose opening verbs also come from those pools.
-mkdir -p "$work/data26"
-cp "$work/data/tokenizer.model" "$work/data26/tokenizer.model"
-[ -f "$work/data26/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data26" --train 60000 --val 1200 --seed 22 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings 3 --wide-words 0.45 --vocab-words 0.4 --wide-verbs --tokenizer "$work/data/tokenizer.model"
-cp "$work/data3/val.jsonl" "$work/data26/val.jsonl"
+phase_data 26 22 "${late_flags[@]}"
 "$PYTHON" "$here/train.py" --data "$work/data26" --work "$work/run26" --init "$work/run24/params.pkl" \
   --layers 6 --steps 2000 --qat-steps 150 --warmup 50 --lr 1e-4 --max-len 256
 # Phase 27: from phase 26, fresh examples of the same generator (seed 23), 2000 steps.
-mkdir -p "$work/data27"
-cp "$work/data/tokenizer.model" "$work/data27/tokenizer.model"
-[ -f "$work/data27/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data27" --train 60000 --val 1200 --seed 23 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings 3 --wide-words 0.45 --vocab-words 0.4 --wide-verbs --tokenizer "$work/data/tokenizer.model"
-cp "$work/data3/val.jsonl" "$work/data27/val.jsonl"
+phase_data 27 23 "${late_flags[@]}"
 "$PYTHON" "$here/train.py" --data "$work/data27" --work "$work/run27" --init "$work/run26/params.pkl" \
   --layers 6 --steps 2000 --qat-steps 150 --warmup 50 --lr 1e-4 --max-len 256
 # Phase 28: from phase 27, fresh examples (seed 24), 1000 steps.
-mkdir -p "$work/data28"
-cp "$work/data/tokenizer.model" "$work/data28/tokenizer.model"
-[ -f "$work/data28/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data28" --train 60000 --val 1200 --seed 24 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings 3 --wide-words 0.45 --vocab-words 0.4 --wide-verbs --tokenizer "$work/data/tokenizer.model"
-cp "$work/data3/val.jsonl" "$work/data28/val.jsonl"
+phase_data 28 24 "${late_flags[@]}"
 "$PYTHON" "$here/train.py" --data "$work/data28" --work "$work/run28" --init "$work/run27/params.pkl" \
   --layers 6 --steps 1000 --qat-steps 150 --warmup 50 --lr 1e-4 --max-len 256
 # Phase 29: from phase 28's exported container (its CQ-dequantised weights; the session that ran it
 # had lost phase 28's float weights), fresh examples (seed 25), 2000 steps.
 "$PYTHON" "$here/export.py" --work "$work/run28" --data "$work/data28" --out "$work/phase28.cact"
-mkdir -p "$work/data29"
-cp "$work/data/tokenizer.model" "$work/data29/tokenizer.model"
-[ -f "$work/data29/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data29" --train 60000 --val 1200 --seed 25 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings 3 --wide-words 0.45 --vocab-words 0.4 --wide-verbs --tokenizer "$work/data/tokenizer.model"
-cp "$work/data3/val.jsonl" "$work/data29/val.jsonl"
+phase_data 29 25 "${late_flags[@]}"
 "$PYTHON" "$here/train.py" --data "$work/data29" --work "$work/run29" --init "$work/phase28.cact" \
   --layers 6 --steps 2000 --qat-steps 150 --warmup 50 --lr 1e-4 --max-len 256
 # Phase 30: from phase 29's float weights, fresh examples (seed 26), 1500 steps with a 300-step QAT tail.
-mkdir -p "$work/data30"
-cp "$work/data/tokenizer.model" "$work/data30/tokenizer.model"
-[ -f "$work/data30/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data30" --train 60000 --val 1200 --seed 26 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings 3 --wide-words 0.45 --vocab-words 0.4 --wide-verbs --tokenizer "$work/data/tokenizer.model"
-cp "$work/data3/val.jsonl" "$work/data30/val.jsonl"
+phase_data 30 26 "${late_flags[@]}"
 "$PYTHON" "$here/train.py" --data "$work/data30" --work "$work/run30" --init "$work/run29/params.pkl" \
   --layers 6 --steps 1500 --qat-steps 300 --warmup 50 --lr 1e-4 --max-len 256
 # Phase 33 (phases 31-32 are not in the lineage): from phase 30, fresh examples (seed 29), 2000 steps
 # all under QAT (the quantised objective itself, at the continuation lr).
-mkdir -p "$work/data33"
-cp "$work/data/tokenizer.model" "$work/data33/tokenizer.model"
-[ -f "$work/data33/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/data33" --train 60000 --val 1200 --seed 29 --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings 3 --wide-words 0.45 --vocab-words 0.4 --wide-verbs --tokenizer "$work/data/tokenizer.model"
-cp "$work/data3/val.jsonl" "$work/data33/val.jsonl"
+phase_data 33 29 "${late_flags[@]}"
 "$PYTHON" "$here/train.py" --data "$work/data33" --work "$work/run33" --init "$work/run30/params.pkl" \
   --layers 6 --steps 2000 --qat-steps 2000 --warmup 50 --lr 1e-4 --max-len 256
 "$PYTHON" "$here/export.py" --work "$work/run33" --data "$work/data33" --out "$root/www/models/default.cact"
