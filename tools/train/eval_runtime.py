@@ -4,8 +4,12 @@ Runs `needle run --model F --query Q --tools T.json --system S --json` for every
 of tests/fixtures/acceptance/*.json and scores as upstream's harness does
 (scoring.py). Standard library only: no jax needed.
 
+`--examples FILE.jsonl` scores the generator's own examples instead (each with the tools it
+shows and its target calls), to tell how a model does on data of the kind it was trained on.
+
 Usage: python3 tools/train/eval_runtime.py [--cli "target/release/needle"]
-       [--model www/models/default.cact] [--extra "--kv f32"] [--verbose] [--json OUT]
+       [--model www/models/default.cact] [--extra "--kv f32"] [--examples FILE.jsonl [--limit N]]
+       [--verbose] [--json OUT]
 """
 import argparse
 import json
@@ -44,6 +48,29 @@ def calls_of(stdout):
     return calls, out.get("text", stdout)
 
 
+def cases(args, tmp):
+    """(env, category, query, tools file, system, wanted calls) of each case to run."""
+    def tools_file(name, tools):
+        path = os.path.join(tmp, name + ".json")
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(tools, handle, ensure_ascii=False)
+        return path
+
+    if args.examples:
+        with open(args.examples, encoding="utf-8") as handle:
+            for n, line in enumerate(handle):
+                if args.limit and n >= args.limit:
+                    break
+                ex = json.loads(line)
+                yield (ex["env"], ex["category"], ex["query"], tools_file(f"example{n}", ex["tools"]),
+                       ex["system"], json.loads(ex["answers"]))
+        return
+    for env, suite in scoring.load_suites(ROOT).items():
+        path = tools_file(env, suite["tools"])
+        for case in suite["cases"]:
+            yield env, case["category"], case["query"], path, suite["system"], case["calls"]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cli", default=os.path.join(ROOT, "target", "release", "needle"),
@@ -53,30 +80,28 @@ def main():
     parser.add_argument("--timeout", type=float, default=120)
     parser.add_argument("--verbose", action="store_true", help="print every failing case")
     parser.add_argument("--json", help="write per-case results here")
+    parser.add_argument("--examples", help="score these generator examples (jsonl) instead of the suite")
+    parser.add_argument("--limit", type=int, default=0, help="with --examples: only the first N")
     args = parser.parse_args()
 
     results, records, errors = [], [], 0
     with tempfile.TemporaryDirectory() as tmp:
-        for env, suite in scoring.load_suites(ROOT).items():
-            tools_path = os.path.join(tmp, env + ".json")
-            with open(tools_path, "w", encoding="utf-8") as handle:
-                json.dump(suite["tools"], handle, ensure_ascii=False)
-            for case in suite["cases"]:
-                command = shlex.split(args.cli) + [
-                    "run", "--model", args.model, "--query", case["query"], "--tools", tools_path,
-                    "--system", suite["system"], "--json"] + shlex.split(args.extra)
-                proc = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
-                if proc.returncode != 0:
-                    errors += 1
-                    got, text = [], proc.stderr.strip()
-                else:
-                    got, text = calls_of(proc.stdout)
-                ok = scoring.passed(got, case["calls"])
-                results.append((env, case["category"], ok))
-                records.append({"env": env, "category": case["category"], "ok": ok, "output": text})
-                if args.verbose and not ok:
-                    print(f"FAIL {env} [{case['category']}] {case['query']}\n  want {json.dumps(case['calls'])}"
-                          f"\n  got  {json.dumps(got)}  ({text!r})")
+        for env, category, query, tools_path, system, want in cases(args, tmp):
+            command = shlex.split(args.cli) + [
+                "run", "--model", args.model, "--query", query, "--tools", tools_path,
+                "--system", system, "--json"] + shlex.split(args.extra)
+            proc = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
+            if proc.returncode != 0:
+                errors += 1
+                got, text = [], proc.stderr.strip()
+            else:
+                got, text = calls_of(proc.stdout)
+            ok = scoring.passed(got, want)
+            results.append((env, category, ok))
+            records.append({"env": env, "category": category, "ok": ok, "output": text})
+            if args.verbose and not ok:
+                print(f"FAIL {env} [{category}] {query}\n  want {json.dumps(want)}"
+                      f"\n  got  {json.dumps(got)}  ({text!r})")
     print(f"model {args.model}  cli {args.cli}  {errors} CLI errors")
     scoring.report(results)
     if args.json:
