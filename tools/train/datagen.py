@@ -26,10 +26,14 @@ draws a share W of the open-ended nouns and adjectives from a dictionary (compos
 `--vocab-words V --tokenizer PATH` (phase 24) builds a share V of the open-ended words and invented
 names from the tokenizer's own pieces, so every piece is trained (compose.VOCAB_SHARE).
 `--wide-verbs` (phase 26) lets those two pools supply the opening verbs too (compose.WIDE_VERBS).
+`--near-miss M` (phase 35) gives a share M of the hand-written free-text values a one-word edit,
+so they stay natural but unseen (intents.NEAR_MISS); `--name-miss N` (phase 36) re-pairs a share N
+of the hand-written contact names (intents.NAME_MISS).
 
 Usage: python datagen.py --out DIR [--train N] [--val N] [--seed S] [--values curated|mixed]
        [--paraphrase P] [--env-weights W,W,W,W,W,W] [--parallel-share S]
        [--more-phrasings [1|2|3]] [--wide-words W] [--vocab-words V --tokenizer PATH] [--wide-verbs]
+       [--near-miss M] [--name-miss N]
 """
 import argparse
 import json
@@ -339,6 +343,10 @@ def main():
                         help="share of open-ended words and names built from --tokenizer's pieces (phase 24)")
     parser.add_argument("--wide-verbs", action="store_true",
                         help="draw the opening verbs from the --wide-words and --vocab-words pools too (phase 26)")
+    parser.add_argument("--near-miss", type=float, default=0.0,
+                        help="share of hand-written free-text values given a one-word edit (phase 35)")
+    parser.add_argument("--name-miss", type=float, default=0.0,
+                        help="share of hand-written contact names re-paired with another listed surname (phase 36)")
     parser.add_argument("--tokenizer", help="the SentencePiece model whose pieces --vocab-words draws")
     parser.add_argument("--more-phrasings", type=int, nargs="?", const=1, default=0, choices=(0, 1, 2, 3),
                         help="add more_phrasings.py's rounds of phrasings: 1 = productivity and data_capture "
@@ -350,6 +358,12 @@ def main():
     if not 0 <= args.wide_words <= 1:
         raise SystemExit("--wide-words must be in [0, 1]")
     C.WIDE_SHARE = args.wide_words
+    if not 0 <= args.near_miss <= 1:
+        raise SystemExit("--near-miss must be in [0, 1]")
+    I.NEAR_MISS = args.near_miss
+    if not 0 <= args.name_miss <= 1:
+        raise SystemExit("--name-miss must be in [0, 1]")
+    I.NAME_MISS = args.name_miss
     C.WIDE_VERBS = args.wide_verbs
     if not 0 <= args.vocab_words <= 1 - args.wide_words:
         raise SystemExit("--vocab-words must be in [0, 1 - wide words]")

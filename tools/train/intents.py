@@ -14,6 +14,16 @@ import slots as S
 # digit lengths, extra enum phrasings (set by datagen.py --values).
 VALUES = "curated"
 OPEN_SHARE = 0.6
+# Share of hand-written free-text values given a one-word edit (`datagen.py --near-miss`,
+# phase 35). Up to phase 34 the model copies invented word salad well but snaps unseen
+# natural values onto the training values they resemble ("Marketing offsite" -> "Marketing s",
+# "pick a paint color" -> "pick a paint"): each hand-written value recurs thousands of times.
+# A near miss keeps the value natural but new, so only copying gets it right. At 0 no extra
+# random number is drawn, so earlier data reproduces byte for byte.
+NEAR_MISS = 0.0
+# The same for hand-written contact names (`datagen.py --name-miss`, phase 36): "Priya Sharma",
+# held out, came back as "Sharma".
+NAME_MISS = 0.0
 
 
 def _mixed():
@@ -45,17 +55,44 @@ class Enum:
         return rng.choice(_split_pool(self.bad_words, split)) if self.bad_words else None
 
 
-class Text:
-    """Free text copied verbatim into the call."""
+def _like(word, model):
+    return word[:1].upper() + word[1:] if model[:1].isupper() else word
 
-    def __init__(self, pool, build=None):
-        self.pool, self.build = pool, build
+
+def near_miss(value, rng, pool):
+    """`value` with one word replaced, inserted or dropped, or spliced with another pool value."""
+    words = value.split(" ")
+    i = rng.randrange(len(words))
+    new = rng.choice([C.noun, C.adjective, C.verb])(rng)
+    r = rng.random()
+    if r < 0.4:
+        words[i] = _like(new, words[i])
+    elif r < 0.7:
+        at = i + rng.randint(0, 1)
+        words.insert(at, _like(new, words[0]) if at == 0 else new)
+    elif r < 0.85 and len(words) > 2:
+        del words[i]
+    else:
+        other = rng.choice(pool).split(" ")
+        words = words[:max(1, len(words) // 2)] + other[len(other) // 2:]
+    return " ".join(words)
+
+
+class Text:
+    """Free text copied verbatim into the call. `edits`: hand-written values may be near-missed
+    (off for values whose words carry meaning, like time phrases)."""
+
+    def __init__(self, pool, build=None, edits=True):
+        self.pool, self.build, self.edits = pool, build, edits
 
     def draw(self, rng, split):
         if self.build is not None and _mixed() and rng.random() < OPEN_SHARE:
             value = self.build(rng)
         else:
-            value = rng.choice(_split_pool(self.pool, split))
+            pool = _split_pool(self.pool, split)
+            value = rng.choice(pool)
+            if NEAR_MISS and self.edits and rng.random() < NEAR_MISS:
+                value = near_miss(value, rng, pool)
         return value, value
 
     def bad(self, rng, split):
@@ -559,7 +596,7 @@ def _clock(rng, split):
 DURATION = Custom(open_or(_duration, C.duration))
 CLOCK = Custom(open_or(_clock, lambda rng: "at " + C.clock(rng)))
 MESSAGE = Text(S.REMINDER_MESSAGES, C.verb_phrase)
-WHEN = Text(S.WHEN, C.when)
+WHEN = Text(S.WHEN, C.when, edits=False)
 TITLE = Text(S.EVENT_TITLES, C.title)
 LOCATION = Text(S.LOCATIONS, C.place)
 TASK = Text(S.TASKS, C.verb_phrase)
@@ -773,7 +810,13 @@ def _email(rng, name):
 
 
 def _contact(rng, split):
-    name = C.person(rng) if _mixed() and rng.random() < OPEN_SHARE else rng.choice(_split_pool(S.NAMES, split))
+    if _mixed() and rng.random() < OPEN_SHARE:
+        name = C.person(rng)
+    else:
+        pool = _split_pool(S.NAMES, split)
+        name = rng.choice(pool)
+        if NAME_MISS and rng.random() < NAME_MISS:  # a new pairing of a listed first and last name
+            name = name.split()[0] + " " + rng.choice(pool).split()[-1]
     return name, {"name": name, "phone": _phone(rng, split), "email": _email(rng, name)}
 
 
