@@ -86,7 +86,8 @@ export interface CompleteOptions {
   /**
    * Schema-constrained decoding (default false): only `<tool_call>[...]</tool_call>` answers
    * whose calls name a given tool, with declared argument keys, required keys present and
-   * values of the declared type/enum, can be generated. Numeric bounds are not enforced.
+   * values of the declared type/enum (strings within minLength/maxLength), can be generated.
+   * Numeric bounds are not enforced.
    */
   constrained?: boolean;
   layers?: number;

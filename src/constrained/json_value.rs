@@ -1,10 +1,11 @@
 //! One JSON value, byte by byte: strings (escapes, well-formed UTF-8), numbers, literals and
 //! nested arrays/objects. The value's schema kind restricts only its first byte (and keeps an
-//! `integer` free of fraction and exponent); what is nested inside arrays and objects is free.
+//! `integer` free of fraction and exponent, and a `string` within its length bounds); what is
+//! nested inside arrays and objects is free.
 //!
 //! A number has no closing byte: it ends at the first byte that cannot continue it, which
 //! [`Step::DoneReprocess`] hands back to the caller.
-use super::schema::JsonType;
+use super::schema::{JsonType, Length};
 
 /// Nesting depth of arrays/objects inside one value (one bit each in `JsonValue::stack`).
 const MAX_DEPTH: u8 = 32;
@@ -84,11 +85,26 @@ pub struct JsonValue {
     depth: u8,
     /// Restrictions of the top-level value (`None`: any).
     kind: Option<JsonType>,
+    /// Bounds on a top-level string, and the characters it has so far.
+    length: Length,
+    chars: u32,
 }
 
 impl JsonValue {
-    pub fn new(kind: Option<JsonType>) -> JsonValue {
-        JsonValue { phase: Phase::Value, stack: 0, depth: 0, kind }
+    pub fn new(kind: Option<JsonType>, length: Length) -> JsonValue {
+        JsonValue { phase: Phase::Value, stack: 0, depth: 0, kind, length, chars: 0 }
+    }
+
+    /// A top-level string character starts: refused once the string is at its longest.
+    fn count_char(&mut self) -> bool {
+        if self.depth > 0 {
+            return true;
+        }
+        if self.chars >= self.length.max {
+            return false;
+        }
+        self.chars += 1;
+        true
     }
 
     /// Whether this byte may start the value (JSON whitespace aside).
@@ -215,20 +231,28 @@ impl JsonValue {
             return Step::Consumed;
         }
         match escape {
-            0 => match b {
-                b'"' if key => {
-                    self.phase = Phase::Colon;
-                    return Step::Consumed;
+            0 => {
+                match b {
+                    b'"' if key => {
+                        self.phase = Phase::Colon;
+                        return Step::Consumed;
+                    }
+                    b'"' if self.depth == 0 && self.chars < self.length.min => return Step::Rejected,
+                    b'"' => return self.finish_value(),
+                    0x00..=0x1f | 0x7f | 0x80..=0xc1 | 0xf5..=0xff => return Step::Rejected,
+                    _ => {}
                 }
-                b'"' => return self.finish_value(),
-                b'\\' => self.phase = next(1, 0),
-                0x00..=0x1f | 0x7f => return Step::Rejected,
-                0x20..=0x7e => {}
-                0xc2..=0xdf => self.phase = next(0, 1),
-                0xe0..=0xef => self.phase = next(0, 2),
-                0xf0..=0xf4 => self.phase = next(0, 3),
-                _ => return Step::Rejected,
-            },
+                if !self.count_char() {
+                    return Step::Rejected;
+                }
+                self.phase = match b {
+                    b'\\' => next(1, 0),
+                    0xc2..=0xdf => next(0, 1),
+                    0xe0..=0xef => next(0, 2),
+                    0xf0..=0xf4 => next(0, 3),
+                    _ => next(0, 0),
+                };
+            }
             1 => match b {
                 b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.phase = next(0, 0),
                 b'u' => self.phase = next(5, 0),
@@ -259,12 +283,14 @@ impl JsonValue {
 
 #[cfg(test)]
 mod tests {
+    use alloc::vec::Vec;
+
     use super::*;
 
     /// Feeds `text` followed by `,`; returns whether the value completed exactly at the end
     /// of `text`.
     fn value(kind: Option<JsonType>, text: &str) -> bool {
-        let mut v = JsonValue::new(kind);
+        let mut v = JsonValue::new(kind, Length::ANY);
         for (i, b) in text.bytes().enumerate() {
             match v.step(b) {
                 Step::Consumed => {}
@@ -314,17 +340,36 @@ mod tests {
     #[test]
     fn malformed_utf8_inside_strings_is_rejected() {
         for bytes in [&[b'"', 0xff, b'"'][..], &[b'"', 0xc3, b'"'], &[b'"', 0x80, b'"']] {
-            let mut v = JsonValue::new(Some(JsonType::String));
+            let mut v = JsonValue::new(Some(JsonType::String), Length::ANY);
             assert!(bytes.iter().any(|&b| v.step(b) == Step::Rejected));
         }
     }
 
     #[test]
+    fn a_string_keeps_within_its_length_bounds() {
+        let length = Length { min: 2, max: 4 };
+        let feed = |text: &str| {
+            let mut v = JsonValue::new(Some(JsonType::String), length);
+            text.bytes().map(|b| v.step(b)).collect::<Vec<_>>()
+        };
+        // Characters, not bytes: "é☃" is two characters in five bytes; an escape counts one.
+        assert_eq!(feed("\"é☃\"").last(), Some(&Step::Done));
+        assert_eq!(feed(r#""a\"bc""#).last(), Some(&Step::Done));
+        assert_eq!(feed("\"a\"").last(), Some(&Step::Rejected), "shorter than minLength");
+        let long = feed("\"abcde");
+        assert_eq!(long[..5], [Step::Consumed; 5]);
+        assert_eq!(long[5], Step::Rejected, "the fifth character passes maxLength");
+        // Strings nested in an array are not the bounded value.
+        let mut v = JsonValue::new(None, length);
+        assert!(r#"["abcdef"]"#.bytes().all(|b| v.step(b) != Step::Rejected));
+    }
+
+    #[test]
     fn nesting_and_numbers_are_bounded() {
-        let mut v = JsonValue::new(None);
+        let mut v = JsonValue::new(None, Length::ANY);
         let opened = (0..64).take_while(|_| v.step(b'[') == Step::Consumed).count();
         assert_eq!(opened, MAX_DEPTH as usize);
-        let mut n = JsonValue::new(Some(JsonType::Integer));
+        let mut n = JsonValue::new(Some(JsonType::Integer), Length::ANY);
         let digits = (0..100).take_while(|_| n.step(b'7') == Step::Consumed).count();
         assert_eq!(digits, MAX_NUMBER as usize);
     }

@@ -13,7 +13,7 @@
 //! model.
 use super::json_value::{JsonValue, Step as ValueStep};
 use super::literals::{Cursor, LiteralSet};
-use super::schema::{Grammar, JsonType, ValueKind};
+use super::schema::{Grammar, JsonType, Length, ValueKind};
 
 /// Whitespace bytes accepted in a row: enough for any formatting, not for an endless run.
 const MAX_WHITESPACE: u8 = 8;
@@ -264,14 +264,14 @@ impl Matcher {
             Literal::NameComma => Phase::Literal(Literal::ArgumentsKey, 0),
             Literal::ArgumentsKey => Phase::Literal(Literal::ArgumentsColon, 0),
             Literal::ArgumentsColon => match tool {
-                Some(t) if t.open => Phase::Value(JsonValue::new(Some(JsonType::Object))),
+                Some(t) if t.open => Phase::Value(JsonValue::new(Some(JsonType::Object), Length::ANY)),
                 _ => Phase::Literal(Literal::ArgumentsOpen, 0),
             },
             Literal::ArgumentsOpen => Phase::ArgumentsStart,
             Literal::KeyColon => {
                 let Some(kind) = tool.and_then(|t| t.kinds.get(self.key as usize)) else { return false };
                 match kind {
-                    ValueKind::Json(json_type) => Phase::Value(JsonValue::new(*json_type)),
+                    ValueKind::Json(json_type, length) => Phase::Value(JsonValue::new(*json_type, *length)),
                     ValueKind::Enum(_) => Phase::EnumValue(None),
                 }
             }

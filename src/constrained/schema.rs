@@ -1,5 +1,6 @@
 //! The tool list compiled into what constrained decoding checks: tool names, each tool's
-//! argument keys, which of them are required, and each argument's value kind.
+//! argument keys, which of them are required, and each argument's value kind (with a string's
+//! `minLength`/`maxLength`, so a model repeating a word inside a value is cut off there).
 //!
 //! Strings are matched in the form the model writes them: compact JSON, raw UTF-8, closing
 //! quote included (a quote cannot occur unescaped inside, so no item prefixes another).
@@ -17,8 +18,34 @@ const MAX_KEYS: usize = 64;
 pub enum ValueKind {
     /// One of these strings (the schema's `enum`, all strings).
     Enum(LiteralSet),
-    /// A JSON value of this type; `None` (no usable type): any JSON value.
-    Json(Option<JsonType>),
+    /// A JSON value of this type (`None`, no usable type: any JSON value); a string also
+    /// within `Length`.
+    Json(Option<JsonType>, Length),
+}
+
+/// Bounds on a top-level string's length in characters (each raw UTF-8 character or escape
+/// counts one, so only an escaped surrogate pair counts two); the whole range when the schema
+/// sets none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Length {
+    pub min: u32,
+    pub max: u32,
+}
+
+impl Length {
+    pub const ANY: Length = Length { min: 0, max: u32::MAX };
+
+    /// `minLength`/`maxLength` of a schema; bounds that are not non-negative integers, or that
+    /// no string can meet (min > max), are ignored rather than make the value impossible.
+    fn of(schema: &Value) -> Length {
+        let bound = |key| match schema.get(key) {
+            Some(Value::Int(digits)) if !digits.starts_with('-') => Some(digits.parse::<u32>().unwrap_or(u32::MAX)),
+            Some(&Value::Float(x)) if x >= 0.0 && x == (x as u64) as f64 => Some(u32::try_from(x as u64).unwrap_or(u32::MAX)),
+            _ => None,
+        };
+        let length = Length { min: bound("minLength").unwrap_or(0), max: bound("maxLength").unwrap_or(u32::MAX) };
+        if length.min > length.max { Length::ANY } else { length }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,7 +130,7 @@ fn value_kind(schema: &Value) -> ValueKind {
             }
         }
     }
-    ValueKind::Json(match declared {
+    let json_type = match declared {
         Some("string") => Some(JsonType::String),
         Some("integer") => Some(JsonType::Integer),
         Some("number") => Some(JsonType::Number),
@@ -111,7 +138,8 @@ fn value_kind(schema: &Value) -> ValueKind {
         Some("array") => Some(JsonType::Array),
         Some("object") => Some(JsonType::Object),
         _ => None,
-    })
+    };
+    ValueKind::Json(json_type, if json_type == Some(JsonType::String) { Length::of(schema) } else { Length::ANY })
 }
 
 /// The bytes after an opening quote: the compact JSON string body and its closing quote.

@@ -9,7 +9,7 @@ const TOOLS: &str = r#"[
    "room":{"type":"string","enum":["kitchen","living_room","bedroom"]},
    "action":{"type":"string","enum":["on","off","dim"]},
    "brightness":{"type":"integer"},
-   "color":{"type":"string"}},"required":["room","action"]}},
+   "color":{"type":"string","minLength":1,"maxLength":12}},"required":["room","action"]}},
  {"name":"log_weight","parameters":{"properties":{"kg":{"type":"number"},"note":{},"public":{"type":"boolean"}},"required":["kg"]}},
  {"name":"log","description":"no parameters declared"},
  {"name":"pause","parameters":{"type":"object","properties":{}}}
@@ -59,6 +59,8 @@ fn completions_outside_the_schemas_are_refused_where_they_leave_them() {
         (r#"<tool_call>[{"name":"control_lights","arguments":{"room":"kitchen","action":"on","brightness":"35"}}]</tool_call>"#, "\""),
         (r#"<tool_call>[{"name":"control_lights","arguments":{"room":"kitchen","action":"on","brightness":3.5}}]</tool_call>"#, "."),
         (r#"<tool_call>[{"name":"log_weight","arguments":{"kg":70,"public":"yes"}}]</tool_call>"#, "\""),
+        (r#"<tool_call>[{"name":"control_lights","arguments":{"room":"kitchen","action":"on","color":""}}]</tool_call>"#, "\"}"),
+        (r#"<tool_call>[{"name":"control_lights","arguments":{"room":"kitchen","action":"on","color":"warm white light"}}]</tool_call>"#, "ight"),
         (r#"<tool_call>[{"arguments":{},"name":"pause"}]</tool_call>"#, "a"),
         (r#"<tool_call>[{"name":"pause","arguments":{"x":1}}]</tool_call>"#, "\""),
         ("<tool_call>[]</tool_call>more", "m"),
@@ -67,6 +69,31 @@ fn completions_outside_the_schemas_are_refused_where_they_leave_them() {
         let (accepted, _) = run(&g, text);
         assert!(accepted < text.len(), "accepted all of {text}");
         assert_eq!(&text[accepted..accepted + refused_at.len()], refused_at, "{text}");
+    }
+}
+
+#[test]
+fn a_runaway_string_value_must_close_at_its_max_length() {
+    // "save save save ...": once the value is 12 characters long only its closing quote fits.
+    let g = grammar();
+    let mut m = Matcher::default();
+    let head = r#"<tool_call>[{"name":"control_lights","arguments":{"room":"kitchen","action":"on","color":""#;
+    assert!(head.bytes().all(|b| m.advance(&g, b)));
+    let written = "save ".bytes().cycle().take(40).take_while(|&b| m.advance(&g, b)).count();
+    assert_eq!(written, 12);
+    let allowed: Vec<u8> = (0..=255u8).filter(|&b| m.clone().advance(&g, b)).collect();
+    assert_eq!(allowed, b"\"");
+}
+
+#[test]
+fn length_bounds_no_string_can_meet_are_ignored() {
+    for schema in [r#"{"type":"string","minLength":5,"maxLength":2}"#, r#"{"type":"string","minLength":-1,"maxLength":1.5}"#] {
+        let tools = format!(r#"[{{"name":"tag","parameters":{{"properties":{{"text":{schema}}}}}}}]"#);
+        let g = Grammar::new(&json::parse(&tools).unwrap()).unwrap();
+        for value in ["", "a much longer text than any bound"] {
+            let text = format!(r#"<tool_call>[{{"name":"tag","arguments":{{"text":"{value}"}}}}]</tool_call>"#);
+            assert!(accepts(&g, &text), "{schema}: {text}");
+        }
     }
 }
 
