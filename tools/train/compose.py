@@ -157,8 +157,29 @@ def person(rng):
     return f"{name_word(rng)} {name_word(rng)}" if rng.random() < 0.7 else name_word(rng)
 
 
+# Share of word runs given one code-like word ('QX7PLM', 'B12', '#4471'; `datagen.py --codes`,
+# phase 39). Up to phase 38 a code inside a copied value derails the copy: its pieces are rare
+# and the model continues with training text instead. At 0 no extra random number is drawn.
+CODE_SHARE = 0.0
+
+
+def code(rng):
+    """An identifier as users type one: 'QX7PLM', 'B12', 'A4-771', '#4471', 'ZK9'."""
+    upper, digits = "ABCDEFGHJKLMNPQRSTUVWXYZ", "0123456789"
+    r = rng.random()
+    if r < 0.4:
+        return "".join(rng.choice(upper + digits) for _ in range(rng.randint(4, 8)))
+    if r < 0.6:
+        return rng.choice(upper) + str(rng.randint(1, 999))
+    if r < 0.75:
+        return f"{rng.choice(upper)}{rng.randint(1, 9)}-{rng.randint(10, 9999)}"
+    if r < 0.9:
+        return "#" + str(rng.randint(100, 99999))
+    return "".join(rng.choice(upper) for _ in range(rng.randint(2, 3))) + str(rng.randint(1, 99))
+
+
 def words(rng, lo=1, hi=5):
-    """A random run of common words, occasionally with a connective or a name inside."""
+    """A random run of common words, occasionally with a connective, a name or a code inside."""
     out = []
     for _ in range(rng.randint(lo, hi)):
         r = rng.random()
@@ -176,6 +197,8 @@ def words(rng, lo=1, hi=5):
         out.pop()
     if out[0] in CONNECT[:8]:
         out[0] = noun(rng)
+    if CODE_SHARE and rng.random() < CODE_SHARE:
+        out.insert(rng.randint(0, len(out)), code(rng))
     return " ".join(out)
 
 
@@ -259,8 +282,32 @@ def when(rng):
     return day(rng)
 
 
+# Share of timer lengths said in words ('a quarter of an hour', 'two and a half minutes';
+# `datagen.py --spoken-durations`, phase 39). Up to phase 38 the model snaps such a length onto a
+# trained one ('half an hour' -> 'an hour'). At 0 no extra random number is drawn.
+SPOKEN_DURATIONS = 0.0
+_NUMBER_WORDS = ("one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+                 "fifteen sixteen seventeen eighteen nineteen twenty").split()
+
+
+def spoken_duration(rng):
+    """A length in words: 'half a minute', 'three quarters of an hour', 'ten and a half minutes'."""
+    n = rng.randint(1, 20)
+    count = rng.choice([str(n), _NUMBER_WORDS[n - 1]])
+    unit = rng.choice(["minutes", "hours", "seconds"]) if n > 1 else rng.choice(["minute", "hour", "second"])
+    return rng.choice([
+        f"{count} {unit}", f"{count} and a half {unit.rstrip('s')}s",
+        f"half a {rng.choice(['minute', 'second'])}", "a quarter of an hour", "three quarters of an hour",
+        f"a {rng.choice(['minute', 'second'])} and a half", f"an hour and a {rng.choice(['half', 'quarter'])}",
+        f"a couple of {rng.choice(['minutes', 'hours', 'seconds'])}", f"a few {rng.choice(['minutes', 'seconds'])}",
+        f"{count} {unit} and {rng.choice(['a half', 'a quarter', str(rng.randint(1, 59)) + ' minutes'])}",
+    ])
+
+
 def duration(rng):
     """A timer length or end time: '45 minutes', '1 hour and 20 minutes', 'at 13:30'."""
+    if SPOKEN_DURATIONS and rng.random() < SPOKEN_DURATIONS:
+        return spoken_duration(rng)
     r = rng.random()
     n = rng.choice([rng.randint(1, 9), rng.randint(10, 99), rng.randint(1, 59), rng.randint(100, 300)])
     if r < 0.4:

@@ -28,12 +28,15 @@ names from the tokenizer's own pieces, so every piece is trained (compose.VOCAB_
 `--wide-verbs` (phase 26) lets those two pools supply the opening verbs too (compose.WIDE_VERBS).
 `--near-miss M` (phase 35) gives a share M of the hand-written free-text values a one-word edit,
 so they stay natural but unseen (intents.NEAR_MISS); `--name-miss N` (phase 36) re-pairs a share N
-of the hand-written contact names (intents.NAME_MISS).
+of the hand-written contact names (intents.NAME_MISS). `--codes C` (phase 39) puts a code-like
+word ("QX7PLM", "#4471") into a share C of the open-ended word runs (compose.CODE_SHARE);
+`--spoken-durations D` says a share D of the open-ended timer lengths in words ("a quarter of an
+hour", "ten and a half minutes"; compose.SPOKEN_DURATIONS).
 
 Usage: python datagen.py --out DIR [--train N] [--val N] [--seed S] [--values curated|mixed]
        [--paraphrase P] [--env-weights W,W,W,W,W,W] [--parallel-share S]
        [--more-phrasings [1|2|3]] [--wide-words W] [--vocab-words V --tokenizer PATH] [--wide-verbs]
-       [--near-miss M] [--name-miss N]
+       [--near-miss M] [--name-miss N] [--codes C] [--spoken-durations D]
 """
 import argparse
 import json
@@ -347,6 +350,10 @@ def main():
                         help="share of hand-written free-text values given a one-word edit (phase 35)")
     parser.add_argument("--name-miss", type=float, default=0.0,
                         help="share of hand-written contact names re-paired with another listed surname (phase 36)")
+    parser.add_argument("--codes", type=float, default=0.0,
+                        help="share of open-ended word runs given a code-like word such as QX7PLM (phase 39)")
+    parser.add_argument("--spoken-durations", type=float, default=0.0,
+                        help="share of open-ended timer lengths said in words, e.g. 'a quarter of an hour' (phase 39)")
     parser.add_argument("--tokenizer", help="the SentencePiece model whose pieces --vocab-words draws")
     parser.add_argument("--more-phrasings", type=int, nargs="?", const=1, default=0, choices=(0, 1, 2, 3),
                         help="add more_phrasings.py's rounds of phrasings: 1 = productivity and data_capture "
@@ -365,6 +372,10 @@ def main():
         raise SystemExit("--name-miss must be in [0, 1]")
     I.NAME_MISS = args.name_miss
     C.WIDE_VERBS = args.wide_verbs
+    for flag, share in (("--codes", args.codes), ("--spoken-durations", args.spoken_durations)):
+        if not 0 <= share <= 1:
+            raise SystemExit(f"{flag} must be in [0, 1]")
+    C.CODE_SHARE, C.SPOKEN_DURATIONS = args.codes, args.spoken_durations
     if not 0 <= args.vocab_words <= 1 - args.wide_words:
         raise SystemExit("--vocab-words must be in [0, 1 - wide words]")
     if args.vocab_words:
