@@ -7,7 +7,7 @@ use common::{cases, load_json};
 use needle_web::json::{self, Value};
 use needle_web::session::{Engine, LoadOptions, Request, StopReason};
 
-const TOOLS: &str = r#"[{"name":"control_lights","description":"Lights in a room.","parameters":{"type":"object","properties":{"room":{"type":"string","enum":["kitchen","bedroom","study"]},"action":{"type":"string","enum":["on","off","dim"]},"level":{"type":"integer"},"blink":{"type":"boolean"}},"required":["room","action"]}},{"name":"lock_door","description":"Locks a door.","parameters":{"type":"object","properties":{"door":{"type":"string","enum":["front","back"]}},"required":["door"]}}]"#;
+const TOOLS: &str = r#"[{"name":"control_lights","description":"Lights in a room.","parameters":{"type":"object","properties":{"room":{"type":"string","enum":["kitchen","bedroom","study"]},"action":{"type":"string","enum":["on","off","dim"]},"level":{"type":"integer"},"blink":{"type":"boolean"},"label":{"type":"string","minLength":1,"maxLength":6}},"required":["room","action"]}},{"name":"lock_door","description":"Locks a door.","parameters":{"type":"object","properties":{"door":{"type":"string","enum":["front","back"]}},"required":["door"]}}]"#;
 
 /// Whether every call names a tool and gives it arguments its schema accepts.
 fn fits_schemas(tools: &Value, calls: &Value) -> bool {
@@ -29,7 +29,11 @@ fn fits_schemas(tools: &Value, calls: &Value) -> bool {
                     (Some(options), _) => options.contains(value),
                     (None, Some("integer")) => matches!(value, Value::Int(_)),
                     (None, Some("boolean")) => matches!(value, Value::Bool(_)),
-                    (None, Some("string")) => matches!(value, Value::String(_)),
+                    (None, Some("string")) => value.as_str().is_some_and(|s| {
+                        let bound = |key| schema.get(key).and_then(|b| b.to_json().parse::<usize>().ok());
+                        let chars = s.chars().count();
+                        bound("minLength").is_none_or(|min| chars >= min) && bound("maxLength").is_none_or(|max| chars <= max)
+                    }),
                     _ => true,
                 },
             })
