@@ -23,7 +23,7 @@ phase_data() {
   [ -f "$dir/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$dir" --train 60000 --val 1200 --seed "$seed" --values mixed "$@"
   cp "$work/data3/val.jsonl" "$dir/val.jsonl"
 }
-# The generator's flags from phase 26 on (phases 26-34 differ only in their seed; phases 35-38 add near misses).
+# The generator's flags from phase 26 on (phases 26-34 differ only in their seed; phases 35-38 and 40 add near misses).
 late_flags=(--paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings 3 --wide-words 0.45
             --vocab-words 0.4 --wide-verbs --tokenizer "$work/data/tokenizer.model")
 mkdir -p "$work/data"
@@ -155,6 +155,11 @@ phase_data 37 33 "${late_flags[@]}" --near-miss 0.5 --name-miss 0.5
 phase_data 38 34 "${late_flags[@]}" --near-miss 0.5 --name-miss 0.5
 "$PYTHON" "$here/train.py" --data "$work/data38" --work "$work/run38" --init "$work/run37/params.pkl" \
   --layers 6 --steps 1500 --qat-steps 1500 --warmup 50 --lr 1e-4 --max-len 256
-"$PYTHON" "$here/export.py" --work "$work/run38" --data "$work/data38" --out "$root/www/models/default.cact"
+# Phase 40 (phase 39 is not in the lineage): phase 38 continued the same way on fresh examples
+# (seed 36), 1200 steps, all under QAT.
+phase_data 40 36 "${late_flags[@]}" --near-miss 0.5 --name-miss 0.5
+"$PYTHON" "$here/train.py" --data "$work/data40" --work "$work/run40" --init "$work/run38/params.pkl" \
+  --layers 6 --steps 1200 --qat-steps 1200 --warmup 50 --lr 1e-4 --max-len 256
+"$PYTHON" "$here/export.py" --work "$work/run40" --data "$work/data40" --out "$root/www/models/default.cact"
 echo "pipeline wall time: $(( $(date +%s) - start )) s"
 "$PYTHON" "$here/eval_reference.py" --model "$root/www/models/default.cact" --json "$work/eval_reference.json"
