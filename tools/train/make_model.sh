@@ -128,38 +128,28 @@ phase_data 29 25 "${late_flags[@]}"
 phase_data 30 26 "${late_flags[@]}"
 "$PYTHON" "$here/train.py" --data "$work/data30" --work "$work/run30" --init "$work/run29/params.pkl" \
   --layers 6 --steps 1500 --qat-steps 300 --warmup 50 --lr 1e-4 --max-len 256
-# Phase 33 (phases 31-32 are not in the lineage): from phase 30, fresh examples (seed 29), 2000 steps
-# all under QAT (the quantised objective itself, at the continuation lr).
-phase_data 33 29 "${late_flags[@]}"
-"$PYTHON" "$here/train.py" --data "$work/data33" --work "$work/run33" --init "$work/run30/params.pkl" \
-  --layers 6 --steps 2000 --qat-steps 2000 --warmup 50 --lr 1e-4 --max-len 256
-# Phase 34: phase 33 continued the same way on fresh examples (seed 30), 1500 steps, all under QAT.
-phase_data 34 30 "${late_flags[@]}"
-"$PYTHON" "$here/train.py" --data "$work/data34" --work "$work/run34" --init "$work/run33/params.pkl" \
-  --layers 6 --steps 1500 --qat-steps 1500 --warmup 50 --lr 1e-4 --max-len 256
-# Phase 35: phase 34 continued on fresh examples (seed 31) in which half of the hand-written
-# free-text values get a one-word edit (--near-miss 0.5), 2000 steps, all under QAT.
-phase_data 35 31 "${late_flags[@]}" --near-miss 0.5
-"$PYTHON" "$here/train.py" --data "$work/data35" --work "$work/run35" --init "$work/run34/params.pkl" \
-  --layers 6 --steps 2000 --qat-steps 2000 --warmup 50 --lr 1e-4 --max-len 256
-# Phase 36: phase 35 continued on fresh examples (seed 32), near misses for contact names too
-# (--name-miss 0.5), 1500 steps, all under QAT.
-phase_data 36 32 "${late_flags[@]}" --near-miss 0.5 --name-miss 0.5
-"$PYTHON" "$here/train.py" --data "$work/data36" --work "$work/run36" --init "$work/run35/params.pkl" \
-  --layers 6 --steps 1500 --qat-steps 1500 --warmup 50 --lr 1e-4 --max-len 256
-# Phase 37: phase 36 continued the same way on fresh examples (seed 33), 1200 steps, all under QAT.
-phase_data 37 33 "${late_flags[@]}" --near-miss 0.5 --name-miss 0.5
-"$PYTHON" "$here/train.py" --data "$work/data37" --work "$work/run37" --init "$work/run36/params.pkl" \
-  --layers 6 --steps 1200 --qat-steps 1200 --warmup 50 --lr 1e-4 --max-len 256
-# Phase 38: phase 37 continued the same way on fresh examples (seed 34), 1500 steps, all under QAT.
-phase_data 38 34 "${late_flags[@]}" --near-miss 0.5 --name-miss 0.5
-"$PYTHON" "$here/train.py" --data "$work/data38" --work "$work/run38" --init "$work/run37/params.pkl" \
-  --layers 6 --steps 1500 --qat-steps 1500 --warmup 50 --lr 1e-4 --max-len 256
-# Phase 40 (phase 39 is not in the lineage): phase 38 continued the same way on fresh examples
-# (seed 36), 1200 steps, all under QAT.
-phase_data 40 36 "${late_flags[@]}" --near-miss 0.5 --name-miss 0.5
-"$PYTHON" "$here/train.py" --data "$work/data40" --work "$work/run40" --init "$work/run38/params.pkl" \
-  --layers 6 --steps 1200 --qat-steps 1200 --warmup 50 --lr 1e-4 --max-len 256
+# qat_phase N FROM STEPS SEED FLAGS...: phase N continues phase FROM's float weights on fresh
+# examples (that seed, late flags plus FLAGS), STEPS steps all under QAT (the quantised objective
+# itself, at the continuation lr).
+qat_phase() {
+  local n=$1 from=$2 steps=$3 seed=$4
+  shift 4
+  phase_data "$n" "$seed" "${late_flags[@]}" "$@"
+  "$PYTHON" "$here/train.py" --data "$work/data$n" --work "$work/run$n" --init "$work/run$from/params.pkl" \
+    --layers 6 --steps "$steps" --qat-steps "$steps" --warmup 50 --lr 1e-4 --max-len 256
+}
+# Phase 33 (phases 31-32 are not in the lineage): from phase 30, seed 29, 2000 steps.
+qat_phase 33 30 2000 29
+# Phase 34: phase 33 continued, seed 30, 1500 steps.
+qat_phase 34 33 1500 30
+# Phase 35: half of the hand-written free-text values get a one-word edit (--near-miss 0.5).
+qat_phase 35 34 2000 31 --near-miss 0.5
+# Phases 36-38 and 40 (phase 39 is not in the lineage): near misses for contact names too.
+near_flags=(--near-miss 0.5 --name-miss 0.5)
+qat_phase 36 35 1500 32 "${near_flags[@]}"
+qat_phase 37 36 1200 33 "${near_flags[@]}"
+qat_phase 38 37 1500 34 "${near_flags[@]}"
+qat_phase 40 38 1200 36 "${near_flags[@]}"
 "$PYTHON" "$here/export.py" --work "$work/run40" --data "$work/data40" --out "$root/www/models/default.cact"
 echo "pipeline wall time: $(( $(date +%s) - start )) s"
 "$PYTHON" "$here/eval_reference.py" --model "$root/www/models/default.cact" --json "$work/eval_reference.json"
