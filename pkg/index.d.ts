@@ -90,6 +90,13 @@ export interface CompleteOptions {
    * Numeric bounds are not enforced.
    */
   constrained?: boolean;
+  /**
+   * Extractive decoding (default false; implies `constrained`): every free-text string argument
+   * (a `string` without an `enum`) must also be copied from the query, ignoring ASCII case.
+   * Small models slip when re-spelling a name or phrase; this turns a slip into the copy the
+   * model ranks highest. Leave it off for tools whose arguments rephrase the request.
+   */
+  extractive?: boolean;
   layers?: number;
   kv?: KvPrecision;
   numerics?: Numerics;

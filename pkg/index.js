@@ -10,7 +10,7 @@ import * as modelCache from './cache.js';
 
 export { NeedleError };
 
-const DEFAULTS = Object.freeze({ maxTokens: 256, temperature: 0, seed: 0, topK: 0, topP: 1, constrained: false });
+const DEFAULTS = Object.freeze({ maxTokens: 256, temperature: 0, seed: 0, topK: 0, topP: 1, constrained: false, extractive: false });
 
 /** A pair of in-process ports with postMessage semantics (copying, asynchronous). */
 function localPorts() {
@@ -152,7 +152,7 @@ export class Needle {
 
   /**
    * Runs one query to completion. options: { tools, system, maxTokens, temperature, seed, topK,
-   * topP, constrained, layers, kv, numerics, signal, onToken({token, text}) }. An abort rejects with an
+   * topP, constrained, extractive, layers, kv, numerics, signal, onToken({token, text}) }. An abort rejects with an
    * AbortError whose `result` holds what was generated so far.
    */
   complete(query, options = {}) {
@@ -317,6 +317,7 @@ function toRequest(query, o) {
     topK: num(o.topK, DEFAULTS.topK),
     topP: num(o.topP, DEFAULTS.topP),
     constrained: Boolean(o.constrained ?? DEFAULTS.constrained),
+    extractive: Boolean(o.extractive ?? DEFAULTS.extractive),
     layers: o.layers ?? null,
     kv: o.kv ?? null,
     numerics: o.numerics ?? null,

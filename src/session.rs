@@ -80,6 +80,9 @@ pub struct Request<'r> {
     /// Schema-constrained decoding: only completions in the tool-call format whose calls fit
     /// the tools' schemas can be generated (see [`crate::constrained`]).
     pub constrained: bool,
+    /// Extractive decoding: schema-constrained, and every free-text string argument (a
+    /// `string` without an `enum`) must be copied from `query`, ignoring ASCII case.
+    pub extractive: bool,
 }
 
 impl<'r> Request<'r> {
@@ -95,6 +98,7 @@ impl<'r> Request<'r> {
             top_k: 0,
             top_p: 1.0,
             constrained: false,
+            extractive: false,
         }
     }
 }
@@ -404,8 +408,8 @@ impl<'a> Engine<'a> {
     pub fn start(&mut self, req: &Request) -> Result<usize> {
         let sampler = Sampler::new(req.temperature, req.top_k, req.top_p, req.seed)?;
         let tools = parse_tools(req.tools_json)?;
-        let constraint = match req.constrained {
-            true => Some(Constraint::new(tools.as_ref().unwrap_or(&json::Value::Null))?),
+        let constraint = match req.constrained || req.extractive {
+            true => Some(Constraint::new(tools.as_ref().unwrap_or(&json::Value::Null), req.extractive.then_some(req.query))?),
             false => None,
         };
         if constraint.is_some() && self.token_table.is_none() {

@@ -121,3 +121,55 @@ fn a_tool_list_the_constraint_cannot_read_is_a_typed_error() {
         assert!(engine.start(&req).is_ok(), "{tools}: the unconstrained request renders");
     }
 }
+
+/// Every string argument that is not an enum value, in calls of `tools`.
+fn free_strings<'v>(tools: &Value, calls: &'v Value) -> Vec<&'v str> {
+    let mut out = Vec::new();
+    for call in calls.as_array().into_iter().flatten() {
+        let tool = tools.as_array().unwrap().iter().find(|t| t.get("name") == call.get("name")).unwrap();
+        let properties = tool.get("parameters").and_then(|p| p.get("properties")).unwrap();
+        let Some(Value::Object(args)) = call.get("arguments") else { continue };
+        for (key, value) in args {
+            let schema = properties.get(key).unwrap();
+            if let (None, Some(s)) = (schema.get("enum"), value.as_str()) {
+                out.push(s);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn random_weights_under_extraction_copy_every_free_string_from_the_request() {
+    let tools = json::parse(TOOLS).unwrap();
+    let query = "Turn the Kitchen lights on, label it \"Tea\" time";
+    let (mut copied, mut free_foreign) = (0, 0);
+    for case in cases("v3").iter().chain(cases("v2").iter()) {
+        let mut engine = Engine::load(&case.bytes, &LoadOptions::default()).unwrap();
+        for seed in 0..8 {
+            let mut req = Request::new(query, TOOLS);
+            req.max_tokens = 160;
+            req.temperature = 1.0;
+            req.seed = seed;
+            req.constrained = true;
+            let constrained = engine.generate(&req, |_| true).unwrap();
+            if constrained.response.parse_error.is_none() {
+                let calls = calls_of(&constrained.to_value());
+                free_foreign += free_strings(&tools, &calls).iter().filter(|s| !query.to_lowercase().contains(&s.to_lowercase())).count();
+            }
+            req.extractive = true;
+            let done = engine.generate(&req, |_| true).unwrap();
+            if !matches!(done.stop_reason, StopReason::ImEnd | StopReason::Eos) {
+                continue;
+            }
+            let calls = calls_of(&done.to_value());
+            assert!(fits_schemas(&tools, &calls), "{} seed {seed}: {:?}", case.name, done.response.text);
+            for s in free_strings(&tools, &calls) {
+                assert!(query.to_lowercase().contains(&s.to_lowercase()), "{} seed {seed}: {s:?} is not in the request", case.name);
+                copied += 1;
+            }
+        }
+    }
+    assert!(free_foreign > 0, "constrained random weights only ever wrote pieces of the request: the check is vacuous");
+    assert!(copied > 0, "no extractive turn on random weights wrote a free string");
+}

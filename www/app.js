@@ -209,6 +209,7 @@ function requestOptions() {
     topK: num('top-k'),
     topP: num('top-p'),
     constrained: $('constrained').checked,
+    extractive: $('extractive').checked,
     layers: num('layers'),
     kv: $('kv').value || undefined,
   };

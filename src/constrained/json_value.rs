@@ -1,11 +1,13 @@
 //! One JSON value, byte by byte: strings (escapes, well-formed UTF-8), numbers, literals and
 //! nested arrays/objects. The value's schema kind restricts only its first byte (and keeps an
 //! `integer` free of fraction and exponent, and a `string` within its length bounds); what is
-//! nested inside arrays and objects is free.
+//! nested inside arrays and objects is free. An extractive top-level string must also be a
+//! piece of the request ([`super::span`]).
 //!
 //! A number has no closing byte: it ends at the first byte that cannot continue it, which
 //! [`Step::DoneReprocess`] hands back to the caller.
 use super::schema::{JsonType, Length};
+use super::span::{Source, Span};
 
 /// Nesting depth of arrays/objects inside one value (one bit each in `JsonValue::stack`).
 const MAX_DEPTH: u8 = 32;
@@ -88,11 +90,18 @@ pub struct JsonValue {
     /// Bounds on a top-level string, and the characters it has so far.
     length: Length,
     chars: u32,
+    /// Where a top-level extractive string sits in the request (`None`: not extractive).
+    span: Option<Span>,
 }
 
 impl JsonValue {
     pub fn new(kind: Option<JsonType>, length: Length) -> JsonValue {
-        JsonValue { phase: Phase::Value, stack: 0, depth: 0, kind, length, chars: 0 }
+        JsonValue { phase: Phase::Value, stack: 0, depth: 0, kind, length, chars: 0, span: None }
+    }
+
+    /// The same value, which if a string must be copied from the request.
+    pub fn extractive(self) -> JsonValue {
+        JsonValue { span: Some(Span::default()), ..self }
     }
 
     /// A top-level string character starts: refused once the string is at its longest.
@@ -126,7 +135,8 @@ impl JsonValue {
         self.depth == 0 && self.kind == Some(JsonType::Integer)
     }
 
-    pub fn step(&mut self, b: u8) -> Step {
+    /// Takes byte `b`; `source` is the request an extractive string copies from.
+    pub fn step(&mut self, b: u8, source: Option<&Source>) -> Step {
         let ws = matches!(b, b' ' | b'\t' | b'\n' | b'\r');
         match self.phase {
             Phase::Value | Phase::ArrayStart => {
@@ -171,7 +181,16 @@ impl JsonValue {
                     _ => Step::Rejected,
                 }
             }
-            Phase::Str { key, escape, utf8 } => self.string(b, key, escape, utf8),
+            Phase::Str { key, escape, utf8 } => {
+                let closing = b == b'"' && escape == 0 && utf8 == 0;
+                if let (false, false, 0, Some(span), Some(source)) = (key, closing, self.depth, self.span, source) {
+                    match span.extend(source, b, self.length.min) {
+                        Some(span) => self.span = Some(span),
+                        None => return Step::Rejected,
+                    }
+                }
+                self.string(b, key, escape, utf8)
+            }
             Phase::Num { state, len } => match state.next(b, self.integer_only()) {
                 Some(_) if len >= MAX_NUMBER => Step::Rejected,
                 Some(next) => {
@@ -181,7 +200,7 @@ impl JsonValue {
                 None if state.accepting() => match self.finish_value() {
                     Step::Done => Step::DoneReprocess,
                     // Inside a container the terminating byte is the container's business.
-                    _ => self.step(b),
+                    _ => self.step(b, source),
                 },
                 None => Step::Rejected,
             },
@@ -292,13 +311,13 @@ mod tests {
     fn value(kind: Option<JsonType>, text: &str) -> bool {
         let mut v = JsonValue::new(kind, Length::ANY);
         for (i, b) in text.bytes().enumerate() {
-            match v.step(b) {
+            match v.step(b, None) {
                 Step::Consumed => {}
                 Step::Done => return i + 1 == text.len(),
                 Step::Rejected | Step::DoneReprocess => return false,
             }
         }
-        v.step(b',') == Step::DoneReprocess
+        v.step(b',', None) == Step::DoneReprocess
     }
 
     #[test]
@@ -341,7 +360,7 @@ mod tests {
     fn malformed_utf8_inside_strings_is_rejected() {
         for bytes in [&[b'"', 0xff, b'"'][..], &[b'"', 0xc3, b'"'], &[b'"', 0x80, b'"']] {
             let mut v = JsonValue::new(Some(JsonType::String), Length::ANY);
-            assert!(bytes.iter().any(|&b| v.step(b) == Step::Rejected));
+            assert!(bytes.iter().any(|&b| v.step(b, None) == Step::Rejected));
         }
     }
 
@@ -350,7 +369,7 @@ mod tests {
         let length = Length { min: 2, max: 4 };
         let feed = |text: &str| {
             let mut v = JsonValue::new(Some(JsonType::String), length);
-            text.bytes().map(|b| v.step(b)).collect::<Vec<_>>()
+            text.bytes().map(|b| v.step(b, None)).collect::<Vec<_>>()
         };
         // Characters, not bytes: "é☃" is two characters in five bytes; an escape counts one.
         assert_eq!(feed("\"é☃\"").last(), Some(&Step::Done));
@@ -361,16 +380,16 @@ mod tests {
         assert_eq!(long[5], Step::Rejected, "the fifth character passes maxLength");
         // Strings nested in an array are not the bounded value.
         let mut v = JsonValue::new(None, length);
-        assert!(r#"["abcdef"]"#.bytes().all(|b| v.step(b) != Step::Rejected));
+        assert!(r#"["abcdef"]"#.bytes().all(|b| v.step(b, None) != Step::Rejected));
     }
 
     #[test]
     fn nesting_and_numbers_are_bounded() {
         let mut v = JsonValue::new(None, Length::ANY);
-        let opened = (0..64).take_while(|_| v.step(b'[') == Step::Consumed).count();
+        let opened = (0..64).take_while(|_| v.step(b'[', None) == Step::Consumed).count();
         assert_eq!(opened, MAX_DEPTH as usize);
         let mut n = JsonValue::new(Some(JsonType::Integer), Length::ANY);
-        let digits = (0..100).take_while(|_| n.step(b'7') == Step::Consumed).count();
+        let digits = (0..100).take_while(|_| n.step(b'7', None) == Step::Consumed).count();
         assert_eq!(digits, MAX_NUMBER as usize);
     }
 }

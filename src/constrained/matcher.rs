@@ -8,7 +8,8 @@
 //! (JSON whitespace allowed between the tokens of the call list.) NAME is one of the tools';
 //! ARGUMENTS is an object whose keys are that tool's declared keys, each at most once, whose
 //! values fit each key's kind, and which closes only once the required keys are written. A
-//! tool without declared properties takes any object. After `</tool_call>` only a stop token
+//! tool without declared properties takes any object. In extractive mode a string argument
+//! (not an enum) must be a piece of the request ([`super::span`]). After `</tool_call>` only a stop token
 //! may follow. Every prefix this accepts can still be completed, so masking never strands the
 //! model.
 use super::json_value::{JsonValue, Step as ValueStep};
@@ -233,7 +234,7 @@ impl Matcher {
                 }
                 self.go(Phase::EnumValue(Some(at)))
             }
-            Phase::Value(mut value) => match value.step(b) {
+            Phase::Value(mut value) => match value.step(b, g.source.as_ref()) {
                 ValueStep::Consumed => self.go(Phase::Value(value)),
                 ValueStep::Rejected => false,
                 ValueStep::Done => self.go(self.after_value(g)),
@@ -271,7 +272,16 @@ impl Matcher {
             Literal::KeyColon => {
                 let Some(kind) = tool.and_then(|t| t.kinds.get(self.key as usize)) else { return false };
                 match kind {
-                    ValueKind::Json(json_type, length) => Phase::Value(JsonValue::new(*json_type, *length)),
+                    ValueKind::Json(json_type, length) => {
+                        let value = JsonValue::new(*json_type, *length);
+                        // A request too short for the string's minLength cannot be copied from.
+                        match &g.source {
+                            Some(source) if *json_type == Some(JsonType::String) && source.chars() >= length.min => {
+                                Phase::Value(value.extractive())
+                            }
+                            _ => Phase::Value(value),
+                        }
+                    }
                     ValueKind::Enum(_) => Phase::EnumValue(None),
                 }
             }

@@ -6,6 +6,8 @@
 //! required keys present, enum values from the enum, integers/numbers/booleans/strings where
 //! declared), then a stop token (see [`matcher`] for the grammar). Numeric bounds and string
 //! formats are left to the model: refusing out-of-range requests is the model's decision.
+//! Extractive mode also makes every free-text string argument a copy of a piece of the user's
+//! request, for models that slip when re-spelling what they were told ([`span`]).
 //!
 //! A token is checked by running its decoded bytes through a copy of the byte-level matcher;
 //! most tokens are rejected by their first byte, which is tested once per step for all 256
@@ -14,6 +16,7 @@ mod json_value;
 mod literals;
 mod matcher;
 mod schema;
+mod span;
 #[cfg(test)]
 mod tests;
 
@@ -81,9 +84,10 @@ pub struct Constraint {
 
 impl Constraint {
     /// A constraint for a flat tool list (`[{name, parameters}]`; `Null` means no tools, which
-    /// allows only the refusal `[]`).
-    pub fn new(tools: &Value) -> Result<Constraint> {
-        Ok(Constraint { grammar: Grammar::new(tools)?, matcher: Matcher::default(), allowed: Vec::new() })
+    /// allows only the refusal `[]`). With `extract_from` (the user's request), string
+    /// arguments without an `enum` must be copied from it, ignoring ASCII case.
+    pub fn new(tools: &Value, extract_from: Option<&str>) -> Result<Constraint> {
+        Ok(Constraint { grammar: Grammar::new(tools, extract_from)?, matcher: Matcher::default(), allowed: Vec::new() })
     }
 
     /// Sets the logits of tokens the format does not allow next to -inf. When nothing is

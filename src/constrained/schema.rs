@@ -8,6 +8,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::literals::LiteralSet;
+use super::span::Source;
 use crate::json::{self, Value};
 use crate::{Error, Result};
 
@@ -74,11 +75,14 @@ pub struct Grammar {
     /// Tool names; the tag is the index into `tools`.
     pub names: LiteralSet,
     pub tools: Vec<Tool>,
+    /// The request free-text strings are copied from (`None`: strings are free).
+    pub source: Option<Source>,
 }
 
 impl Grammar {
-    /// Compiles a flat tool list (`[{name, parameters: {properties, required}}]`).
-    pub fn new(tools: &Value) -> Result<Grammar> {
+    /// Compiles a flat tool list (`[{name, parameters: {properties, required}}]`); with a
+    /// `source`, string arguments without an `enum` must be copied from it.
+    pub fn new(tools: &Value, source: Option<&str>) -> Result<Grammar> {
         let entries = match tools {
             Value::Array(entries) => entries.as_slice(),
             Value::Null => &[],
@@ -91,7 +95,7 @@ impl Grammar {
             names.push((quoted(name), i as u32));
             compiled.push(compile_tool(entry.get("parameters")));
         }
-        Ok(Grammar { names: LiteralSet::new(names), tools: compiled })
+        Ok(Grammar { names: LiteralSet::new(names), tools: compiled, source: source.map(Source::new) })
     }
 }
 

@@ -15,8 +15,15 @@ const TOOLS: &str = r#"[
  {"name":"pause","parameters":{"type":"object","properties":{}}}
 ]"#;
 
+/// A request the extractive tests copy from: mixed case, an escaped quote, non-ASCII.
+const REQUEST: &str = "Kitchen lights on, colour Warm \"Amber\" glow — then log 70 kg";
+
+fn extractive_grammar() -> Grammar {
+    Grammar::new(&json::parse(TOOLS).unwrap(), Some(REQUEST)).unwrap()
+}
+
 fn grammar() -> Grammar {
-    Grammar::new(&json::parse(TOOLS).unwrap()).unwrap()
+    Grammar::new(&json::parse(TOOLS).unwrap(), None).unwrap()
 }
 
 /// Bytes of `text` the matcher accepts before refusing one, and whether it may stop after all.
@@ -89,12 +96,40 @@ fn a_runaway_string_value_must_close_at_its_max_length() {
 fn length_bounds_no_string_can_meet_are_ignored() {
     for schema in [r#"{"type":"string","minLength":5,"maxLength":2}"#, r#"{"type":"string","minLength":-1,"maxLength":1.5}"#] {
         let tools = format!(r#"[{{"name":"tag","parameters":{{"properties":{{"text":{schema}}}}}}}]"#);
-        let g = Grammar::new(&json::parse(&tools).unwrap()).unwrap();
+        let g = Grammar::new(&json::parse(&tools).unwrap(), None).unwrap();
         for value in ["", "a much longer text than any bound"] {
             let text = format!(r#"<tool_call>[{{"name":"tag","arguments":{{"text":"{value}"}}}}]</tool_call>"#);
             assert!(accepts(&g, &text), "{schema}: {text}");
         }
     }
+}
+
+#[test]
+fn extractive_strings_are_pieces_of_the_request_and_other_values_stay_free() {
+    let g = extractive_grammar();
+    let call = |color: &str| format!(r#"<tool_call>[{{"name":"control_lights","arguments":{{"room":"kitchen","action":"on","brightness":35,"color":"{color}"}}}}]</tool_call>"#);
+    // Case is ignored, escapes match the request's; enums and numbers are not copied.
+    for color in [r#"warm \"amber\""#, "Amber", "glow — then"] {
+        assert!(accepts(&g, &call(color)), "{color}");
+    }
+    for (color, refused_at) in [("warm red", "r"), ("amber light", " "), (r"Warm \u0022", "u")] {
+        let text = call(color);
+        let (accepted, _) = run(&g, &text);
+        let at = text.find(color).unwrap() + color.rfind(refused_at).unwrap();
+        assert_eq!(accepted, at, "{color}");
+    }
+    // Strings nested in a free JSON value are not arguments to copy.
+    assert!(accepts(&g, r#"<tool_call>[{"name":"log_weight","arguments":{"kg":70,"note":["anything"]}}]</tool_call>"#));
+}
+
+#[test]
+fn a_request_shorter_than_min_length_leaves_the_string_free() {
+    let tools = r#"[{"name":"tag","parameters":{"properties":{"text":{"type":"string","minLength":8}}}}]"#;
+    let g = Grammar::new(&json::parse(tools).unwrap(), Some("tag it")).unwrap();
+    assert!(accepts(&g, r#"<tool_call>[{"name":"tag","arguments":{"text":"anything long"}}]</tool_call>"#));
+    let g = Grammar::new(&json::parse(tools).unwrap(), Some("tag it as urgent")).unwrap();
+    assert!(accepts(&g, r#"<tool_call>[{"name":"tag","arguments":{"text":"it as urgent"}}]</tool_call>"#));
+    assert!(!accepts(&g, r#"<tool_call>[{"name":"tag","arguments":{"text":"urgent"}}]</tool_call>"#), "shorter than 8");
 }
 
 #[test]
@@ -109,7 +144,7 @@ fn the_turn_may_end_only_after_the_call_list_closes() {
 
 #[test]
 fn without_tools_only_the_refusal_is_possible() {
-    let g = Grammar::new(&json::Value::Null).unwrap();
+    let g = Grammar::new(&json::Value::Null, None).unwrap();
     assert!(accepts(&g, "<tool_call>[]</tool_call>"));
     assert_eq!(run(&g, r#"<tool_call>[{"name":"x"}]"#).0, "<tool_call>[".len());
 }
@@ -117,7 +152,7 @@ fn without_tools_only_the_refusal_is_possible() {
 #[test]
 fn tool_lists_that_cannot_be_compiled_are_typed_errors() {
     for bad in [r#"{"name":"x"}"#, r#"[{"description":"nameless"}]"#, r#"[3]"#] {
-        let err = Grammar::new(&json::parse(bad).unwrap()).expect_err(bad);
+        let err = Grammar::new(&json::parse(bad).unwrap(), None).expect_err(bad);
         assert_eq!(err.code(), "invalid_argument");
     }
 }
@@ -138,7 +173,12 @@ impl Rng {
 fn every_accepted_prefix_can_still_be_continued() {
     // Random walks over the accepted bytes (biased towards structure so walks finish): the
     // matcher must never reach a state, other than the end, from which no byte is accepted.
-    let g = grammar();
+    for g in [grammar(), extractive_grammar()] {
+        walk(&g);
+    }
+}
+
+fn walk(g: &Grammar) {
     let structural = b"<>/_[]{}\":,abcdefghijklmnopqrstuvwxyz0123456789.-e ";
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut finished = 0;
@@ -149,12 +189,12 @@ fn every_accepted_prefix_can_still_be_continued() {
                 finished += 1;
                 break;
             }
-            let allowed: Vec<u8> = (0..=255u8).filter(|&b| m.clone().advance(&g, b)).collect();
+            let allowed: Vec<u8> = (0..=255u8).filter(|&b| m.clone().advance(g, b)).collect();
             assert!(!allowed.is_empty(), "dead end in {m:?}");
             let preferred: Vec<u8> = allowed.iter().copied().filter(|b| structural.contains(b)).collect();
             let pool = if !preferred.is_empty() && rng.below(8) != 0 { &preferred } else { &allowed };
             let b = pool[rng.below(pool.len())];
-            assert!(m.advance(&g, b));
+            assert!(m.advance(g, b));
         }
     }
     assert!(finished > 50, "only {finished} walks reached the end");

@@ -125,6 +125,7 @@ impl Session {
         top_k: f64,
         top_p: f32,
         constrained: bool,
+        extractive: bool,
     ) -> Result<u32, JsValue> {
         let req = Request {
             query,
@@ -136,6 +137,7 @@ impl Session {
             top_k: count("top_k", top_k).map_err(error)?,
             top_p,
             constrained,
+            extractive,
         };
         self.engine.start(&req).map(|n| n as u32).map_err(error)
     }

@@ -78,6 +78,28 @@ test('constrained decoding in wasm masks the same tokens as the native CLI', asy
   }
 });
 
+test('extractive decoding in wasm copies from the query as the native CLI does', async () => {
+  const fixture = new URL('../fixtures/v3/local_global_taps/model.cact', import.meta.url);
+  const tools = JSON.stringify([{ name: 'add_note', parameters: { type: 'object',
+    properties: { text: { type: 'string', minLength: 1, maxLength: 30 } }, required: ['text'] } }]);
+  const query = 'Note that the Blue door sticks';
+  const extra = ['--max-tokens', '96', '--temperature', '0.8', '--seed', '1'];
+  const native = nativeRun(fixture.pathname, query, tools, [...extra, '--extractive']);
+  const constrained = nativeRun(fixture.pathname, query, tools, [...extra, '--constrained']);
+  const model = await Needle.load(new Uint8Array(readFileSync(fixture)), { simd: false });
+  try {
+    const r = await model.complete(query, { tools, maxTokens: 96, temperature: 0.8, seed: 1, extractive: true });
+    assertSameAsNative(r, native, false);
+    assert.notDeepEqual(native.tokens, constrained.tokens, 'extraction changes what random weights write');
+    assert.ok(r.function_calls.length > 0, r.text);
+    for (const call of r.function_calls) {
+      assert.ok(query.toLowerCase().includes(call.arguments.text.toLowerCase()), call.arguments.text);
+    }
+  } finally {
+    model.dispose();
+  }
+});
+
 test('wasm logits equal the native CLI logits: bit for bit on the baseline build, within 1e-5 on SIMD', async () => {
   const ids = Array.from(await needle.tokenize('<|im_start|>user\nhello world')).slice(0, 24);
   const native = nativeLogits(MODEL, ids);

@@ -9,7 +9,7 @@ use crate::model::{self, ms_since, number};
 use crate::{Args, Failure};
 
 pub const USAGE: &str = "run --model F --query Q [--tools T.json] [--system S] [--max-tokens N] \
-[--temperature X --seed N] [--top-k K] [--top-p P] [--constrained] [--kv f32|int8] [--numerics exact|deploy] \
+[--temperature X --seed N] [--top-k K] [--top-p P] [--constrained] [--extractive] [--kv f32|int8] [--numerics exact|deploy] \
 [--layers N] [--max-context N] [--json]";
 
 pub fn run(mut args: Args) -> Result<(), Failure> {
@@ -29,6 +29,7 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
     req.top_k = number(&mut args, "--top-k")?.unwrap_or(req.top_k);
     req.top_p = number(&mut args, "--top-p")?.unwrap_or(req.top_p);
     req.constrained = args.flag("--constrained");
+    req.extractive = args.flag("--extractive");
     let json = args.flag("--json");
     args.finish()?;
 
