@@ -92,7 +92,8 @@ export interface CompleteOptions {
   constrained?: boolean;
   /**
    * Extractive decoding (default false; implies `constrained`): every free-text string argument
-   * (a `string` without an `enum`) must also be copied from the query, ignoring ASCII case.
+   * (a `string` without an `enum`) must also be copied from the query, whole words at both
+   * ends (a value at its `maxLength` may stop mid-word), ignoring ASCII case.
    * Small models slip when re-spelling a name or phrase; this turns a slip into the copy the
    * model ranks highest. Leave it off for tools whose arguments rephrase the request.
    */

@@ -81,7 +81,8 @@ pub struct Request<'r> {
     /// the tools' schemas can be generated (see [`crate::constrained`]).
     pub constrained: bool,
     /// Extractive decoding: schema-constrained, and every free-text string argument (a
-    /// `string` without an `enum`) must be copied from `query`, ignoring ASCII case.
+    /// `string` without an `enum`) must be copied from `query`, whole words at both ends,
+    /// ignoring ASCII case.
     pub extractive: bool,
 }
 

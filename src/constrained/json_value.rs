@@ -183,10 +183,15 @@ impl JsonValue {
             }
             Phase::Str { key, escape, utf8 } => {
                 let closing = b == b'"' && escape == 0 && utf8 == 0;
-                if let (false, false, 0, Some(span), Some(source)) = (key, closing, self.depth, self.span, source) {
-                    match span.extend(source, b, self.length.min) {
-                        Some(span) => self.span = Some(span),
-                        None => return Step::Rejected,
+                if let (false, 0, Some(span), Some(source)) = (key, self.depth, self.span, source) {
+                    if closing && !span.can_close(source, self.chars >= self.length.max) {
+                        return Step::Rejected;
+                    }
+                    if !closing {
+                        match span.extend(source, b, self.length.min) {
+                            Some(span) => self.span = Some(span),
+                            None => return Step::Rejected,
+                        }
                     }
                 }
                 self.string(b, key, escape, utf8)

@@ -2,8 +2,10 @@
 //!
 //! Small models slip when they re-spell a name or a phrase from the request ("popcorn" ->
 //! "popcorning", a code read as another code). Requiring the value to be a piece of the
-//! request turns those slips into the nearest copy the model prefers. Matching is on the
-//! request as compact JSON writes it (so escapes line up byte for byte) and ignores ASCII case.
+//! request turns those slips into the nearest copy the model prefers. A copy starts and ends at
+//! word boundaries, so it cannot stop inside a word ("Q" of "QX7PLM") unless it reaches its
+//! `maxLength`. Matching is on the request as compact JSON writes it (so escapes line up byte
+//! for byte) and ignores ASCII case.
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -16,6 +18,9 @@ pub struct Source {
     bytes: Vec<u8>,
     /// `chars_from[p]`: characters (as a JSON string counts them) in `bytes[p..]`.
     chars_from: Vec<u32>,
+    /// `boundary[p]`: a copied value may start or end at `p`, a character start not inside a
+    /// word (letters, digits and non-ASCII characters make words).
+    boundary: Vec<bool>,
 }
 
 impl Source {
@@ -27,7 +32,7 @@ impl Source {
         bytes.remove(0);
         bytes.make_ascii_lowercase();
         // A character is a raw UTF-8 sequence or an escape (`\u` and four hex digits, or two bytes).
-        let mut starts = Vec::with_capacity(bytes.len());
+        let mut starts = Vec::with_capacity(bytes.len() + 1);
         let mut p = 0;
         while p < bytes.len() {
             starts.push(p);
@@ -37,18 +42,19 @@ impl Source {
                 (lead, _) => utf8_len(lead),
             };
         }
+        let chars = starts.len() as u32;
+        starts.push(bytes.len());
         let mut chars_from = alloc::vec![0u32; bytes.len() + 1];
-        let mut count = starts.len() as u32;
-        let mut next = starts.iter().peekable();
-        for (p, slot) in chars_from.iter_mut().enumerate() {
+        let mut boundary = alloc::vec![false; bytes.len() + 1];
+        for (i, pair) in starts.windows(2).enumerate() {
             // A position inside a character counts the characters after it.
-            *slot = count;
-            if next.peek() == Some(&&p) {
-                next.next();
-                count -= 1;
-            }
+            chars_from[pair[0]..pair[1]].fill(chars - i as u32);
         }
-        Source { bytes, chars_from }
+        let word = |p: usize| p < bytes.len() && (bytes[p].is_ascii_alphanumeric() || bytes[p] >= 0x80);
+        for (i, &p) in starts.iter().enumerate() {
+            boundary[p] = i == 0 || !(word(starts[i - 1]) && word(p));
+        }
+        Source { bytes, chars_from, boundary }
     }
 
     /// Characters in the whole request.
@@ -66,8 +72,8 @@ fn utf8_len(lead: u8) -> usize {
     }
 }
 
-/// Where the value written so far sits in the request: its leftmost occurrence that can still
-/// reach the value's `minLength`.
+/// Where the value written so far sits in the request: its leftmost occurrence that starts at
+/// a word boundary and can still reach the value's `minLength`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Span {
     start: u32,
@@ -78,15 +84,26 @@ impl Span {
     /// The value extended by byte `b` (of its JSON body), or `None` when no piece of the
     /// request with room for `min` characters spells it.
     pub fn extend(self, source: &Source, b: u8, min: u32) -> Option<Span> {
-        let (start, len) = (self.start as usize, self.len as usize);
-        let written = &source.bytes[start..start + len];
         let b = b.to_ascii_lowercase();
         // The leftmost occurrence of the longer value starts at or after this one's.
-        (start..source.bytes.len().saturating_sub(len))
-            .find(|&s| {
-                source.bytes[s + len] == b && source.chars_from[s] >= min && &source.bytes[s..s + len] == written
-            })
+        self.occurrences(source, 1)
+            .find(|&s| source.bytes[s + self.len as usize] == b && source.chars_from[s] >= min)
             .map(|s| Span { start: s as u32, len: self.len + 1 })
+    }
+
+    /// Whether the value may close here: some occurrence of it ends at a word boundary, so a
+    /// copy never stops mid-word ("Q" of "QX7PLM"), or `at_max`, its longest length.
+    pub fn can_close(self, source: &Source, at_max: bool) -> bool {
+        at_max || self.occurrences(source, 0).any(|s| source.boundary[s + self.len as usize])
+    }
+
+    /// Starts of the occurrences of the value, at a boundary, leftmost first, with `more`
+    /// bytes of the request after them.
+    fn occurrences(self, source: &Source, more: usize) -> impl Iterator<Item = usize> + '_ {
+        let (start, len) = (self.start as usize, self.len as usize);
+        let written = &source.bytes[start..start + len];
+        let end = (source.bytes.len() + 1).saturating_sub(len + more);
+        (start..end).filter(move |&s| source.boundary[s] && &source.bytes[s..s + len] == written)
     }
 }
 
@@ -107,6 +124,25 @@ mod tests {
         for value in ["call Mum", "call Mom at 6pm", "popcorn", "Dad."] {
             assert!(!copy(&source, value, 1), "{value:?} is not in the request");
         }
+    }
+
+    /// Whether `value` is a copy that may also close there.
+    fn closes(source: &Source, value: &str) -> bool {
+        let span = value.bytes().try_fold(Span::default(), |span, b| span.extend(source, b, 0));
+        span.is_some_and(|span| span.can_close(source, false))
+    }
+
+    #[test]
+    fn copies_start_and_end_at_word_boundaries() {
+        let source = Source::new("mail psharma@acme.io, code QX7PLM; these and the rest (ok)");
+        for value in ["psharma@acme.io", "acme", "acme.io", "QX7PLM", "the", "the rest (ok)", "(ok", ", code"] {
+            assert!(closes(&source, value), "{value:?}");
+        }
+        assert!(!copy(&source, "sharma@acme.io", 0), "starts inside a word");
+        assert!(copy(&source, "Q", 0) && !closes(&source, "Q"), "may not stop inside a word");
+        assert!(!closes(&source, "these and th"));
+        let span = "qx7".bytes().try_fold(Span::default(), |span, b| span.extend(&source, b, 0)).unwrap();
+        assert!(span.can_close(&source, true), "at its longest a value closes wherever it is");
     }
 
     #[test]
