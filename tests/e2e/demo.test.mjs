@@ -229,35 +229,40 @@ test('the page and the model work offline after the first load', async () => {
   assert.deepEqual(pageErrors, []);
 });
 
-test('an acceptance suite runs in the browser with the results of the native CLI, greedy and constrained', async () => {
-  // One environment's held-out cases through the package in Chromium (SIMD build, module
-  // worker), each compared with the native CLI; the pass rates go to target/e2e/acceptance.json.
-  const suite = JSON.parse(readFileSync(join(ROOT, 'tests/fixtures/acceptance/smart_home.json'), 'utf8'));
-  const tools = JSON.stringify(suite.tools);
-  const results = await page.evaluate(async ({ cases, tools, system }) => {
-    const { Needle } = await import('./pkg/index.js');
-    const needle = await Needle.load('./models/default.cact');
-    const out = [];
-    for (const c of cases) {
-      for (const constrained of [false, true]) {
-        const r = await needle.complete(c.query, { tools, system, constrained });
-        out.push({ query: c.query, constrained, tokens: r.tokens, text: r.text, calls: r.function_calls });
+test('acceptance suites run in the browser with the results of the native CLI: greedy, constrained, extractive', async () => {
+  // Held-out cases through the package in Chromium (SIMD build, module worker), each compared
+  // with the native CLI; the pass rates go to target/e2e/acceptance.json. Productivity has
+  // free-text arguments, so its extractive run exercises copying from the query.
+  const MODES = { greedy: {}, constrained: { constrained: true }, extractive: { extractive: true } };
+  const FLAGS = { greedy: [], constrained: ['--constrained'], extractive: ['--extractive'] };
+  const report = [];
+  for (const [env, modes] of [['smart_home', ['greedy', 'constrained']], ['productivity', ['extractive']]]) {
+    const suite = JSON.parse(readFileSync(join(ROOT, `tests/fixtures/acceptance/${env}.json`), 'utf8'));
+    const tools = JSON.stringify(suite.tools);
+    const results = await page.evaluate(async ({ cases, tools, system, runs }) => {
+      const { Needle } = await import('./pkg/index.js');
+      const needle = await Needle.load('./models/default.cact');
+      const out = [];
+      for (const [i, c] of cases.entries()) {
+        for (const [mode, options] of runs) {
+          const r = await needle.complete(c.query, { tools, system, ...options });
+          out.push({ i, query: c.query, mode, tokens: r.tokens, calls: r.function_calls });
+        }
       }
+      needle.dispose();
+      return out;
+    }, { cases: suite.cases, tools, system: suite.system, runs: modes.map((m) => [m, MODES[m]]) });
+    const passed = Object.fromEntries(modes.map((m) => [m, [0, 0]]));
+    for (const r of results) {
+      const native = nativeRun(MODEL, r.query, tools, ['--system', suite.system, ...FLAGS[r.mode]]);
+      assert.deepEqual(r.tokens, native.tokens, `${env}: ${r.query} (${r.mode})`);
+      assert.deepEqual(r.calls, native.function_calls);
+      passed[r.mode][0] += sameCalls(r.calls, suite.cases[r.i].calls);
+      passed[r.mode][1] += 1;
     }
-    needle.dispose();
-    return out;
-  }, { cases: suite.cases, tools, system: suite.system });
-  const rates = { greedy: [0, 0], constrained: [0, 0] };
-  for (const [i, r] of results.entries()) {
-    const want = suite.cases[Math.floor(i / 2)].calls;
-    const native = nativeRun(MODEL, r.query, tools, ['--system', suite.system, ...(r.constrained ? ['--constrained'] : [])]);
-    assert.deepEqual(r.tokens, native.tokens, `${r.query} (constrained: ${r.constrained})`);
-    assert.deepEqual(r.calls, native.function_calls);
-    const rate = rates[r.constrained ? 'constrained' : 'greedy'];
-    rate[0] += sameCalls(r.calls, want);
-    rate[1] += 1;
+    report.push({ env, passed });
   }
-  writeFileSync(join(OUT, 'acceptance.json'), `${JSON.stringify({ env: 'smart_home', passed: rates }, null, 2)}\n`);
+  writeFileSync(join(OUT, 'acceptance.json'), `${JSON.stringify(report, null, 2)}\n`);
 });
 
 /** Upstream's harness comparison: calls as a multiset, strings case-folded (2.0 and 2 are one JS number). */
