@@ -31,12 +31,14 @@ so they stay natural but unseen (intents.NEAR_MISS); `--name-miss N` (phase 36) 
 of the hand-written contact names (intents.NAME_MISS). `--codes C` (phase 39) puts a code-like
 word ("QX7PLM", "#4471") into a share C of the open-ended word runs (compose.CODE_SHARE);
 `--spoken-durations D` says a share D of the open-ended timer lengths in words ("a quarter of an
-hour", "ten and a half minutes"; compose.SPOKEN_DURATIONS).
+hour", "ten and a half minutes"; compose.SPOKEN_DURATIONS). `--unsupported-ops U` (phase 42) draws a
+share U of the training split's irrelevant requests from operations no tool serves, filled with
+open-ended values ("move {title} to {when}", "delete the contact {person}"; unsupported.py).
 
 Usage: python datagen.py --out DIR [--train N] [--val N] [--seed S] [--values curated|mixed]
        [--paraphrase P] [--env-weights W,W,W,W,W,W] [--parallel-share S]
        [--more-phrasings [1|2|3]] [--wide-words W] [--vocab-words V --tokenizer PATH] [--wide-verbs]
-       [--near-miss M] [--name-miss N] [--codes C] [--spoken-durations D]
+       [--near-miss M] [--name-miss N] [--codes C] [--spoken-durations D] [--unsupported-ops U]
 """
 import argparse
 import json
@@ -52,6 +54,7 @@ import intents as I  # noqa: E402
 import paraphrase as P  # noqa: E402
 import more_phrasings  # noqa: E402
 import slots as S  # noqa: E402
+import unsupported as U  # noqa: E402
 from dump_tools import catalogue  # noqa: E402
 
 MIX = [("positive", 0.44), ("parallel", 0.14), ("missing", 0.09), ("negation", 0.09),
@@ -260,6 +263,9 @@ class Generator:
 
     def irrelevant(self, env):
         rng = self.rng
+        if U.SHARE and self.split == "train" and rng.random() < U.SHARE:
+            text, question = U.request(env, rng)
+            return self._dress("alt" if question else "imp", text, False), [], "unsupported-op"
         r = rng.random()
         if r < 0.35:
             pool = I._split_pool(I.ENVIRONMENTS[env][1], self.split)
@@ -354,6 +360,8 @@ def main():
                         help="share of open-ended word runs given a code-like word such as QX7PLM (phase 39)")
     parser.add_argument("--spoken-durations", type=float, default=0.0,
                         help="share of open-ended timer lengths said in words, e.g. 'a quarter of an hour' (phase 39)")
+    parser.add_argument("--unsupported-ops", type=float, default=0.0,
+                        help="share of training irrelevant requests composed from operations no tool serves (phase 42)")
     parser.add_argument("--tokenizer", help="the SentencePiece model whose pieces --vocab-words draws")
     parser.add_argument("--more-phrasings", type=int, nargs="?", const=1, default=0, choices=(0, 1, 2, 3),
                         help="add more_phrasings.py's rounds of phrasings: 1 = productivity and data_capture "
@@ -372,10 +380,11 @@ def main():
         raise SystemExit("--name-miss must be in [0, 1]")
     I.NAME_MISS = args.name_miss
     C.WIDE_VERBS = args.wide_verbs
-    for flag, share in (("--codes", args.codes), ("--spoken-durations", args.spoken_durations)):
+    for flag, share in (("--codes", args.codes), ("--spoken-durations", args.spoken_durations),
+                        ("--unsupported-ops", args.unsupported_ops)):
         if not 0 <= share <= 1:
             raise SystemExit(f"{flag} must be in [0, 1]")
-    C.CODE_SHARE, C.SPOKEN_DURATIONS = args.codes, args.spoken_durations
+    C.CODE_SHARE, C.SPOKEN_DURATIONS, U.SHARE = args.codes, args.spoken_durations, args.unsupported_ops
     if not 0 <= args.vocab_words <= 1 - args.wide_words:
         raise SystemExit("--vocab-words must be in [0, 1 - wide words]")
     if args.vocab_words:
