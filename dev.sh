@@ -16,8 +16,9 @@ step() { printf '\n== %s\n' "$*"; }
 cmd_demo() {
   step "native CLI"
   cargo build --release --features cli --bin needle
-  step "wasm packages"
+  step "wasm packages and the browser extension"
   ./build.sh
+  node tools/extension.mjs --model "$DEFAULT_MODEL"
   step "the CLI on the embedded default model ($DEFAULT_MODEL)"
   local preset=www/presets/smart_home.json tools
   tools=$(mktemp)

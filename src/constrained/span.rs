@@ -4,7 +4,7 @@
 //! "popcorning", a code read as another code). Requiring the value to be a piece of the
 //! request turns those slips into the nearest copy the model prefers. A copy starts and ends at
 //! word boundaries, so it cannot stop inside a word ("Q" of "QX7PLM") unless it reaches its
-//! `maxLength`. Matching is on the request as compact JSON writes it (so escapes line up byte
+//! `maxLength`, and never starts or ends with whitespace (" called ..." for "called ..."). Matching is on the request as compact JSON writes it (so escapes line up byte
 //! for byte) and ignores ASCII case.
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -18,9 +18,12 @@ pub struct Source {
     bytes: Vec<u8>,
     /// `chars_from[p]`: characters (as a JSON string counts them) in `bytes[p..]`.
     chars_from: Vec<u32>,
-    /// `boundary[p]`: a copied value may start or end at `p`, a character start not inside a
-    /// word (letters, digits and non-ASCII characters make words).
-    boundary: Vec<bool>,
+    /// `may_start[p]`: a copied value may start at `p`, a character start not inside a word
+    /// (letters, digits and non-ASCII characters make words) and not whitespace.
+    may_start: Vec<bool>,
+    /// `may_end[p]`: a copied value may end just before `p`, a character start not inside a
+    /// word, after a character that is not whitespace.
+    may_end: Vec<bool>,
 }
 
 impl Source {
@@ -45,16 +48,20 @@ impl Source {
         let chars = starts.len() as u32;
         starts.push(bytes.len());
         let mut chars_from = alloc::vec![0u32; bytes.len() + 1];
-        let mut boundary = alloc::vec![false; bytes.len() + 1];
+        let mut may_start = alloc::vec![false; bytes.len() + 1];
+        let mut may_end = alloc::vec![false; bytes.len() + 1];
         for (i, pair) in starts.windows(2).enumerate() {
             // A position inside a character counts the characters after it.
             chars_from[pair[0]..pair[1]].fill(chars - i as u32);
         }
         let word = |p: usize| p < bytes.len() && (bytes[p].is_ascii_alphanumeric() || bytes[p] >= 0x80);
+        let space = |p: usize| p < bytes.len() && matches!(&bytes[p..], [b' ', ..] | [b'\\', b'n' | b't' | b'r', ..]);
         for (i, &p) in starts.iter().enumerate() {
-            boundary[p] = i == 0 || !(word(starts[i - 1]) && word(p));
+            let boundary = i == 0 || !(word(starts[i - 1]) && word(p));
+            may_start[p] = boundary && !space(p);
+            may_end[p] = boundary && i > 0 && !space(starts[i - 1]);
         }
-        Source { bytes, chars_from, boundary }
+        Source { bytes, chars_from, may_start, may_end }
     }
 
     /// Characters in the whole request.
@@ -91,19 +98,20 @@ impl Span {
             .map(|s| Span { start: s as u32, len: self.len + 1 })
     }
 
-    /// Whether the value may close here: some occurrence of it ends at a word boundary, so a
-    /// copy never stops mid-word ("Q" of "QX7PLM"), or `at_max`, its longest length.
+    /// Whether the value may close here: some occurrence of it ends at a word boundary after
+    /// a character that is not whitespace, so a copy never stops mid-word ("Q" of "QX7PLM"),
+    /// or `at_max`, its longest length.
     pub fn can_close(self, source: &Source, at_max: bool) -> bool {
-        at_max || self.occurrences(source, 0).any(|s| source.boundary[s + self.len as usize])
+        at_max || self.occurrences(source, 0).any(|s| source.may_end[s + self.len as usize])
     }
 
-    /// Starts of the occurrences of the value, at a boundary, leftmost first, with `more`
-    /// bytes of the request after them.
+    /// Starts of the occurrences of the value where a copy may start, leftmost first, with
+    /// `more` bytes of the request after them.
     fn occurrences(self, source: &Source, more: usize) -> impl Iterator<Item = usize> + '_ {
         let (start, len) = (self.start as usize, self.len as usize);
         let written = &source.bytes[start..start + len];
         let end = (source.bytes.len() + 1).saturating_sub(len + more);
-        (start..end).filter(move |&s| source.boundary[s] && &source.bytes[s..s + len] == written)
+        (start..end).filter(move |&s| source.may_start[s] && &source.bytes[s..s + len] == written)
     }
 }
 
@@ -141,6 +149,10 @@ mod tests {
         assert!(!copy(&source, "sharma@acme.io", 0), "starts inside a word");
         assert!(copy(&source, "Q", 0) && !closes(&source, "Q"), "may not stop inside a word");
         assert!(!closes(&source, "these and th"));
+        assert!(!copy(&source, " code", 0), "starts with whitespace");
+        assert!(copy(&source, "code ", 0) && !closes(&source, "code "), "may not end with whitespace");
+        let lines = Source::new("first\nsecond");
+        assert!(!copy(&lines, "\\nsecond", 0) && copy(&lines, "second", 0), "an escaped newline is whitespace");
         let span = "qx7".bytes().try_fold(Span::default(), |span, b| span.extend(&source, b, 0)).unwrap();
         assert!(span.can_close(&source, true), "at its longest a value closes wherever it is");
     }

@@ -1,0 +1,142 @@
+// The extension's popup: pick a tool set, type a request, get the calls. The model ships inside
+// the extension (models/default.cact), so it loads from the extension's own files and never
+// touches the network; the engine runs in the package's module worker.
+import { Needle } from './pkg/index.js';
+import { loadPresets } from './presets.js';
+
+const MODEL = './models/default.cact';
+const SAVED = 'needle-extension-v1'; // last preset, request and toggle, kept between openings
+const $ = (id) => document.getElementById(id);
+
+let needle = null;
+let presets = [];
+let lastCalls = null;
+
+function setState(state, message) {
+  document.body.dataset.state = state;
+  if (message !== undefined) $('status').textContent = message;
+  $('run').disabled = !needle || state === 'running' || state === 'loading';
+}
+
+function saved() {
+  try {
+    return JSON.parse(localStorage.getItem(SAVED)) || {};
+  } catch {
+    return {};
+  }
+}
+
+function save() {
+  const custom = $('preset').value === 'custom';
+  localStorage.setItem(SAVED, JSON.stringify({
+    preset: $('preset').value,
+    query: $('query').value,
+    extractive: $('extractive').checked,
+    tools: custom ? $('tools').value : undefined,
+    system: custom ? $('system').value : undefined,
+  }));
+}
+
+function applyPreset(value, query = true) {
+  const p = presets[Number(value)];
+  if (!p) return;
+  $('tools').value = JSON.stringify(p.tools, null, 2);
+  $('system').value = p.system || '';
+  if (query) $('query').value = p.query;
+  checkTools();
+}
+
+/** The editor's text when it is a JSON array (passed on verbatim, so key order is kept), else null. */
+function checkTools() {
+  let error = '';
+  try {
+    if (!Array.isArray(JSON.parse($('tools').value))) error = 'Tools must be a JSON array.';
+  } catch (e) {
+    error = e.message;
+  }
+  $('tools-error').hidden = !error;
+  $('tools-error').textContent = error;
+  if (error) $('tools-box').open = true;
+  return error ? null : $('tools').value;
+}
+
+function showResult(r) {
+  lastCalls = r.function_calls || [];
+  const calls = $('calls');
+  calls.replaceChildren();
+  for (const call of lastCalls) {
+    const card = document.createElement('article');
+    card.className = 'call';
+    const name = document.createElement('h3');
+    name.textContent = call.name;
+    const args = document.createElement('pre');
+    args.textContent = JSON.stringify(call.arguments ?? {}, null, 2);
+    card.append(name, args);
+    calls.append(card);
+  }
+  if (!lastCalls.length) {
+    const none = document.createElement('p');
+    none.textContent = r.parse_error ? `No call could be read: ${r.parse_error}` : 'No call: none of the tools fits this request.';
+    calls.append(none);
+  }
+  const confidence = typeof r.confidence === 'number' ? `confidence ${r.confidence.toFixed(2)} · ` : '';
+  $('meta').textContent = `${confidence}${r.usage.completion_tokens} tokens · ${r.timings.tokens_per_s.toFixed(0)} tokens/s`;
+  $('copy').hidden = !lastCalls.length;
+  $('thinking-box').hidden = !(r.reasoning || '').trim();
+  $('thinking').textContent = (r.reasoning || '').trim();
+  document.body.dataset.result = JSON.stringify(r);
+}
+
+async function run(event) {
+  event.preventDefault();
+  const tools = checkTools();
+  const query = $('query').value.trim();
+  if (!needle || tools === null || !query || document.body.dataset.state === 'running') return;
+  save();
+  setState('running', 'Thinking…');
+  try {
+    const extractive = $('extractive').checked;
+    showResult(await needle.complete(query, { tools, system: $('system').value || undefined, constrained: extractive, extractive }));
+    setState('done', 'Done.');
+  } catch (e) {
+    setState('error', `Error: ${e.message} (${e.code})`);
+  }
+}
+
+async function init() {
+  presets = await loadPresets();
+  presets.forEach((p, i) => $('preset').add(new Option(p.name, String(i))));
+  $('preset').add(new Option('Custom', 'custom'));
+  const last = saved();
+  const known = last.preset === 'custom' || presets[Number(last.preset)];
+  $('preset').value = known ? last.preset : '0';
+  if (last.preset === 'custom') {
+    $('tools').value = last.tools || '[]';
+    $('system').value = last.system || '';
+    checkTools();
+  } else {
+    applyPreset($('preset').value);
+  }
+  if (known && last.query) $('query').value = last.query;
+  if (typeof last.extractive === 'boolean') $('extractive').checked = last.extractive;
+
+  $('preset').addEventListener('change', () => (applyPreset($('preset').value), save()));
+  for (const id of ['tools', 'system']) {
+    $(id).addEventListener('input', () => ($('preset').value = 'custom', checkTools(), save()));
+  }
+  $('extractive').addEventListener('change', save);
+  $('ask').addEventListener('submit', run);
+  $('copy').addEventListener('click', () => navigator.clipboard.writeText(JSON.stringify(lastCalls, null, 2)));
+  $('query').focus();
+
+  try {
+    needle = await Needle.load(MODEL, { cache: false }); // bundled: Cache Storage would only duplicate it
+    const i = needle.info;
+    $('model-info').textContent = `Needle ${i.generation} · d=${i.d_model} · ${i.num_layers} layers · ${i.variant} · offline`;
+    setState('ready', 'Ready.');
+  } catch (e) {
+    setState('error', `Could not load the model: ${e.message} (${e.code})`);
+  }
+}
+
+init();

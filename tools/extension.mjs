@@ -1,0 +1,46 @@
+#!/usr/bin/env node
+// Assembles the offline browser extension (extension/) into a directory Chromium loads unpacked:
+// the popup, the npm package (pkg/: worker engine and both wasm builds), the tool presets and the
+// embedded default model, with the package's version in the manifest. Needs ./build.sh first.
+//
+//   node tools/extension.mjs [--out target/extension] [--model www/models/default.cact]
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+const PKG_FILES = ['index.js', 'protocol.js', 'cache.js', 'worker.js'];
+const WASM_FILES = ['simd/needle.js', 'simd/needle_bg.wasm', 'baseline/needle.js', 'baseline/needle_bg.wasm'];
+
+/** Writes the unpacked extension to `out` (replacing it); returns `{ out }`. */
+export function assembleExtension({ out = join(ROOT, 'target/extension'), model = join(ROOT, 'www/models/default.cact') } = {}) {
+  const copy = (from, to) => {
+    const src = join(ROOT, from);
+    if (!existsSync(src)) throw new Error(`${from} is missing (run ./build.sh first)`);
+    mkdirSync(dirname(join(out, to)), { recursive: true });
+    cpSync(src, join(out, to), { recursive: true });
+  };
+  rmSync(out, { recursive: true, force: true });
+  for (const f of ['popup.html', 'popup.js', 'popup.css']) copy(`extension/${f}`, f);
+  for (const f of PKG_FILES) copy(`pkg/${f}`, `pkg/${f}`);
+  for (const f of WASM_FILES) copy(`pkg/wasm/${f}`, `pkg/wasm/${f}`);
+  copy('www/presets.js', 'presets.js');
+  copy('www/presets', 'presets');
+  if (!existsSync(model)) throw new Error(`${model}: no such model`);
+  mkdirSync(join(out, 'models'), { recursive: true });
+  cpSync(model, join(out, 'models/default.cact'));
+
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'extension/manifest.json'), 'utf8'));
+  manifest.version = JSON.parse(readFileSync(join(ROOT, 'pkg/package.json'), 'utf8')).version;
+  writeFileSync(join(out, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  return { out };
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const arg = (name) => {
+    const i = process.argv.indexOf(name);
+    return i > 0 ? resolve(process.argv[i + 1]) : undefined;
+  };
+  const { out } = assembleExtension({ out: arg('--out'), model: arg('--model') });
+  console.log(`extension: ${out} (load it unpacked from chrome://extensions)`);
+}
