@@ -22,6 +22,7 @@ export function assembleExtension({ out = join(ROOT, 'target/extension'), model 
   };
   rmSync(out, { recursive: true, force: true });
   for (const f of ['popup.html', 'popup.js', 'popup.css']) copy(`extension/${f}`, f);
+  for (const n of [16, 32, 48, 128]) copy(`extension/icons/${n}.png`, `icons/${n}.png`);
   for (const f of PKG_FILES) copy(`pkg/${f}`, `pkg/${f}`);
   for (const f of WASM_FILES) copy(`pkg/wasm/${f}`, `pkg/wasm/${f}`);
   copy('www/presets.js', 'presets.js');
