@@ -95,8 +95,9 @@ async function run(event) {
   save();
   setState('running', 'Thinking…');
   try {
-    const extractive = $('extractive').checked;
-    showResult(await needle.complete(query, { tools, system: $('system').value || undefined, constrained: extractive, extractive }));
+    // Always schema-constrained: a popup has no use for a call its tools cannot take.
+    const options = { tools, system: $('system').value || undefined, constrained: true, extractive: $('extractive').checked };
+    showResult(await needle.complete(query, options));
     setState('done', 'Done.');
   } catch (e) {
     setState('error', `Error: ${e.message} (${e.code})`);

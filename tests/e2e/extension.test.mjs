@@ -1,7 +1,7 @@
 // The offline browser extension in Chromium (Playwright, Debian's /usr/bin/chromium): assembled by
 // tools/extension.mjs, loaded unpacked, its popup page answers from the bundled model with the
-// network switched off and gives the native CLI's calls, extractive by default and greedy when
-// the toggle is off; its choices survive a reopening.
+// network switched off and gives the native CLI's calls (schema-constrained, extractive by
+// default); its choices survive a reopening.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -71,13 +71,13 @@ test('the popup loads the bundled model with the network off', async () => {
   assert.deepEqual(pageErrors, []);
 });
 
-test('its calls are the native CLI\'s: extractive by default, greedy with the toggle off', async () => {
+test('its calls are the native CLI\'s: extractive by default, constrained with the toggle off', async () => {
   const env = JSON.parse(readFileSync(join(ROOT, 'www/presets/productivity.json'), 'utf8'));
   await page.selectOption('#preset', { label: 'Productivity (environment)' });
   const tools = await page.inputValue('#tools');
   assert.deepEqual(JSON.parse(tools), env.tools);
   const query = 'Create a task called quarterly budget review due Friday';
-  for (const [extractive, flags] of [[true, ['--extractive']], [false, []]]) {
+  for (const [extractive, flags] of [[true, ['--extractive']], [false, ['--constrained']]]) {
     await page.setChecked('#extractive', extractive);
     const result = await ask(query);
     const native = nativeRun(MODEL, query, tools, ['--system', env.system, ...flags]);
