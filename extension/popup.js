@@ -3,6 +3,7 @@
 // touches the network; the engine runs in the package's module worker.
 import { Needle } from './pkg/index.js';
 import { loadPresets } from './presets.js';
+import { callCards } from './calls.js';
 
 const MODEL = './models/default.cact';
 const SAVED = 'needle-extension-v1'; // last preset, request and toggle, kept between openings
@@ -63,17 +64,7 @@ function checkTools() {
 function showResult(r) {
   lastCalls = r.function_calls || [];
   const calls = $('calls');
-  calls.replaceChildren();
-  for (const call of lastCalls) {
-    const card = document.createElement('article');
-    card.className = 'call';
-    const name = document.createElement('h3');
-    name.textContent = call.name;
-    const args = document.createElement('pre');
-    args.textContent = JSON.stringify(call.arguments ?? {}, null, 2);
-    card.append(name, args);
-    calls.append(card);
-  }
+  calls.replaceChildren(...callCards(lastCalls));
   if (!lastCalls.length) {
     const none = document.createElement('p');
     none.textContent = r.parse_error ? `No call could be read: ${r.parse_error}` : 'No call: none of the tools fits this request.';

@@ -26,6 +26,7 @@ export function assembleExtension({ out = join(ROOT, 'target/extension'), model 
   for (const f of PKG_FILES) copy(`pkg/${f}`, `pkg/${f}`);
   for (const f of WASM_FILES) copy(`pkg/wasm/${f}`, `pkg/wasm/${f}`);
   copy('www/presets.js', 'presets.js');
+  copy('www/calls.js', 'calls.js');
   copy('www/presets', 'presets');
   if (!existsSync(model)) throw new Error(`${model}: no such model`);
   mkdirSync(join(out, 'models'), { recursive: true });

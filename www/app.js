@@ -1,6 +1,7 @@
 // The demo page: pick a model, edit tools, ask, watch tokens stream and tool calls appear.
 import { Needle } from './pkg/index.js';
 import { loadPresets } from './presets.js';
+import { callCards } from './calls.js';
 
 let PRESETS = [];
 
@@ -164,17 +165,7 @@ function showResult(r, stopped) {
   // `text` is the whole completion; the core has already read the reasoning out of it.
   showText(r.reasoning || '', splitThinking(r.text || '').answer);
   const calls = $('calls');
-  calls.replaceChildren();
-  for (const call of r.function_calls || []) {
-    const card = document.createElement('article');
-    card.className = 'call';
-    const h = document.createElement('h3');
-    h.textContent = call.name;
-    const pre = document.createElement('pre');
-    pre.textContent = JSON.stringify(call.arguments ?? {}, null, 2);
-    card.append(h, pre);
-    calls.append(card);
-  }
+  calls.replaceChildren(...callCards(r.function_calls));
   if (r.parse_error) {
     const p = document.createElement('p');
     p.className = 'muted';

@@ -1,12 +1,13 @@
 // Keeps the demo working offline: the page, its scripts and the wasm are served from this cache
 // when the network is unavailable (network first, so a rebuilt page is picked up when online).
 // Models are not handled here: the package keeps them in its own cache, with integrity checks.
-const SHELL = 'needle-demo-shell-v2';
+const SHELL = 'needle-demo-shell-v3';
 const ASSETS = [
   './',
   './index.html',
   './app.js',
   './presets.js',
+  './calls.js',
   './presets/smart_home.json',
   './presets/media_player.json',
   './presets/kitchen_appliance.json',
