@@ -23,7 +23,7 @@ phase_data() {
   [ -f "$dir/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$dir" --train 60000 --val 1200 --seed "$seed" --values mixed "$@"
   cp "$work/data3/val.jsonl" "$dir/val.jsonl"
 }
-# The generator's flags from phase 26 on (phases 26-34 differ only in their seed; phases 35-38 and 40 add near misses).
+# The generator's flags from phase 26 on (phases 26-34 differ only in their seed; phases 35-38, 40 and 43 add near misses).
 late_flags=(--paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 --more-phrasings 3 --wide-words 0.45
             --vocab-words 0.4 --wide-verbs --tokenizer "$work/data/tokenizer.model")
 mkdir -p "$work/data"
@@ -150,6 +150,8 @@ qat_phase 36 35 1500 32 "${near_flags[@]}"
 qat_phase 37 36 1200 33 "${near_flags[@]}"
 qat_phase 38 37 1500 34 "${near_flags[@]}"
 qat_phase 40 38 1200 36 "${near_flags[@]}"
-"$PYTHON" "$here/export.py" --work "$work/run40" --data "$work/data40" --out "$root/www/models/default.cact"
+# Phase 43 (41-42 are not in the lineage): phase 40 continued on fresh examples (seed 39), 1200 steps.
+qat_phase 43 40 1200 39 "${near_flags[@]}"
+"$PYTHON" "$here/export.py" --work "$work/run43" --data "$work/data43" --out "$root/www/models/default.cact"
 echo "pipeline wall time: $(( $(date +%s) - start )) s"
 "$PYTHON" "$here/eval_reference.py" --model "$root/www/models/default.cact" --json "$work/eval_reference.json"
