@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -22,7 +22,7 @@ let popupUrl;
 const requests = [];
 const pageErrors = [];
 
-/** Chromium names an unpacked extension after its path: sha256, first 32 hex digits as a-p. */
+/** Chromium names an unpacked extension after its real path: sha256, first 32 hex digits as a-p. */
 function extensionId(path) {
   const hex = createHash('sha256').update(path).digest('hex').slice(0, 32);
   return [...hex].map((c) => String.fromCharCode(97 + parseInt(c, 16))).join('');
@@ -40,7 +40,7 @@ async function ask(query) {
 }
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'needle-extension-'));
+  dir = realpathSync(mkdtempSync(join(tmpdir(), 'needle-extension-'))); // Chromium hashes the real path
   assembleExtension({ out: dir, model: MODEL });
   profile = mkdtempSync(join(tmpdir(), 'needle-extension-profile-'));
   context = await chromium.launchPersistentContext(profile, {
