@@ -28,3 +28,4 @@ build_variant() {
 build_variant simd "-C target-feature=+simd128"
 build_variant baseline ""
 node tools/wasm-sizes.mjs
+node tools/package-assets.mjs

@@ -20,11 +20,7 @@ cmd_demo() {
   ./build.sh
   node tools/extension.mjs --model "$DEFAULT_MODEL"
   step "the CLI on the embedded default model ($DEFAULT_MODEL)"
-  local preset=www/presets/smart_home.json tools
-  tools=$(mktemp)
-  node -e 'const fs = require("fs"); fs.writeFileSync(process.argv[2], JSON.stringify(JSON.parse(fs.readFileSync(process.argv[1])).tools))' "$preset" "$tools"
-  target/release/needle run --model "$DEFAULT_MODEL" --query "Turn on the kitchen lights" --tools "$tools" \
-    --system "$(node -p 'JSON.parse(require("fs").readFileSync(process.argv[1])).system' "$preset")" --max-tokens 48
+  target/release/needle run --model "$DEFAULT_MODEL" --preset smart_home --query "Turn on the kitchen lights" --max-tokens 48
   step "demo page on http://127.0.0.1:${PORT:-8080}/ (Ctrl-C stops it)"
   exec node tools/serve.mjs --port "${PORT:-8080}" --model "$DEFAULT_MODEL"
 }

@@ -186,9 +186,16 @@ export interface CacheUsage {
 
 export type ModelSource = string | URL | Uint8Array | ArrayBuffer | ArrayBufferView | Blob;
 
+/**
+ * URL of the default model bundled with the package: a small Needle 3 trained on upstream's six
+ * tool environments (`needle-web/environments`). `Needle.load()` with no source loads it.
+ */
+export const defaultModel: string;
+
 export class Needle {
   private constructor();
-  static load(source: ModelSource, options?: LoadOptions): Promise<Needle>;
+  /** Without a source: the bundled `defaultModel`, checked against its SHA-256. */
+  static load(source?: ModelSource, options?: LoadOptions): Promise<Needle>;
   static cached(url: string | URL): Promise<boolean>;
   static evict(url: string | URL): Promise<boolean>;
   static cacheUsage(): Promise<CacheUsage>;

@@ -7,8 +7,9 @@
 // module Web Worker, or inline where no Worker exists (Node).
 import { Req, Reply, NeedleError, errorFromWire, toolsToJson } from './protocol.js';
 import * as modelCache from './cache.js';
+import { defaultModel, defaultModelSha256 } from './default-model.js';
 
-export { NeedleError };
+export { NeedleError, defaultModel };
 
 const DEFAULTS = Object.freeze({ maxTokens: 256, temperature: 0, seed: 0, topK: 0, topP: 1, constrained: false, extractive: false });
 
@@ -95,19 +96,20 @@ export class Needle {
   }
 
   /**
-   * Loads a `.cact` model. `source`: URL (string or URL), Uint8Array, ArrayBuffer, Blob or File.
+   * Loads a `.cact` model. `source`: URL (string or URL), Uint8Array, ArrayBuffer, Blob or File;
+   * omitted, the package's bundled default model (`defaultModel`), checked against its SHA-256.
    * options: { onProgress({phase, loaded, total}), integrity, cache = true, worker = 'auto',
    *            kv: 'f32' | 'int8', numerics: 'exact' | 'deploy', layers, maxContext,
    *            simd: 'auto' | boolean, signal }
    * Phases: 'download' | 'cache' | 'read' | 'init'. Rejects with a NeedleError.
    */
-  static async load(source, options = {}) {
+  static async load(source = defaultModel, options = {}) {
     const wire = toSource(source);
     const host = await startHost(options.worker ?? 'auto');
     const needle = new Needle(host);
     const { onProgress, signal } = options;
     const opts = {
-      integrity: options.integrity,
+      integrity: options.integrity ?? (String(source) === defaultModel ? defaultModelSha256 : undefined),
       cache: options.cache,
       kv: options.kv,
       numerics: options.numerics,

@@ -119,3 +119,48 @@ fn bad_requests_fail_with_a_typed_message_and_status_1() {
     assert_eq!(out.status.code(), Some(2), "a missing --query is a usage error");
     let _ = std::fs::remove_file(bad_tools);
 }
+
+/// Without `--model` the CLI runs the embedded default model, and `--preset` is exactly the
+/// preset file's tools and system prompt: the same prompt and tokens as passing them by hand.
+#[test]
+fn embedded_model_and_preset_equal_the_files_they_come_from() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let model = root.join("www/models/default.cact");
+    let preset = load_json(&root.join("www/presets/smart_home.json"));
+    let tools = std::env::temp_dir().join(format!("needle-cli-preset-{}.json", std::process::id()));
+    std::fs::write(&tools, preset.get("tools").unwrap().to_json()).unwrap();
+    let query = "Turn on the kitchen lights";
+    let by_hand = needle(&[
+        "run", "--model", model.to_str().unwrap(), "--query", query, "--tools", tools.to_str().unwrap(),
+        "--system", preset.get("system").unwrap().as_str().unwrap(), "--max-tokens", "48", "--json",
+    ]);
+    let built_in = needle(&["run", "--preset", "smart_home", "--query", query, "--max-tokens", "48", "--json"]);
+    let _ = std::fs::remove_file(&tools);
+    let parse = |out: &Output| {
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        json::parse(std::str::from_utf8(&out.stdout).unwrap().trim()).unwrap()
+    };
+    let (by_hand, built_in) = (parse(&by_hand), parse(&built_in));
+    for key in ["prompt_ids", "tokens"] {
+        assert_eq!(ids(built_in.get(key).unwrap()), ids(by_hand.get(key).unwrap()), "{key}");
+    }
+    assert!(!ids(built_in.get("tokens").unwrap()).is_empty());
+
+    let out = needle(&["inspect", "--json"]);
+    assert!(out.status.success());
+    let info = json::parse(std::str::from_utf8(&out.stdout).unwrap().trim()).unwrap();
+    let file_bytes = info.get("file_bytes").and_then(|v| match v { Value::Int(s) => s.parse::<u64>().ok(), _ => None });
+    assert_eq!(file_bytes, Some(std::fs::metadata(&model).unwrap().len()), "inspect reads the embedded model");
+}
+
+#[test]
+fn preset_misuse_is_a_usage_error() {
+    for args in [
+        &["run", "--preset", "no_such_environment", "--query", "hi"][..],
+        &["run", "--preset", "smart_home", "--tools", "t.json", "--query", "hi"][..],
+    ] {
+        let out = needle(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("preset"), "{args:?}");
+    }
+}

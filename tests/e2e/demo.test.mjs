@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 
 import { startServer } from '../../tools/serve.mjs';
-import { ROOT, assertSameAsNative, defaultModel, nativeRun } from '../js/helpers.mjs';
+import { ROOT, assertSameAsNative, cli, defaultModel, nativeRun } from '../js/helpers.mjs';
 
 const MODEL = defaultModel();
 const OUT = join(ROOT, 'target/e2e');
@@ -225,6 +225,29 @@ test('the page and the model work offline after the first load', async () => {
     assert.equal(end, 'done');
   } finally {
     await context.setOffline(false);
+  }
+  assert.deepEqual(pageErrors, []);
+});
+
+test("the package's browser example answers with its bundled default model, in a worker, as the native CLI does", async () => {
+  // pkg/examples/browser.html: no bundler (an import map), Needle.load() with no source.
+  const example = await context.newPage();
+  example.on('pageerror', (e) => pageErrors.push(String(e)));
+  try {
+    await example.goto(new URL('pkg/examples/browser.html', server.url).href);
+    await example.waitForSelector('#ask button:not([disabled])', { timeout: 120_000 });
+    assert.match(await example.textContent('#status'), /in a Web Worker/);
+    assert.ok(served.some((r) => r.path === '/pkg/models/default.cact' && r.status === 200));
+    const query = 'Turn on the kitchen lights';
+    await example.selectOption('#environment', 'smart_home');
+    await example.fill('#query', query);
+    await example.click('#ask button');
+    await example.waitForFunction(() => /tok\/s$/.test(document.getElementById('status').textContent), null, { timeout: 120_000 });
+    const native = JSON.parse(cli(['run', '--preset', 'smart_home', '--query', query, '--constrained', '--json']));
+    assert.ok(native.function_calls.length > 0);
+    assert.deepEqual(JSON.parse(await example.textContent('#calls')), native.function_calls);
+  } finally {
+    await example.close();
   }
   assert.deepEqual(pageErrors, []);
 });

@@ -1,21 +1,21 @@
-//! `needle inspect --model FILE [--json]`: what a container holds, as the reader sees it —
+//! `needle inspect [--model F] [--json]`: what a container holds, as the reader sees it —
 //! generation, header geometry, codebooks, tokenizer framing, probe heads and the named
 //! tensor table.
 use std::fmt::Write as _;
 
 use needle_web::container::{self, Container, Field, NamedTensor};
 
+use crate::model;
 use crate::{Args, Failure};
 
-pub const USAGE: &str = "inspect --model FILE [--json]   print a container's geometry and tensor table";
+pub const USAGE: &str = "inspect [--model F] [--json]   print a container's geometry and tensor table";
 
 pub fn run(mut args: Args) -> Result<(), Failure> {
-    let path = args.required("--model")?;
+    let model = model::read(&mut args)?;
     let json = args.flag("--json");
     args.finish()?;
-    let bytes = std::fs::read(&path).map_err(|e| Failure::Io(path.clone(), e))?;
-    let c = container::parse(&bytes)?;
-    let out = if json { render_json(&c, bytes.len()) } else { render_text(&c, &path, bytes.len()) };
+    let c = container::parse(&model.bytes)?;
+    let out = if json { render_json(&c, model.bytes.len()) } else { render_text(&c, &model.source, model.bytes.len()) };
     print!("{out}");
     Ok(())
 }

@@ -7,16 +7,16 @@ use crate::model;
 use crate::{Args, Failure};
 
 pub const USAGE: &str =
-    "logits --model F --tokens 2,17,... [--kv f32|int8] [--numerics exact|deploy] [--layers N] [--out file.f32]";
+    "logits [--model F] --tokens 2,17,... [--kv f32|int8] [--numerics exact|deploy] [--layers N] [--out file.f32]";
 
 pub fn run(mut args: Args) -> Result<(), Failure> {
-    let (bytes, _) = model::read(&mut args)?;
+    let model = model::read(&mut args)?;
     let options = model::options(&mut args)?;
     let ids = model::ids(&args.required("--tokens")?)?;
     let out = args.value("--out")?;
     args.finish()?;
 
-    let mut engine = Engine::load(&bytes, &options)?;
+    let mut engine = Engine::load(&model.bytes, &options)?;
     let rows = engine.logits_for(&ids)?;
     match out {
         Some(path) => {

@@ -6,6 +6,7 @@ mod args;
 mod inspect;
 mod logits;
 mod model;
+mod presets;
 mod run;
 mod tokenize;
 
@@ -49,6 +50,12 @@ fn usage() -> String {
     for c in COMMANDS {
         s.push_str(&format!("  {}\n", c.usage));
     }
+    s.push_str(&format!(
+        "\nWithout --model, a command runs the embedded default model (a small Needle 3 trained on\n\
+         upstream's six tool environments). --preset NAME gives run one of their tool sets and\n\
+         system prompt: {}.\n",
+        presets::NAMES.join(", ")
+    ));
     s
 }
 

@@ -1,17 +1,31 @@
-//! What the model-running subcommands share: reading the container and the run options
-//! (`--kv`, `--numerics`, `--layers`).
+//! What the model-running subcommands share: reading the container (a file, or the embedded
+//! default model) and the run options (`--kv`, `--numerics`, `--layers`).
+use std::borrow::Cow;
 use std::time::Instant;
 
 use needle_web::session::{KvPrecision, LoadOptions, Numerics};
 
 use crate::{Args, Failure};
 
-/// Takes `--model FILE` and reads it whole, timing the read.
-pub fn read(args: &mut Args) -> Result<(Vec<u8>, f64), Failure> {
-    let path = args.required("--model")?;
+/// The embedded default model (the small Needle 3 of tools/train/, trained on upstream's six
+/// tool environments), so the CLI answers with no file at hand, as the demo page does.
+const EMBEDDED_MODEL: &[u8] = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/www/models/default.cact"));
+
+/// A container's bytes and where they came from.
+pub struct Model {
+    pub bytes: Cow<'static, [u8]>,
+    pub source: String,
+    pub read_ms: f64,
+}
+
+/// Takes `--model FILE` and reads it whole, timing the read; without it, the embedded model.
+pub fn read(args: &mut Args) -> Result<Model, Failure> {
+    let Some(path) = args.value("--model")? else {
+        return Ok(Model { bytes: Cow::Borrowed(EMBEDDED_MODEL), source: "(embedded default model)".into(), read_ms: 0.0 });
+    };
     let t0 = Instant::now();
-    let bytes = std::fs::read(&path).map_err(|e| Failure::Io(path, e))?;
-    Ok((bytes, ms_since(t0)))
+    let bytes = std::fs::read(&path).map_err(|e| Failure::Io(path.clone(), e))?;
+    Ok(Model { bytes: Cow::Owned(bytes), source: path, read_ms: ms_since(t0) })
 }
 
 /// Takes `--kv f32|int8`, `--numerics exact|deploy`, `--layers N`, `--max-context N`.

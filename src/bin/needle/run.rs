@@ -6,21 +6,26 @@ use needle_web::json::Value;
 use needle_web::session::{Engine, Request};
 
 use crate::model::{self, ms_since, number};
+use crate::presets;
 use crate::{Args, Failure};
 
-pub const USAGE: &str = "run --model F --query Q [--tools T.json] [--system S] [--max-tokens N] \
+pub const USAGE: &str = "run [--model F] --query Q [--preset NAME | --tools T.json] [--system S] [--max-tokens N] \
 [--temperature X --seed N] [--top-k K] [--top-p P] [--constrained] [--extractive] [--kv f32|int8] [--numerics exact|deploy] \
 [--layers N] [--max-context N] [--json]";
 
 pub fn run(mut args: Args) -> Result<(), Failure> {
-    let (bytes, read_ms) = model::read(&mut args)?;
+    let model = model::read(&mut args)?;
     let options = model::options(&mut args)?;
     let query = args.required("--query")?;
-    let tools = match args.value("--tools")? {
-        Some(path) => std::fs::read_to_string(&path).map_err(|e| Failure::Io(path, e))?,
-        None => String::new(),
+    let preset = args.value("--preset")?.map(|name| presets::get(&name)).transpose()?;
+    let tools = match (args.value("--tools")?, &preset) {
+        (Some(_), Some(_)) => return Err(Failure::Usage("--preset and --tools both give the tools: pass one".into())),
+        (Some(path), None) => std::fs::read_to_string(&path).map_err(|e| Failure::Io(path, e))?,
+        (None, Some(p)) => p.tools.clone(),
+        (None, None) => String::new(),
     };
-    let system = args.value("--system")?;
+    // An explicit --system replaces the preset's.
+    let system = args.value("--system")?.or_else(|| preset.and_then(|p| p.system));
     let mut req = Request::new(&query, &tools);
     req.system = system.as_deref();
     req.max_tokens = number(&mut args, "--max-tokens")?.unwrap_or(req.max_tokens);
@@ -34,8 +39,8 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
     args.finish()?;
 
     let t0 = Instant::now();
-    let mut engine = Engine::load(&bytes, &options)?;
-    let load_ms = read_ms + ms_since(t0);
+    let mut engine = Engine::load(&model.bytes, &options)?;
+    let load_ms = model.read_ms + ms_since(t0);
 
     let t0 = Instant::now();
     engine.start(&req)?;

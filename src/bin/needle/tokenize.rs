@@ -6,12 +6,12 @@ use needle_web::tokenizer::Tokenizer;
 use crate::model;
 use crate::{Args, Failure};
 
-pub const USAGE: &str = "tokenize --model F --text S";
-pub const DETOKENIZE_USAGE: &str = "detokenize --model F --ids 2,17,...";
+pub const USAGE: &str = "tokenize [--model F] --text S";
+pub const DETOKENIZE_USAGE: &str = "detokenize [--model F] --ids 2,17,...";
 
 fn tokenizer(args: &mut Args) -> Result<Tokenizer, Failure> {
-    let (bytes, _) = model::read(args)?;
-    Ok(Tokenizer::from_blob(container::parse(&bytes)?.tokenizer())?)
+    let model = model::read(args)?;
+    Ok(Tokenizer::from_blob(container::parse(&model.bytes)?.tokenizer())?)
 }
 
 pub fn run(mut args: Args) -> Result<(), Failure> {

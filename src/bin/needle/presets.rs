@@ -1,0 +1,29 @@
+//! `--preset NAME`: the tool sets and system prompts of upstream's six tool environments (the
+//! demo page's presets, `www/presets/`), built in so `needle run` on the embedded model needs no
+//! file at all.
+use needle_web::json::{self, Value};
+
+use crate::Failure;
+
+macro_rules! presets {
+    ($($name:literal),*) => {
+        pub const NAMES: &[&str] = &[$($name),*];
+        const FILES: &[&str] = &[$(include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/www/presets/", $name, ".json"))),*];
+    };
+}
+presets!("smart_home", "media_player", "kitchen_appliance", "productivity", "wearable", "data_capture");
+
+/// A preset's tools (JSON text) and system prompt.
+pub struct Preset {
+    pub tools: String,
+    pub system: Option<String>,
+}
+
+pub fn get(name: &str) -> Result<Preset, Failure> {
+    let Some(i) = NAMES.iter().position(|&n| n == name) else {
+        return Err(Failure::Usage(format!("unknown preset '{name}' (one of {})", NAMES.join(", "))));
+    };
+    let env = json::parse(FILES[i])?;
+    let tools = env.get("tools").map(Value::to_json).unwrap_or_default();
+    Ok(Preset { tools, system: env.get("system").and_then(Value::as_str).map(str::to_owned) })
+}
