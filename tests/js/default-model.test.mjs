@@ -1,10 +1,10 @@
 // The default model bundled in the npm package: Needle.load() with no source, its integrity check,
-// the environments export, and the Node example, each against the native CLI's embedded model.
+// the environments export, the Node example (against the native CLI's embedded model) and the published file list.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { Needle, defaultModel } from '../../pkg/index.js';
@@ -46,4 +46,12 @@ test('the Node example prints the calls the native CLI makes', () => {
   const want = native('productivity', query).function_calls;
   assert.ok(want.length > 0);
   assert.deepEqual(JSON.parse(out), want);
+});
+
+test("every file package.json publishes and every export it maps exists after ./build.sh", () => {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'pkg/package.json'), 'utf8'));
+  const targets = (v) => (typeof v === 'string' ? [v] : Object.values(v).flatMap(targets));
+  for (const f of [...pkg.files, ...targets(pkg.exports)]) {
+    assert.ok(existsSync(join(ROOT, 'pkg', f)), `pkg/${f}`);
+  }
 });
