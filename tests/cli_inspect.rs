@@ -53,7 +53,8 @@ fn inspect_lists_every_record_by_name_in_text_and_json() {
 
 #[test]
 fn inspect_fails_with_status_2_on_bad_usage_and_1_on_a_refused_file() {
-    assert_eq!(needle(&["inspect"]).status.code(), Some(2));
+    // A bare `inspect` reads the embedded default model (tests/cli_run.rs); a `--model` without
+    // a value is a usage error.
     assert_eq!(needle(&["inspect", "--model"]).status.code(), Some(2));
     let model = first_fixture("v3");
     let path = model.to_str().unwrap();
