@@ -1,9 +1,11 @@
 // The extension's popup: pick a tool set, type a request, get the calls. The model ships inside
-// the extension (models/default.cact), so it loads from the extension's own files and never
-// touches the network; the engine runs in the package's module worker.
+// the extension (models/default.cact), or is the one the user chose on the options page (kept in
+// the browser, user-model.js), so it never touches the network; the engine runs in the package's
+// module worker.
 import { Needle } from './pkg/index.js';
 import { loadPresets } from './presets.js';
 import { callCards } from './calls.js';
+import { chosenModel, readModel } from './user-model.js';
 
 const MODEL = './models/default.cact';
 const SAVED = 'needle-extension-v1'; // last preset, request and toggle, kept between openings
@@ -121,11 +123,22 @@ async function init() {
   $('copy').addEventListener('click', () => navigator.clipboard.writeText(JSON.stringify(lastCalls, null, 2)));
   $('query').focus();
 
+  $('change-model').addEventListener('click', (e) => (e.preventDefault(), chrome.runtime.openOptionsPage()));
+
+  let source = MODEL;
+  let name = 'bundled demo model';
+  let notice = '';
   try {
-    needle = await Needle.load(MODEL, { cache: false }); // bundled: Cache Storage would only duplicate it
+    const bytes = await readModel();
+    if (bytes) [source, name] = [bytes, chosenModel().name];
+  } catch (e) {
+    notice = ` Using the bundled model: ${e.message}.`;
+  }
+  try {
+    needle = await Needle.load(source, { cache: false }); // in the extension already: Cache Storage would only duplicate it
     const i = needle.info;
-    $('model-info').textContent = `Needle ${i.generation} · d=${i.d_model} · ${i.num_layers} layers · ${i.variant} · offline`;
-    setState('ready', 'Ready.');
+    $('model-name').textContent = `${name} · Needle ${i.generation} · d=${i.d_model} · ${i.num_layers} layers · ${i.variant} · offline`;
+    setState('ready', `Ready.${notice}`);
   } catch (e) {
     setState('error', `Could not load the model: ${e.message} (${e.code})`);
   }

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Assembles the offline browser extension (extension/) into a directory Chromium loads unpacked:
-// the popup, the npm package (pkg/: worker engine and both wasm builds), the tool presets and the
+// the popup and options page, the npm package (pkg/: worker engine and both wasm builds), the tool presets and the
 // embedded default model, with the package's version in the manifest. Needs ./build.sh first.
 //
 //   node tools/extension.mjs [--out target/extension] [--model www/models/default.cact]
@@ -21,7 +21,7 @@ export function assembleExtension({ out = join(ROOT, 'target/extension'), model 
     cpSync(src, join(out, to), { recursive: true });
   };
   rmSync(out, { recursive: true, force: true });
-  for (const f of ['popup.html', 'popup.js', 'popup.css']) copy(`extension/${f}`, f);
+  for (const f of ['popup.html', 'popup.js', 'popup.css', 'options.html', 'options.js', 'user-model.js']) copy(`extension/${f}`, f);
   for (const n of [16, 32, 48, 128]) copy(`extension/icons/${n}.png`, `icons/${n}.png`);
   for (const f of PKG_FILES) copy(`pkg/${f}`, `pkg/${f}`);
   for (const f of WASM_FILES) copy(`pkg/wasm/${f}`, `pkg/wasm/${f}`);

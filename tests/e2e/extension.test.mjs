@@ -1,7 +1,7 @@
 // The offline browser extension in Chromium (Playwright, Debian's /usr/bin/chromium): assembled by
 // tools/extension.mjs, loaded unpacked, its popup page answers from the bundled model with the
 // network switched off and gives the native CLI's calls (schema-constrained, extractive by
-// default); its choices survive a reopening.
+// default); its choices survive a reopening; its options page swaps in another model.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -96,5 +96,62 @@ test('a reopened popup keeps the tool set, the request and the toggle', async ()
   assert.equal(await page.inputValue('#query'), 'Create a task called quarterly budget review due Friday');
   assert.equal(await page.isChecked('#extractive'), false);
   await context.setOffline(false);
+  assert.deepEqual(pageErrors, []);
+});
+
+test('the options page swaps in a model from a file; the popup runs it offline, then the bundled one again', async () => {
+  const own = join(ROOT, 'tests/fixtures/v2/mixed_window/model.cact');
+  const options = await context.newPage();
+  options.on('pageerror', (e) => pageErrors.push(String(e)));
+  const settled = () => options.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state), null, { timeout: 120_000 });
+  await options.goto(popupUrl.replace('popup.html', 'options.html'));
+  assert.match(await options.textContent('#current'), /bundled demo model/);
+
+  // Not a model: refused with the engine's error, nothing replaced.
+  await options.setInputFiles('#file', join(ROOT, 'tests/fixtures/v2/mixed_window/case.json'));
+  await settled();
+  assert.equal(await options.evaluate(() => document.body.dataset.state), 'error');
+  assert.match(await options.textContent('#message'), /^Not changed: .*\(\w+\)$/);
+  assert.match(await options.textContent('#current'), /bundled demo model/);
+
+  // A URL that cannot be reached (offline): refused with the package's fetch error.
+  await context.setOffline(true);
+  await options.fill('#url', 'https://example.com/needle3.cact');
+  await options.click('#download');
+  await settled();
+  assert.equal(await options.evaluate(() => document.body.dataset.state), 'error');
+  assert.match(await options.textContent('#message'), /^Not changed: .*\(fetch_failed\)$/);
+  await context.setOffline(false);
+
+  await options.setInputFiles('#file', own);
+  await settled();
+  assert.equal(await options.evaluate(() => document.body.dataset.state), 'done', await options.textContent('#message'));
+  assert.match(await options.textContent('#current'), /model\.cact \(Needle 2, /);
+
+  await context.setOffline(true);
+  await page.goto(popupUrl);
+  await waitState('ready', 'error');
+  assert.match(await page.textContent('#model-info'), /^model\.cact · Needle 2 · /);
+  // The fixture's context (512) is too short for an environment's tools: one small tool instead.
+  const tools = JSON.stringify([{ name: 'lights', description: 'Turn the lights on or off',
+    parameters: { type: 'object', properties: { on: { type: 'boolean' } }, required: ['on'] } }]);
+  await page.click('#tools-box summary');
+  await page.fill('#tools', tools);
+  await page.fill('#system', '');
+  await page.setChecked('#extractive', false);
+  const query = 'Turn on the kitchen lights';
+  const result = await ask(query);
+  const native = nativeRun(own, query, tools, ['--constrained']);
+  assert.deepEqual(result.tokens, native.tokens);
+  assert.deepEqual(result.function_calls, native.function_calls);
+  await context.setOffline(false);
+
+  await options.click('#reset');
+  await settled();
+  assert.match(await options.textContent('#current'), /bundled demo model/);
+  await page.goto(popupUrl);
+  await waitState('ready', 'error');
+  assert.match(await page.textContent('#model-info'), /^bundled demo model · Needle 3 · /);
+  await options.close();
   assert.deepEqual(pageErrors, []);
 });
