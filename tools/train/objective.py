@@ -37,13 +37,19 @@ def load(path, tokenizer, max_len):
     return np.asarray(seqs, np.int32), np.asarray(masks, np.float32), np.asarray(lengths), dropped
 
 
-def answer_loss(model, params, ids, mask, quant, requantise=True):
+def answer_loss(model, params, ids, mask, quant, requantise=True, focal=0.0):
+    """Mean cross-entropy over the answer tokens. `focal` > 0 (training only, phase 50) weighs
+    each token by (1 - p)^focal, p the model's probability of it (held constant in the
+    gradient): exact match fails at the first wrong token, and at this size nearly every
+    answer token is already right, so the plain mean spends most of its gradient on them."""
     if quant and requantise:
         params = cq_ste_params(params, WEIGHT_BITS)
     logits = model.apply({"params": params}, ids, quant=quant)
     ce = optax.softmax_cross_entropy_with_integer_labels(logits[:, :-1], ids[:, 1:])
     m = mask[:, 1:]
-    return (ce * m).sum() / jnp.maximum(m.sum(), 1.0)
+    if focal:
+        m = m * jax.lax.stop_gradient(-jnp.expm1(-ce)) ** focal
+    return (ce * m).sum() / jnp.maximum(mask[:, 1:].sum(), 1.0)
 
 
 class Validation:

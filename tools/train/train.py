@@ -80,6 +80,8 @@ def main():
                         help="appended layers start at this fraction of the layer they copy (0: off)")
     parser.add_argument("--new-layer-lr", type=float, default=1.0,
                         help="learning-rate multiplier for the layers --layers appends to --init")
+    parser.add_argument("--focal", type=float, default=0.0,
+                        help="weigh each answer token's loss by (1 - p)^FOCAL (0: the plain mean; phase 50)")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
 
@@ -116,7 +118,7 @@ def main():
     def make_step(quant):
         @jax.jit
         def step(p, opt_state, ids, mask):
-            loss, grads = jax.value_and_grad(answer_loss, argnums=1)(model, p, ids, mask, quant)
+            loss, grads = jax.value_and_grad(answer_loss, argnums=1)(model, p, ids, mask, quant, focal=args.focal)
             updates, opt_state = optimizer.update(grads, opt_state, p)
             updates = jax.tree_util.tree_map_with_path(per_layer, updates)
             return optax.apply_updates(p, updates), opt_state, loss
