@@ -98,6 +98,13 @@ export interface CompleteOptions {
    * model ranks highest. Leave it off for tools whose arguments rephrase the request.
    */
   extractive?: boolean;
+  /**
+   * Value search (default false; implies `constrained`; needs `temperature` 0): each argument
+   * value is the one the model ranks most likely as a whole, found by a best-first search over
+   * its tokens, instead of committing to its first token greedily. Never less likely than the
+   * greedy value; costs a few extra forward passes per value.
+   */
+  valueSearch?: boolean;
   layers?: number;
   kv?: KvPrecision;
   numerics?: Numerics;

@@ -11,7 +11,7 @@ import { defaultModel, defaultModelSha256 } from './default-model.js';
 
 export { NeedleError, defaultModel };
 
-const DEFAULTS = Object.freeze({ maxTokens: 256, temperature: 0, seed: 0, topK: 0, topP: 1, constrained: false, extractive: false });
+const DEFAULTS = Object.freeze({ maxTokens: 256, temperature: 0, seed: 0, topK: 0, topP: 1, constrained: false, extractive: false, valueSearch: false });
 
 /** A pair of in-process ports with postMessage semantics (copying, asynchronous). */
 function localPorts() {
@@ -154,7 +154,7 @@ export class Needle {
 
   /**
    * Runs one query to completion. options: { tools, system, maxTokens, temperature, seed, topK,
-   * topP, constrained, extractive, layers, kv, numerics, signal, onToken({token, text}) }. An abort rejects with an
+   * topP, constrained, extractive, valueSearch, layers, kv, numerics, signal, onToken({token, text}) }. An abort rejects with an
    * AbortError whose `result` holds what was generated so far.
    */
   complete(query, options = {}) {
@@ -320,6 +320,7 @@ function toRequest(query, o) {
     topP: num(o.topP, DEFAULTS.topP),
     constrained: Boolean(o.constrained ?? DEFAULTS.constrained),
     extractive: Boolean(o.extractive ?? DEFAULTS.extractive),
+    valueSearch: Boolean(o.valueSearch ?? DEFAULTS.valueSearch),
     layers: o.layers ?? null,
     kv: o.kv ?? null,
     numerics: o.numerics ?? null,

@@ -8,6 +8,7 @@
 //! the same loop for hosts that need not.
 //!
 //! The core has no clock: callers time `start` (prefill) and `next_token` (decode) themselves.
+use alloc::collections::VecDeque;
 use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
@@ -23,6 +24,8 @@ use crate::{v2, v3};
 use crate::{Error, Result};
 
 pub use crate::v3::{HeadKind, KvPrecision, Numerics};
+
+mod search;
 
 /// How a model is run. `None` fields take the container's own choice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,6 +87,10 @@ pub struct Request<'r> {
     /// `string` without an `enum`) must be copied from `query`, whole words at both ends,
     /// ignoring ASCII case.
     pub extractive: bool,
+    /// Value search: schema-constrained, and each argument value is the one the model gives
+    /// the highest probability as a whole, found by a best-first search over its tokens,
+    /// instead of the token-by-token greedy choice (see [`search`]). Needs temperature 0.
+    pub value_search: bool,
 }
 
 impl<'r> Request<'r> {
@@ -100,6 +107,7 @@ impl<'r> Request<'r> {
             top_p: 1.0,
             constrained: false,
             extractive: false,
+            value_search: false,
         }
     }
 }
@@ -293,6 +301,22 @@ impl<'a> Net<'a> {
         }
     }
 
+    /// A copy of where the sequence is, to come back to with [`Self::rewind`].
+    fn mark(&self) -> NetMark {
+        match self {
+            Net::V2 { state, .. } => NetMark::V2(state.mark()),
+            Net::V3 { state, .. } => NetMark::V3(state.mark()),
+        }
+    }
+
+    fn rewind(&mut self, mark: &NetMark) {
+        match (self, mark) {
+            (Net::V2 { state, .. }, NetMark::V2(mark)) => state.rewind(mark),
+            (Net::V3 { state, .. }, NetMark::V3(mark)) => state.rewind(mark),
+            _ => unreachable!("a mark is only taken from this net"),
+        }
+    }
+
     /// The confidence head's logit over the whole sequence `ids` the state has consumed.
     fn confidence(&self, ids: &[u32]) -> Result<f32> {
         let logit = match self {
@@ -312,6 +336,12 @@ impl<'a> Net<'a> {
     }
 }
 
+/// A saved position of a [`Net`].
+enum NetMark {
+    V2(v2::Mark),
+    V3(v3::Mark),
+}
+
 /// A request in flight.
 struct Turn {
     prompt: String,
@@ -324,6 +354,12 @@ struct Turn {
     /// The last sampled token, not yet run through the model.
     unfed: Option<u32>,
     constraint: Option<Constraint>,
+    /// Value search is on (see [`Request::value_search`]).
+    value_search: bool,
+    /// The value being written has been searched (so it is not searched again).
+    value_searched: bool,
+    /// Tokens a value search chose, still to be emitted.
+    chosen: VecDeque<u32>,
     stop: Option<StopReason>,
 }
 
@@ -409,7 +445,10 @@ impl<'a> Engine<'a> {
     pub fn start(&mut self, req: &Request) -> Result<usize> {
         let sampler = Sampler::new(req.temperature, req.top_k, req.top_p, req.seed)?;
         let tools = parse_tools(req.tools_json)?;
-        let constraint = match req.constrained || req.extractive {
+        if req.value_search && req.temperature != 0.0 {
+            return Err(Error::InvalidArgument { name: "value_search", reason: "needs temperature 0 (it replaces greedy choice)" });
+        }
+        let constraint = match req.constrained || req.extractive || req.value_search {
             true => Some(Constraint::new(tools.as_ref().unwrap_or(&json::Value::Null), req.extractive.then_some(req.query))?),
             false => None,
         };
@@ -436,6 +475,9 @@ impl<'a> Engine<'a> {
             text: String::new(),
             unfed: None,
             constraint,
+            value_search: req.value_search,
+            value_searched: false,
+            chosen: VecDeque::new(),
             stop: if req.max_tokens == 0 { Some(StopReason::MaxTokens) } else { None },
         });
         Ok(n)
@@ -458,12 +500,27 @@ impl<'a> Engine<'a> {
             self.feed(&[id])?;
         }
         let turn = self.turn.as_mut().expect("checked above");
-        if let (Some(constraint), Some(table)) = (&mut turn.constraint, &self.token_table) {
-            constraint.mask(table, &mut self.logits);
+        let in_value = turn.constraint.as_ref().is_some_and(Constraint::in_argument_value);
+        if turn.value_search && in_value && !turn.value_searched {
+            turn.value_searched = true;
+            let chosen = self.search_value()?;
+            self.turn.as_mut().expect("checked above").chosen.extend(chosen);
         }
-        let id = turn.sampler.sample(&self.logits);
+        let turn = self.turn.as_mut().expect("checked above");
+        let id = match turn.chosen.pop_front() {
+            Some(id) => id,
+            None => {
+                if let (Some(constraint), Some(table)) = (&mut turn.constraint, &self.token_table) {
+                    constraint.mask(table, &mut self.logits);
+                }
+                turn.sampler.sample(&self.logits)
+            }
+        };
         if let (Some(constraint), Some(table)) = (&mut turn.constraint, &self.token_table) {
             constraint.accept(table, id);
+            if !constraint.in_argument_value() {
+                turn.value_searched = false;
+            }
         }
         turn.tokens.push(id);
         let stop = if id == self.tokenizer.eos_id() {

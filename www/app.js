@@ -201,6 +201,7 @@ function requestOptions() {
     topP: num('top-p'),
     constrained: $('constrained').checked,
     extractive: $('extractive').checked,
+    valueSearch: $('value-search').checked,
     layers: num('layers'),
     kv: $('kv').value || undefined,
   };

@@ -208,6 +208,7 @@ fn zc_norm_in_place(x: &mut [f32], gain: &[f32]) {
 }
 
 /// The raw (pre-conv) q, k, v projections of the positions the causal conv still reads.
+#[derive(Clone)]
 pub(crate) struct ConvTail {
     rows: Vec<f32>,
     width: usize,

@@ -139,6 +139,7 @@ pub(crate) fn gate(x: &[f32], k: &[f32], nx: &mut [f32], nk: &mut [f32]) -> f32 
 }
 
 /// Pre-conv values of the positions a site's conv still reads (a ring over positions).
+#[derive(Clone)]
 pub(crate) struct ValueTail {
     values: Vec<f32>,
     dilation: usize,

@@ -32,11 +32,13 @@ impl KvPrecision {
     }
 }
 
+#[derive(Clone)]
 enum Store {
     F32 { k: Vec<f32>, v: Vec<f32> },
     Int8 { k: Vec<i8>, v: Vec<i8>, k_scale: Vec<f32>, v_scale: Vec<f32> },
 }
 
+#[derive(Clone)]
 pub(crate) struct KvRing {
     store: Store,
     slots: usize,

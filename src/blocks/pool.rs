@@ -10,6 +10,7 @@ use alloc::vec::Vec;
 use crate::kernels::{axpy, dot};
 use crate::{Error, Result};
 
+#[derive(Clone)]
 pub(crate) struct SoftmaxPool {
     max: Vec<f32>,
     sum: Vec<f32>,

@@ -104,6 +104,17 @@ pub(crate) struct Sequence<S> {
     pub(crate) mlp: S,
 }
 
+/// What a [`Sequence`] carries from one token to the next (its scratch aside): a copy to come
+/// back to with [`Sequence::rewind`].
+#[derive(Clone)]
+pub(crate) struct Mark {
+    rings: Vec<KvRing>,
+    conv: Vec<ConvTail>,
+    site_tails: Vec<Option<ValueTail>>,
+    recent: Vec<u32>,
+    pos: usize,
+}
+
 /// Which logits a call produces.
 pub(crate) enum Logits<'o> {
     /// None (the probe heads are all the caller reads).
@@ -414,6 +425,20 @@ impl<S> Sequence<S> {
     /// Forgets the tokens (buffers are kept; stale cache entries are never read again).
     pub(crate) fn reset(&mut self) {
         self.pos = 0;
+    }
+
+    /// A copy of where the sequence is.
+    pub(crate) fn mark(&self) -> Mark {
+        Mark { rings: self.rings.clone(), conv: self.conv.clone(), site_tails: self.site_tails.clone(), recent: self.recent.clone(), pos: self.pos }
+    }
+
+    /// Goes back to `mark`, taken from this sequence.
+    pub(crate) fn rewind(&mut self, mark: &Mark) {
+        self.rings.clone_from(&mark.rings);
+        self.conv.clone_from(&mark.conv);
+        self.site_tails.clone_from(&mark.site_tails);
+        self.recent.clone_from(&mark.recent);
+        self.pos = mark.pos;
     }
 
     /// Bytes held by the KV rings.

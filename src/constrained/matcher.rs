@@ -111,6 +111,16 @@ impl Matcher {
         self.phase == Phase::Done
     }
 
+    /// Whether the bytes being matched are one argument's value (an open tool's whole
+    /// arguments object is not one).
+    pub fn in_argument_value(&self, g: &Grammar) -> bool {
+        match self.phase {
+            Phase::EnumValue(_) => true,
+            Phase::Value(_) => !g.tools[self.tool as usize].open,
+            _ => false,
+        }
+    }
+
     /// Feeds bytes; false (leaving the matcher in an unspecified state) when one is refused.
     pub fn feed(&mut self, g: &Grammar, bytes: &[u8]) -> bool {
         bytes.iter().all(|&b| self.advance(g, b))

@@ -72,7 +72,16 @@ impl TokenTable {
     fn len(&self) -> usize {
         self.ends.len()
     }
+
+    /// Whether `id` ends the turn.
+    pub fn is_stop(&self, id: u32) -> bool {
+        self.stops.contains(&id)
+    }
 }
+
+/// Where a [`Constraint`] is in the turn ([`Constraint::checkpoint`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Checkpoint(Matcher);
 
 /// The constraint of one request: the compiled tools and how far the completion has got.
 pub struct Constraint {
@@ -128,6 +137,20 @@ impl Constraint {
         for logit in logits.iter_mut().skip(n) {
             *logit = f32::NEG_INFINITY;
         }
+    }
+
+    /// Whether the completion is inside one argument's value.
+    pub fn in_argument_value(&self) -> bool {
+        self.matcher.in_argument_value(&self.grammar)
+    }
+
+    /// Where the constraint is, to come back to with [`Self::restore`].
+    pub fn checkpoint(&self) -> Checkpoint {
+        Checkpoint(self.matcher)
+    }
+
+    pub fn restore(&mut self, at: Checkpoint) {
+        self.matcher = at.0;
     }
 
     /// Moves past the chosen token.

@@ -69,6 +69,7 @@ impl<'a> ProbeHead<'a> {
 }
 
 /// A head's streamed softmax over every cell (part of the session state).
+#[derive(Clone)]
 pub(crate) struct Pool {
     cells: SoftmaxPool,
     scores: Vec<f32>,

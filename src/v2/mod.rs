@@ -32,4 +32,5 @@ pub use crate::container::V2HeadKind as HeadKind;
 pub use geometry::Geometry;
 pub use model::Model;
 pub use retrieve::Ranked;
+pub(crate) use state::Mark;
 pub use state::{Options, State};

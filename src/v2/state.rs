@@ -6,7 +6,7 @@ use super::geometry::Geometry;
 use super::heads::Pool;
 use super::model::Model;
 use super::{KvPrecision, Numerics};
-use crate::blocks::stack::Sequence;
+use crate::blocks::stack::{self, Sequence};
 use crate::{Error, Result};
 
 /// How a state runs its model.
@@ -25,6 +25,12 @@ pub struct Options {
     pub prefill_chunk: usize,
     /// Pool hidden cells for the probe heads while running (see [`Model::head`]).
     pub track_heads: bool,
+}
+
+/// A saved position of a [`State`] ([`State::mark`]).
+pub(crate) struct Mark {
+    seq: stack::Mark,
+    pools: Vec<Pool>,
 }
 
 /// The sequence state of one [`Model`].
@@ -94,6 +100,18 @@ impl State {
         for p in &mut self.pools {
             p.clear();
         }
+    }
+
+    /// A copy of where the sequence is (KV rings, tails, head pools), to come back to with
+    /// [`State::rewind`]: how a search tries several continuations of one prefix.
+    pub(crate) fn mark(&self) -> Mark {
+        Mark { seq: self.seq.mark(), pools: self.pools.clone() }
+    }
+
+    /// Goes back to `mark`, taken from this state.
+    pub(crate) fn rewind(&mut self, mark: &Mark) {
+        self.seq.rewind(&mark.seq);
+        self.pools.clone_from(&mark.pools);
     }
 
     /// Bytes held by the KV rings.

@@ -123,6 +123,7 @@ impl<'a> ProbeHead<'a> {
 }
 
 /// A head's streamed time softmax over every cell row (part of the session state).
+#[derive(Clone)]
 pub(crate) struct Pool {
     time: SoftmaxPool,
     scores: Vec<f32>,

@@ -23,4 +23,5 @@ pub use crate::container::HeadKind;
 pub use geometry::Geometry;
 pub use ladder::{ladder_layer_indices, ladder_order};
 pub use model::Model;
+pub(crate) use state::Mark;
 pub use state::{Options, State};

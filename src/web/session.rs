@@ -126,6 +126,7 @@ impl Session {
         top_p: f32,
         constrained: bool,
         extractive: bool,
+        value_search: bool,
     ) -> Result<u32, JsValue> {
         let req = Request {
             query,
@@ -138,6 +139,7 @@ impl Session {
             top_p,
             constrained,
             extractive,
+            value_search,
         };
         self.engine.start(&req).map(|n| n as u32).map_err(error)
     }

@@ -252,14 +252,17 @@ test("the package's browser example answers with its bundled default model, in a
   assert.deepEqual(pageErrors, []);
 });
 
-test('acceptance suites run in the browser with the results of the native CLI: greedy, constrained, extractive', async () => {
+test('acceptance suites run in the browser with the results of the native CLI: greedy, constrained, extractive, value search', async () => {
   // Held-out cases through the package in Chromium (SIMD build, module worker), each compared
   // with the native CLI; the pass rates go to target/e2e/acceptance.json. Productivity has
-  // free-text arguments, so its extractive run exercises copying from the query.
-  const MODES = { greedy: {}, constrained: { constrained: true }, extractive: { extractive: true } };
-  const FLAGS = { greedy: [], constrained: ['--constrained'], extractive: ['--extractive'] };
+  // free-text arguments, so its extractive runs exercise copying from the query, and value
+  // search the rewinding of the KV cache in wasm.
+  const MODES = { greedy: {}, constrained: { constrained: true }, extractive: { extractive: true },
+    searched: { extractive: true, valueSearch: true } };
+  const FLAGS = { greedy: [], constrained: ['--constrained'], extractive: ['--extractive'],
+    searched: ['--extractive', '--value-search'] };
   const report = [];
-  for (const [env, modes] of [['smart_home', ['greedy', 'constrained']], ['productivity', ['extractive']]]) {
+  for (const [env, modes] of [['smart_home', ['greedy', 'constrained']], ['productivity', ['extractive', 'searched']]]) {
     const suite = JSON.parse(readFileSync(join(ROOT, `tests/fixtures/acceptance/${env}.json`), 'utf8'));
     const tools = JSON.stringify(suite.tools);
     const results = await page.evaluate(async ({ cases, tools, system, runs }) => {

@@ -71,13 +71,13 @@ test('the popup loads the bundled model with the network off', async () => {
   assert.deepEqual(pageErrors, []);
 });
 
-test('its calls are the native CLI\'s: extractive by default, constrained with the toggle off', async () => {
+test('its calls are the native CLI\'s, values searched whole: extractive by default, constrained with the toggle off', async () => {
   const env = JSON.parse(readFileSync(join(ROOT, 'www/presets/productivity.json'), 'utf8'));
   await page.selectOption('#preset', { label: 'Productivity (environment)' });
   const tools = await page.inputValue('#tools');
   assert.deepEqual(JSON.parse(tools), env.tools);
   const query = 'Create a task called quarterly budget review due Friday';
-  for (const [extractive, flags] of [[true, ['--extractive']], [false, ['--constrained']]]) {
+  for (const [extractive, flags] of [[true, ['--extractive', '--value-search']], [false, ['--constrained', '--value-search']]]) {
     await page.setChecked('#extractive', extractive);
     const result = await ask(query);
     const native = nativeRun(MODEL, query, tools, ['--system', env.system, ...flags]);
@@ -141,7 +141,7 @@ test('the options page swaps in a model from a file; the popup runs it offline, 
   await page.setChecked('#extractive', false);
   const query = 'Turn on the kitchen lights';
   const result = await ask(query);
-  const native = nativeRun(own, query, tools, ['--constrained']);
+  const native = nativeRun(own, query, tools, ['--constrained', '--value-search']);
   assert.deepEqual(result.tokens, native.tokens);
   assert.deepEqual(result.function_calls, native.function_calls);
   await context.setOffline(false);

@@ -100,6 +100,24 @@ test('extractive decoding in wasm copies from the query as the native CLI does',
   }
 });
 
+test('value search in wasm rewinds the KV cache and chooses the values the native CLI does', async () => {
+  const env = JSON.parse(readFileSync(new URL('../../www/presets/productivity.json', import.meta.url), 'utf8'));
+  const tools = JSON.stringify(env.tools);
+  const query = 'Remind me to call the dentist about the crown tomorrow at 9am';
+  const flags = ['--system', env.system, '--extractive'];
+  const native = nativeRun(MODEL, query, tools, [...flags, '--value-search']);
+  const base = await Needle.load(BYTES, { simd: false });
+  try {
+    const opts = { tools, system: env.system, extractive: true, valueSearch: true };
+    assertSameAsNative(await base.complete(query, opts), native, true);
+    assertSameAsNative(await needle.complete(query, opts), native, false);
+    assert.ok(native.function_calls.length > 0, native.text);
+    await assert.rejects(needle.complete(query, { ...opts, temperature: 0.5 }), { code: 'invalid_argument' });
+  } finally {
+    base.dispose();
+  }
+});
+
 test('wasm logits equal the native CLI logits: bit for bit on the baseline build, within 1e-5 on SIMD', async () => {
   const ids = Array.from(await needle.tokenize('<|im_start|>user\nhello world')).slice(0, 24);
   const native = nativeLogits(MODEL, ids);
