@@ -272,7 +272,7 @@ test('acceptance suites run in the browser with the results of the native CLI: g
       for (const [i, c] of cases.entries()) {
         for (const [mode, options] of runs) {
           const r = await needle.complete(c.query, { tools, system, ...options });
-          out.push({ i, query: c.query, mode, tokens: r.tokens, calls: r.function_calls });
+          out.push({ i, query: c.query, mode, tokens: r.tokens, calls: r.function_calls, confidence: r.confidence });
         }
       }
       needle.dispose();
@@ -283,6 +283,7 @@ test('acceptance suites run in the browser with the results of the native CLI: g
       const native = nativeRun(MODEL, r.query, tools, ['--system', suite.system, ...FLAGS[r.mode]]);
       assert.deepEqual(r.tokens, native.tokens, `${env}: ${r.query} (${r.mode})`);
       assert.deepEqual(r.calls, native.function_calls);
+      assert.ok(Math.abs(r.confidence - native.confidence) < 1e-4, `${env}: ${r.query} (${r.mode}): confidence ${r.confidence} vs ${native.confidence}`);
       passed[r.mode][0] += sameCalls(r.calls, suite.cases[r.i].calls);
       passed[r.mode][1] += 1;
     }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Reproduces www/models/default.cact from scratch: dump the six environments, generate the
 # synthetic data, train the tokenizer, train the model (resumable: rerun after an interruption),
-# export, and score it on the acceptance suite with upstream's JAX model.
+# export, train its confidence head, and score it on the acceptance suite with upstream's JAX model.
 # Usage: tools/train/make_model.sh [WORK_DIR]     (PYTHON=... to pick the interpreter;
 #        default: the pinned venv tools/reference/.venv-v3, created when missing)
 set -euo pipefail
@@ -152,6 +152,18 @@ qat_phase 38 37 1500 34 "${near_flags[@]}"
 qat_phase 40 38 1200 36 "${near_flags[@]}"
 # Phase 43 (41-42 are not in the lineage): phase 40 continued on fresh examples (seed 39), 1200 steps.
 qat_phase 43 40 1200 39 "${near_flags[@]}"
-"$PYTHON" "$here/export.py" --work "$work/run43" --data "$work/data43" --out "$root/www/models/default.cact"
+"$PYTHON" "$here/export.py" --work "$work/run43" --data "$work/data43" --out "$work/phase43.cact"
+# The confidence head (session 20): phase 43's own answers to fresh generator examples (seed 200,
+# the last phase's flags), greedy and with value search, labelled right or wrong through the CLI;
+# upstream's ConfidenceHead trained on them with the backbone frozen, then added to the container
+# with every backbone byte unchanged.
+mkdir -p "$work/dataC"
+[ -f "$work/dataC/val.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/dataC" --train 3000 --val 6000 \
+  --seed 200 --values mixed "${late_flags[@]}" "${near_flags[@]}"
+(cd "$root" && cargo build --release --features cli --bin needle)
+[ -f "$work/runsC.jsonl" ] || "$PYTHON" "$here/label_runs.py" --examples "$work/dataC/train.jsonl" \
+  "$work/dataC/val.jsonl" --model "$work/phase43.cact" --out "$work/runsC.jsonl"
+"$PYTHON" "$here/confidence.py" --model "$work/phase43.cact" --runs "$work/runsC.jsonl" \
+  --out "$root/www/models/default.cact"
 echo "pipeline wall time: $(( $(date +%s) - start )) s"
 "$PYTHON" "$here/eval_reference.py" --model "$root/www/models/default.cact" --json "$work/eval_reference.json"
