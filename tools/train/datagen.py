@@ -34,11 +34,16 @@ word ("QX7PLM", "#4471") into a share C of the open-ended word runs (compose.COD
 hour", "ten and a half minutes"; compose.SPOKEN_DURATIONS). `--unsupported-ops U` (phase 42) draws a
 share U of the training split's irrelevant requests from operations no tool serves, filled with
 open-ended values ("move {title} to {when}", "delete the contact {person}"; unsupported.py).
+`--plain P` (phase 53) leaves a share P of the dressed requests bare: no opener, request form,
+filler or suffix. Drawn independently, the four parts leave an imperative request bare only 0.8%
+of the time, while negations and the unsupported and off-topic refusals are mostly bare, so
+bareness alone could predict `[]`.
 
 Usage: python datagen.py --out DIR [--train N] [--val N] [--seed S] [--values curated|mixed]
        [--paraphrase P] [--env-weights W,W,W,W,W,W] [--parallel-share S]
        [--more-phrasings [1|2|3]] [--wide-words W] [--vocab-words V --tokenizer PATH] [--wide-verbs]
        [--near-miss M] [--name-miss N] [--codes C] [--spoken-durations D] [--unsupported-ops U]
+       [--plain P]
 """
 import argparse
 import json
@@ -87,6 +92,8 @@ SUFFIXES = ["", "", "", "", "", " please", " thanks", " now", " for me", " right
             " real quick", ", ty", " please and thank you", " straight away", ", if possible"]
 # After a value copied at the very end only a comma-separated tail is safe.
 FREE_SUFFIXES = [", thanks", ", please", ", thank you", ", cheers", ". Thanks", "! Thanks"]
+# Share of dressed requests left bare (`--plain`, phase 53); at 0 nothing extra is drawn.
+PLAIN = 0.0
 CONNECTORS_MIXED = [" and ", ", then ", " and then ", ", and ", ". Also ", " and also ", ", plus ",
                     "; ", ", also ", " then ", ", and also ", " plus ", ", after that ", ". After that, ",
                     " and after that ", ". Then ", ", and then ", " & ", ". And ", " as well as ",
@@ -149,6 +156,8 @@ class Generator:
         """Opener + request form + filler + text + suffix, each drawn independently. A value
         copied at the very start keeps its case (the answer copies it as typed)."""
         rng = self.rng
+        if PLAIN and rng.random() < PLAIN:
+            return self._finish(text, keep_case=lead_free)
         prefix = rng.choice(OPENERS)
         if kind == "imp":
             prefix += rng.choice(ASKS) + rng.choice(FILLERS)
@@ -362,6 +371,8 @@ def main():
                         help="share of open-ended timer lengths said in words, e.g. 'a quarter of an hour' (phase 39)")
     parser.add_argument("--unsupported-ops", type=float, default=0.0,
                         help="share of training irrelevant requests composed from operations no tool serves (phase 42)")
+    parser.add_argument("--plain", type=float, default=0.0,
+                        help="share of dressed requests left bare: no opener, request form, filler or suffix (phase 53)")
     parser.add_argument("--tokenizer", help="the SentencePiece model whose pieces --vocab-words draws")
     parser.add_argument("--more-phrasings", type=int, nargs="?", const=1, default=0, choices=(0, 1, 2, 3),
                         help="add more_phrasings.py's rounds of phrasings: 1 = productivity and data_capture "
@@ -381,10 +392,12 @@ def main():
     I.NAME_MISS = args.name_miss
     C.WIDE_VERBS = args.wide_verbs
     for flag, share in (("--codes", args.codes), ("--spoken-durations", args.spoken_durations),
-                        ("--unsupported-ops", args.unsupported_ops)):
+                        ("--unsupported-ops", args.unsupported_ops), ("--plain", args.plain)):
         if not 0 <= share <= 1:
             raise SystemExit(f"{flag} must be in [0, 1]")
     C.CODE_SHARE, C.SPOKEN_DURATIONS, U.SHARE = args.codes, args.spoken_durations, args.unsupported_ops
+    global PLAIN
+    PLAIN = args.plain
     if not 0 <= args.vocab_words <= 1 - args.wide_words:
         raise SystemExit("--vocab-words must be in [0, 1 - wide words]")
     if args.vocab_words:
