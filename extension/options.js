@@ -70,9 +70,15 @@ $('from-url').addEventListener('submit', (event) => {
 });
 
 $('reset').addEventListener('click', async () => {
-  await forgetModel();
+  // Set at once, so a watcher of the state never reads the previous choice's 'done'.
+  setState('working', 'Removing the chosen model…');
+  try {
+    await forgetModel();
+    setState('done', 'Done: the popup runs the bundled demo model again.');
+  } catch (e) {
+    setState('error', `Not changed: ${e.message}`, true);
+  }
   showCurrent();
-  setState('done', 'Done: the popup runs the bundled demo model again.');
 });
 
 showCurrent();
