@@ -2,7 +2,7 @@
 # The two entry points named at the top of README.md.
 #   ./dev.sh demo   build everything, then run the main job on the embedded default model
 #   ./dev.sh test   install what the tests need, then run every test
-#   ./dev.sh bench  [--quick] [--runs N] [--only a,b] [--kv f32]  the side-by-side benchmark (BENCHMARKS.md)
+#   ./dev.sh bench  [--v2] [--quick] [--runs N] [--only a,b] [--kv f32]  the side-by-side benchmark (BENCHMARKS.md)
 set -euo pipefail
 cd "$(dirname "$0")"
 . tools/ensure.sh
@@ -70,12 +70,15 @@ bench_container() {
 }
 
 cmd_bench() {
+  # --v2: the Needle 2 container, f32 KV (the peer's Needle 2 has no int8 cache).
+  local gen=v3 extra=()
+  if [ "${1:-}" = --v2 ]; then gen=v2 extra=(--kv f32); shift; fi
   ensure_rust_targets wasm32-unknown-unknown wasm32-wasip1
   ensure_npm_dev
   ensure_chromium
   step "the shipped-geometry container (bench/, generated once)"
   local model
-  model=$(bench_container v3)
+  model=$(bench_container "$gen")
   step "needle-web: the native CLI and the wasm packages"
   cargo build --release --features cli --bin needle
   ./build.sh
@@ -84,7 +87,7 @@ cmd_bench() {
     RUSTFLAGS="-C target-feature=+simd128" CARGO_TARGET_DIR=target/wasi-simd cargo build --release --target wasm32-wasip1)
   step "the benchmark: runs interleaved, medians (tools/bench/run.mjs)"
   local t0=$SECONDS
-  node tools/bench/run.mjs --model "$model" "$@"
+  node tools/bench/run.mjs --model "$model" "${extra[@]}" "$@"
   printf '\nbench ran in %ss (the table is also in bench/out/table.md)\n' $((SECONDS - t0))
 }
 

@@ -1,7 +1,9 @@
 //! The published Needle runtime (`needle-infer` / `needle-core` 0.3.1) as a benchmark peer.
 //!
-//! A black box driven through its documented public API only: `V3Engine::from_bytes`, its
-//! `model`'s `prefill` / `decode_step`, and `V3Cache`. Built natively and for wasm32-wasip1
+//! A black box driven through its documented public API only: Needle 3 through
+//! `V3Engine::from_bytes`, its `model`'s `prefill` / `decode_step` and `V3Cache`; Needle 2
+//! through `V2Engine::from_bytes`, its model's `prefill_batch` / `step` and `V2State` (the
+//! generation comes from the container's tag; `--kv` applies to Needle 3 only). Built natively and for wasm32-wasip1
 //! (run under Node's WASI by tools/bench/peer-wasi.mjs), it runs the plan tools/bench/run.mjs
 //! writes and prints one JSON line per measurement, the same records our harnesses print.
 //!
@@ -12,7 +14,10 @@
 //! request, a repeated one included, prefills its whole prompt into a fresh cache.
 use std::time::Instant;
 
+use needle_core::v2::batch::{V2Batch, DEFAULT_CHUNK};
 use needle_core::v3::cache::{KvPrecision, V3Cache};
+use needle_infer::cact::TAG_V3;
+use needle_infer::v2_engine::V2Engine;
 use needle_infer::v3_engine::V3Engine;
 
 struct Request {
@@ -51,39 +56,83 @@ fn run() -> Result<(), String> {
     let requests = parse_plan(&plan)?;
 
     let bytes = std::fs::read(&model).map_err(|e| format!("{model}: {e}"))?;
+    let is_v3 = bytes.get(..4) == Some(&TAG_V3.to_le_bytes()[..]);
     let t0 = Instant::now();
-    let engine = V3Engine::from_bytes(bytes).map_err(|e| format!("{model}: {e:?}"))?;
+    // Each generation: load, then one closure running a request from a fresh state.
+    let mut run_one: Box<dyn FnMut(&Request) -> Result<Measured, String>> = if is_v3 {
+        let engine = V3Engine::from_bytes(bytes).map_err(|e| format!("{model}: {e:?}"))?;
+        Box::new(move |r| v3_request(&engine, r, kv))
+    } else {
+        let engine = V2Engine::from_bytes(bytes).map_err(|e| format!("{model}: {e:?}"))?;
+        let batch = V2Batch::new(engine.model(), DEFAULT_CHUNK);
+        let mut state = (engine, batch);
+        Box::new(move |r| v2_request(&state.0, &mut state.1, r))
+    };
     println!("{{\"kind\":\"load\",\"load_ms\":{:.3}}}", ms(t0));
 
-    let m = &engine.model;
     for r in &requests {
-        let mut cache = V3Cache::with_precision(&m.cfg, r.ids.len() + r.gen, kv);
-        let t0 = Instant::now();
-        let mut logits = m.prefill(&r.ids, &mut cache);
-        let mut next = argmax(&logits);
-        let prefill_ms = ms(t0);
-        let t1 = Instant::now();
-        let mut generated = 1;
-        while generated < r.gen {
-            logits = m.decode_step(&mut cache, next);
-            next = argmax(&logits);
-            generated += 1;
-        }
-        let decode_ms = ms(t1);
-        if cache.pos() != r.ids.len() + generated - 1 {
-            return Err(format!("cache at {} after {} + {} tokens", cache.pos(), r.ids.len(), generated));
-        }
+        let m = run_one(r)?;
         println!(
-            "{{\"kind\":\"request\",\"name\":\"{}\",\"prompt_tokens\":{},\"prefill_ms\":{prefill_ms:.3},\"ttft_ms\":{prefill_ms:.3},\
-             \"decode_ms\":{decode_ms:.3},\"decoded\":{},\"kv_bytes\":{}}}",
+            "{{\"kind\":\"request\",\"name\":\"{}\",\"prompt_tokens\":{},\"prefill_ms\":{:.3},\"ttft_ms\":{:.3},\
+             \"decode_ms\":{:.3},\"decoded\":{},\"kv_bytes\":{}}}",
             r.name,
             r.ids.len(),
-            generated - 1,
-            cache.bytes()
+            m.prefill_ms,
+            m.prefill_ms,
+            m.decode_ms,
+            m.decoded,
+            m.kv_bytes
         );
     }
     println!("{{\"kind\":\"memory\",\"peak_bytes\":{}}}", peak_bytes());
     Ok(())
+}
+
+/// One request's timings: the prefill (which yields the first token) and the decode steps after it.
+struct Measured {
+    prefill_ms: f64,
+    decode_ms: f64,
+    decoded: usize,
+    kv_bytes: usize,
+}
+
+fn v3_request(engine: &V3Engine, r: &Request, kv: KvPrecision) -> Result<Measured, String> {
+    let m = &engine.model;
+    let mut cache = V3Cache::with_precision(&m.cfg, r.ids.len() + r.gen, kv);
+    let t0 = Instant::now();
+    let mut next = argmax(&m.prefill(&r.ids, &mut cache));
+    let prefill_ms = ms(t0);
+    let t1 = Instant::now();
+    for _ in 1..r.gen {
+        next = argmax(&m.decode_step(&mut cache, next));
+    }
+    let decode_ms = ms(t1);
+    let decoded = r.gen.saturating_sub(1);
+    if cache.pos() != r.ids.len() + decoded {
+        return Err(format!("v3 cache at {} after {} + {decoded} tokens", cache.pos(), r.ids.len()));
+    }
+    Ok(Measured { prefill_ms, decode_ms, decoded, kv_bytes: cache.bytes() })
+}
+
+fn v2_request(engine: &V2Engine, batch: &mut V2Batch, r: &Request) -> Result<Measured, String> {
+    let m = engine.model();
+    let mut state = m.make_state();
+    let mut logits = vec![0.0; m.cfg.vocab_size];
+    let t0 = Instant::now();
+    m.prefill_batch(&r.ids, &mut state, batch, Some(&mut logits))?;
+    let mut next = argmax(&logits);
+    let prefill_ms = ms(t0);
+    let t1 = Instant::now();
+    for _ in 1..r.gen {
+        m.step(next, &mut state, &mut logits)?;
+        next = argmax(&logits);
+    }
+    let decode_ms = ms(t1);
+    let decoded = r.gen.saturating_sub(1);
+    if state.pos() != r.ids.len() + decoded {
+        return Err(format!("v2 state at {} after {} + {decoded} tokens", state.pos(), r.ids.len()));
+    }
+    Ok(Measured { prefill_ms, decode_ms, decoded, kv_bytes: state.kv_bytes() })
 }
 
 fn parse_plan(text: &str) -> Result<Vec<Request>, String> {
