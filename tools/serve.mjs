@@ -50,11 +50,13 @@ function locate(pathname, mounts, model) {
 
 /**
  * Starts the server. Resolves to `{ url, port, close() }`. `onRequest({method, path, status})`
- * sees every request (the e2e tests use it to prove what was and was not fetched).
+ * sees every request (the e2e tests use it to prove what was and was not fetched). `mounts`:
+ * more `[urlPrefix, directory]` pairs, served before the defaults (the benchmark's pages).
  */
-export async function startServer({ port = 8080, model, onRequest } = {}) {
+export async function startServer({ port = 8080, model, onRequest, mounts: extra = [] } = {}) {
   const modelFile = resolve(ROOT, model || process.env.NEEDLE_MODEL || 'tests/fixtures/v3/default/model.cact');
   const mounts = [
+    ...extra,
     ['/pkg/', join(ROOT, 'pkg')],
     ['/', join(ROOT, 'www')],
   ];

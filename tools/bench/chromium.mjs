@@ -4,58 +4,33 @@
 // transfer and engine build included).
 //
 //   node tools/bench/chromium.mjs --variant simd|baseline|threaded --model F.cact --requests R.json [--kv int8|f32]
-import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
-import { extname, join, normalize, resolve, sep } from 'node:path';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { MIME } from '../serve.mjs';
+import { startServer } from '../serve.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, fallback) => {
   const i = args.indexOf(name);
   return i >= 0 ? args[i + 1] : fallback;
 };
-const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
-const model = resolve(opt('--model'));
 const requests = JSON.parse(await readFile(opt('--requests'), 'utf8'));
 const variant = opt('--variant', 'simd');
 const kv = opt('--kv', undefined);
 
-// Cross-origin isolated (as tools/serve.mjs serves the demo): precise timers, SharedArrayBuffer.
-const HEADERS = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
-const MOUNTS = [['/pkg/', join(ROOT, 'pkg')], ['/bench/', join(ROOT, 'tools/bench')]];
-
-function locate(pathname) {
-  if (pathname === '/model.cact') return model;
-  for (const [prefix, dir] of MOUNTS) {
-    if (!pathname.startsWith(prefix)) continue;
-    const file = normalize(join(dir, pathname.slice(prefix.length)));
-    return file.startsWith(dir + sep) ? file : null;
-  }
-  return null;
-}
-
-const server = createServer(async (req, res) => {
-  const { pathname } = new URL(req.url, 'http://127.0.0.1');
-  if (pathname === '/') {
-    res.writeHead(200, { ...HEADERS, 'Content-Type': MIME['.html'] });
-    return res.end('<!doctype html><title>needle-web bench</title>');
-  }
-  const file = locate(pathname);
-  const body = file && (await readFile(file).catch(() => null));
-  res.writeHead(body ? 200 : 404, { ...HEADERS, 'Content-Type': (file && MIME[extname(file)]) || 'application/octet-stream' });
-  res.end(body || 'not found');
-});
-await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
+// The demo's server (cross-origin isolated: precise timers, SharedArrayBuffer for a threaded
+// build), with this folder at /bench/ and the container at /models/default.cact.
+const here = resolve(fileURLToPath(new URL('.', import.meta.url)));
+const server = await startServer({ port: 0, model: resolve(opt('--model')), mounts: [['/bench/', here]] });
 
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
 try {
   const page = await browser.newPage();
-  await page.goto(`http://127.0.0.1:${server.address().port}/`);
+  await page.goto(`${server.url}bench/page.html`);
   const result = await page.evaluate(
     async ({ variant, requests, kv }) => {
-      const bytes = await (await fetch('/model.cact')).arrayBuffer();
+      const bytes = await (await fetch('/models/default.cact')).arrayBuffer();
       const worker = new Worker('/bench/worker.mjs', { type: 'module' });
       const out = await new Promise((ok) => {
         worker.onmessage = (e) => ok(e.data);
@@ -65,7 +40,7 @@ try {
       worker.terminate();
       if (out.error || (variant !== 'simd' && variant !== 'baseline')) return out;
       // The package's own path: bytes in hand on the page -> a ready worker.
-      const model = new Uint8Array(await (await fetch('/model.cact')).arrayBuffer());
+      const model = new Uint8Array(await (await fetch('/models/default.cact')).arrayBuffer());
       const { Needle } = await import('/pkg/index.js');
       const t0 = performance.now();
       const needle = await Needle.load(model, { simd: variant === 'simd', kv });
@@ -79,5 +54,5 @@ try {
   for (const record of result.records) console.log(JSON.stringify(record));
 } finally {
   await browser.close();
-  server.close();
+  await server.close();
 }
