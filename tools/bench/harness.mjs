@@ -23,8 +23,9 @@ export function runBench({ glue, memory, bytes, requests, kv, now = () => perfor
 
 function runRequest(session, r, now) {
   const t0 = now();
-  // query, tools, system, max_tokens, temperature, seed, top_k, top_p, constrained, extractive, value_search
-  const promptTokens = session.start(r.query, r.tools, r.system ?? undefined, r.max_tokens, 0, 0, 0, 1, false, false, false);
+  // query, tools, system, max_tokens, temperature, seed, top_k, top_p, constrained, extractive,
+  // value_search, turns, date, require_call, allow_control_tokens
+  const promptTokens = session.start(r.query, r.tools, r.system ?? undefined, r.max_tokens, 0, 0, 0, 1, false, false, false, undefined, undefined, false, false);
   const prefillMs = now() - t0;
   // The first token comes from the prefill's logits; each later one runs a forward step.
   const first = session.next();
