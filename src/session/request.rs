@@ -4,12 +4,17 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::json;
+use crate::prompt;
 use crate::response::Response;
 
 /// One generation request.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Request<'r> {
+    /// The newest user message (empty after earlier turns: answer the last of them).
     pub query: &'r str,
+    /// The conversation so far, oldest first; rendered before `query` by
+    /// [`prompt::render_conversation`]. Empty: a single-turn request.
+    pub turns: &'r [prompt::Turn<'r>],
     /// The tool list as JSON text, in the caller's key order (empty: no tools). OpenAI-style
     /// entries (`{"type":"function","function":{..}}`) are unwrapped to the flat schema the
     /// models are trained on, as upstream's own client does before rendering.
@@ -39,6 +44,7 @@ impl<'r> Request<'r> {
     pub fn new(query: &'r str, tools_json: &'r str) -> Self {
         Request {
             query,
+            turns: &[],
             tools_json,
             system: None,
             max_tokens: 256,
@@ -93,6 +99,9 @@ pub struct Token {
 pub struct Completion {
     pub prompt: String,
     pub prompt_ids: Vec<u32>,
+    /// Leading prompt ids the engine's state already held from earlier requests, so not run
+    /// again.
+    pub cached_tokens: usize,
     /// Generated ids, the stop token included.
     pub tokens: Vec<u32>,
     pub response: Response,
@@ -118,6 +127,7 @@ impl Completion {
             json::Value::Object(vec![
                 ("prompt_tokens".into(), json::Value::Int(self.prompt_ids.len().to_string())),
                 ("completion_tokens".into(), json::Value::Int(self.tokens.len().to_string())),
+                ("cached_tokens".into(), json::Value::Int(self.cached_tokens.to_string())),
             ]),
         ));
         json::Value::Object(members)

@@ -130,6 +130,7 @@ impl Session {
     ) -> Result<u32, JsValue> {
         let req = Request {
             query,
+            turns: &[],
             tools_json,
             system: system.as_deref(),
             max_tokens: count("max_tokens", max_tokens).map_err(error)?,
