@@ -14,6 +14,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::constrained::{Constraint, TokenTable};
+use crate::grounding::{self, Grounds};
 use crate::container;
 use crate::json;
 use crate::prompt;
@@ -86,6 +87,8 @@ pub(super) struct Turn {
     /// Tokens a value search chose, still to be emitted.
     chosen: VecDeque<u32>,
     stop: Option<StopReason>,
+    /// What the completion's calls are checked against.
+    grounds: Grounds,
 }
 
 pub struct Engine<'a> {
@@ -192,7 +195,9 @@ impl<'a> Engine<'a> {
             let stops: Vec<u32> = [Some(self.tokenizer.eos_id()), self.im_end].into_iter().flatten().collect();
             self.token_table = Some(TokenTable::new(&self.tokenizer, self.info.logits_len, &stops));
         }
-        let rendered = prompt::render_conversation(req.turns, req.query, tools.as_ref(), req.system)?;
+        let dated = req.date.map(|date| grounding::with_date_fact(req.system.unwrap_or(""), date)).transpose()?;
+        let system = dated.as_deref().or(req.system);
+        let rendered = prompt::render_conversation(req.turns, req.query, tools.as_ref(), system)?;
         let prompt_ids = self.prompt_ids(&rendered.text);
         // Leave room for at least one generated token.
         if prompt_ids.len() >= self.info.capacity {
@@ -221,6 +226,11 @@ impl<'a> Engine<'a> {
             value_searched: false,
             chosen: VecDeque::new(),
             stop: if req.max_tokens == 0 { Some(StopReason::MaxTokens) } else { None },
+            grounds: Grounds {
+                tools,
+                inputs: req.turns.iter().filter(|t| t.role != prompt::Role::Assistant).map(|t| t.text.into()).chain([req.query.into()]).collect(),
+                system: system.unwrap_or("").into(),
+            },
         });
         Ok(n)
     }
@@ -306,8 +316,10 @@ impl<'a> Engine<'a> {
             let z = self.net.confidence(&exchange)?;
             confidence = Some(1.0 / (1.0 + libm::expf(-z)));
         }
+        let response = response::parse(&turn.text);
         Ok(Completion {
-            response: response::parse(&turn.text),
+            validation: turn.grounds.validate(&response.function_calls),
+            response,
             prompt: turn.prompt,
             prompt_ids: turn.prompt_ids,
             cached_tokens: turn.cached,

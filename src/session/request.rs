@@ -5,6 +5,7 @@ use alloc::vec::Vec;
 
 use crate::json;
 use crate::prompt;
+use crate::grounding::Validation;
 use crate::response::Response;
 
 /// One generation request.
@@ -20,6 +21,10 @@ pub struct Request<'r> {
     /// models are trained on, as upstream's own client does before rendering.
     pub tools_json: &'r str,
     pub system: Option<&'r str>,
+    /// The date fact's value (`YYYY-MM-DD Ddd HH:MM`, the host's clock): prefixed to the
+    /// system text as `date: …` by upstream's `auto_date` rule
+    /// ([`crate::grounding::with_date_fact`]). `None`: the prompt has no date fact.
+    pub date: Option<&'r str>,
     /// Completion tokens at most.
     pub max_tokens: usize,
     pub temperature: f32,
@@ -47,6 +52,7 @@ impl<'r> Request<'r> {
             turns: &[],
             tools_json,
             system: None,
+            date: None,
             max_tokens: 256,
             temperature: 0.0,
             seed: 0,
@@ -105,6 +111,8 @@ pub struct Completion {
     /// Generated ids, the stop token included.
     pub tokens: Vec<u32>,
     pub response: Response,
+    /// The grounding checks on the calls.
+    pub validation: Validation,
     /// `sigmoid` of the confidence head's logit over prompt + completion, when the container
     /// carries that head.
     pub confidence: Option<f32>,
@@ -112,14 +120,15 @@ pub struct Completion {
 }
 
 impl Completion {
-    /// The envelope as JSON: upstream's response keys plus `confidence`, `stop_reason` and
-    /// `usage`.
+    /// The envelope as JSON: upstream's response keys and `validation`, plus `confidence`,
+    /// `stop_reason` and `usage`.
     pub fn to_value(&self) -> json::Value {
         let json::Value::Object(mut members) = self.response.to_value() else { unreachable!() };
         let confidence = match self.confidence {
             Some(c) => json::Value::Float(c as f64),
             None => json::Value::Null,
         };
+        members.push(("validation".into(), self.validation.to_value()));
         members.push(("confidence".into(), confidence));
         members.push(("stop_reason".into(), json::Value::String(self.stop_reason.as_str().into())));
         members.push((

@@ -133,6 +133,7 @@ impl Session {
             turns: &[],
             tools_json,
             system: system.as_deref(),
+            date: None,
             max_tokens: count("max_tokens", max_tokens).map_err(error)?,
             temperature,
             seed: seed_from_js(seed).map_err(error)?,
