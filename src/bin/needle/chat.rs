@@ -4,6 +4,7 @@
 use std::io::{BufRead, Write};
 use std::time::Instant;
 
+use needle_web::json::Value;
 use needle_web::prompt::{Role, Turn};
 use needle_web::session::{Engine, Request};
 
@@ -54,18 +55,25 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
             continue;
         }
         let prefill_ms = ms_since(t0);
+        // Time to first token: prefill, then the first sample.
+        let mut first_token_ms = None;
         while let Some(token) = engine.next_token()? {
+            first_token_ms.get_or_insert_with(|| ms_since(t0));
             if !json {
                 out.write_all(token.text.as_bytes()).and_then(|()| out.flush()).map_err(io)?;
             }
         }
         let done = engine.finish()?;
+        let first_token_ms = first_token_ms.unwrap_or(prefill_ms);
         if json {
-            writeln!(out, "{}", done.to_value().to_json()).map_err(io)?;
+            let Value::Object(mut members) = done.to_value() else { unreachable!("an envelope is an object") };
+            let timings = [("prefill_ms", prefill_ms), ("first_token_ms", first_token_ms)];
+            members.push(("timings".into(), Value::Object(timings.map(|(k, v)| (k.into(), Value::Float(v))).into())));
+            writeln!(out, "{}", Value::Object(members).to_json()).map_err(io)?;
         } else {
             writeln!(out).map_err(io)?;
             eprintln!(
-                "[{} prompt tokens, {} reused; prefill {prefill_ms:.1} ms; {} generated, stop: {}]",
+                "[{} prompt tokens, {} reused; first token {first_token_ms:.1} ms; {} generated, stop: {}]",
                 done.prompt_ids.len(),
                 done.cached_tokens,
                 done.tokens.len(),
