@@ -228,7 +228,15 @@ impl<'a> Engine<'a> {
             stop: if req.max_tokens == 0 { Some(StopReason::MaxTokens) } else { None },
             grounds: Grounds {
                 tools,
-                inputs: req.turns.iter().filter(|t| t.role != prompt::Role::Assistant).map(|t| t.text.into()).chain([req.query.into()]).collect(),
+                // The user-side texts; the newest last (an empty query adds no turn).
+                inputs: req
+                    .turns
+                    .iter()
+                    .filter(|t| t.role != prompt::Role::Assistant)
+                    .map(|t| t.text)
+                    .chain(Some(req.query).filter(|q| !q.is_empty() || req.turns.is_empty()))
+                    .map(String::from)
+                    .collect(),
                 system: system.unwrap_or("").into(),
             },
         });
