@@ -1,7 +1,7 @@
 // Keeps the demo working offline: the page, its scripts and the wasm are served from this cache
 // when the network is unavailable (network first, so a rebuilt page is picked up when online).
 // Models are not handled here: the package keeps them in its own cache, with integrity checks.
-const SHELL = 'needle-demo-shell-v3';
+const SHELL = 'needle-demo-shell-v4';
 const ASSETS = [
   './',
   './index.html',
@@ -19,6 +19,11 @@ const ASSETS = [
   './pkg/worker.js',
   './pkg/protocol.js',
   './pkg/cache.js',
+  './pkg/tools.js',
+  './pkg/conversation.js',
+  './pkg/agent.js',
+  './pkg/extract.js',
+  './pkg/openai.js',
   './pkg/wasm/simd/needle.js',
   './pkg/wasm/simd/needle_bg.wasm',
   './pkg/wasm/baseline/needle.js',
