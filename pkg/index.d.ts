@@ -111,6 +111,8 @@ export interface CompleteOptions {
    * greedy value; costs a few extra forward passes per value.
    */
   valueSearch?: boolean;
+  /** Implies `constrained`: the refusal `[]` is masked, so the answer calls a tool (default false). */
+  requireCall?: boolean;
   layers?: number;
   kv?: KvPrecision;
   numerics?: Numerics;

@@ -127,6 +127,7 @@ impl Session {
         constrained: bool,
         extractive: bool,
         value_search: bool,
+        require_call: bool,
     ) -> Result<u32, JsValue> {
         let req = Request {
             query,
@@ -140,6 +141,7 @@ impl Session {
             constrained,
             extractive,
             value_search,
+            require_call,
         };
         self.engine.start(&req).map(|n| n as u32).map_err(error)
     }
