@@ -37,13 +37,15 @@ export function initConversationView({ getNeedle, getOptions }) {
     if (!needle || !text || view.dataset.state === 'running') return;
     const { tools, system, ...options } = getOptions();
     if (tools === null) return setState('error', 'Fix the tools JSON first.');
-    if (convo && made !== `${tools}\n${system}`) {
+    const autoDate = $('convo-date').checked;
+    const setup = `${tools}\n${system}\n${autoDate}`;
+    if (convo && made !== setup) {
       reset();
-      notice('The tools or system prompt changed: a new conversation started.');
+      notice('The tools, system prompt or date setting changed: a new conversation started.');
     }
     if (!convo) {
-      convo = needle.conversation({ tools, system, logger: { warn: notice } });
-      made = `${tools}\n${system}`;
+      convo = needle.conversation({ tools, system, autoDate, logger: { warn: notice } });
+      made = setup;
     }
     const before = convo.history.length;
     const pending = pendingItem();
