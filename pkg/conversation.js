@@ -153,13 +153,16 @@ export class Conversation {
     // A reset() while this turn waited: it belongs to the new conversation.
     const history = epoch === this.#epoch ? this.#turns : [];
     const { tools: _tools, system: _system, ...rest } = options;
-    const result = await this.#needle.complete(turn.content, {
+    // The engine renders `turns` and then the query as a new user turn; a tool-result turn goes
+    // in `turns` with an empty query, so the model answers it.
+    const earlier = history.map(({ role, content }) => ({ role, content }));
+    const user = turn.role === 'user';
+    const result = await this.#needle.complete(user ? turn.content : '', {
       ...this.#defaults,
       ...rest,
       tools: this.#tools,
       system: this.#system ?? undefined,
-      role: turn.role,
-      turns: history.map(({ role, content }) => ({ role, content })),
+      turns: user ? earlier : [...earlier, { role: turn.role, content: turn.content }],
       date: this.#autoDate ? dateFact() : undefined,
     });
     if (epoch === this.#epoch) {

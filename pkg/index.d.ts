@@ -75,10 +75,34 @@ export interface LoadOptions {
 /** A tool in OpenAI style (`{type: 'function', function: {...}}`) or flat (`{name, description, parameters}`). */
 export type Tool = Record<string, unknown>;
 
+/**
+ * One earlier turn of a conversation. An assistant turn's `content` is a previous result's
+ * `text` (as generated, so the prompt re-tokenizes to what the engine already holds); a tool
+ * turn's is the JSON text of the call results (rendered inside `<tool_result>` markers).
+ */
+export interface ConversationTurn {
+  role: 'user' | 'assistant' | 'tool';
+  content: string;
+}
+
 export interface CompleteOptions {
   /** Tools as objects (key order is kept) or as JSON text (passed through unchanged). */
   tools?: Tool[] | string;
   system?: string;
+  /**
+   * The conversation so far, oldest first, rendered before the query (the tool list once, in
+   * the first user turn). With earlier turns an empty query adds no user turn: the model answers
+   * the last one (how tool results are fed back). The engine reuses whatever prefix of the
+   * prompt its state already holds (`usage.cached_tokens`); results equal a fresh session's.
+   * A conversation longer than the context fails with `context_full`; nothing is truncated.
+   */
+  turns?: ConversationTurn[];
+  /**
+   * The date fact's value on the host's clock, `'YYYY-MM-DD Ddd HH:MM'` (e.g. `'2026-12-02 Wed
+   * 06:45'`): prefixed to the system text as `date: …` unless it already holds a `date:` key or
+   * an ISO date, or is JSON (upstream's `auto_date` rule). Default: no date fact.
+   */
+  date?: string;
   /** Default 256. */
   maxTokens?: number;
   /** 0 (default) is greedy. */
@@ -133,6 +157,18 @@ export interface FunctionCall {
   arguments: Record<string, unknown>;
 }
 
+/** Upstream's `validation` object. */
+export interface Validation {
+  /**
+   * `tool.path` of each argument value the input does not license: a number no user-side text
+   * or the system text writes (the date fact aside), or a date whose year contradicts the years
+   * the user wrote (the date fact's year counts for relative requests such as "tomorrow").
+   */
+  ungrounded: string[];
+  /** The newest message negates its request ("don't", "do not", "never", ...). */
+  negation: boolean;
+}
+
 export type StopReason = 'eos' | 'im_end' | 'max_tokens' | 'context_full' | 'aborted';
 
 export interface CompletionResult {
@@ -144,10 +180,13 @@ export interface CompletionResult {
   /** The completion exactly as generated (reasoning and tool-call markup included). */
   text: string;
   stop_reason: StopReason;
-  usage: { prompt_tokens: number; completion_tokens: number };
+  /** `cached_tokens`: prompt tokens the engine's state already held, so not run again. */
+  usage: { prompt_tokens: number; completion_tokens: number; cached_tokens: number };
   timings: { prefill_ms: number; decode_ms: number; tokens_per_s: number };
   /** 'call' when there are function calls, else 'refuse' (upstream's response type). */
   type: 'call' | 'refuse';
+  /** Grounding checks on the calls (see README). */
+  validation: Validation;
   /** Why the tool-call payload could not be read, if it could not. */
   parse_error: string | null;
   /** Generated token ids, the stop token included. */

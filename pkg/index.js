@@ -338,6 +338,8 @@ function toRequest(query, o) {
     query: String(query),
     tools: toolsToJson(o.tools),
     system: o.system ?? null,
+    turns: o.turns ?? null,
+    date: o.date ?? null,
     maxTokens: num(o.maxTokens, DEFAULTS.maxTokens),
     temperature: num(o.temperature, DEFAULTS.temperature),
     seed: num(o.seed, DEFAULTS.seed),

@@ -160,8 +160,8 @@ function toRequest(body) {
   const options = {
     tools,
     system,
-    turns,
-    role: last.role,
+    // A tool-result turn is the last of `turns`, with no new user query (conversation.js).
+    turns: last.role === 'tool' ? [...turns, last] : turns,
     constrained: true,
     requireCall,
     maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
@@ -169,7 +169,7 @@ function toRequest(body) {
     seed: body.seed ?? undefined,
     topP: body.top_p ?? undefined,
   };
-  return { text: last.content, options };
+  return { text: last.role === 'tool' ? '' : last.content, options };
 }
 
 /** `needle.chat.completions`. */

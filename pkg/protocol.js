@@ -10,7 +10,11 @@ export const PROTOCOL = 1;
 /** Request types the host understands. */
 export const Req = Object.freeze({
   LOAD: 'load', // { source, options } -> model info
-  COMPLETE: 'complete', // { request } -> final result; 'token' messages stream before it
+  // { request } -> final result; 'token' messages stream before it. `request.turns` (the
+  // conversation so far, [{ role: 'user' | 'assistant' | 'tool', content }]) and `request.date`
+  // (the date fact's value, 'YYYY-MM-DD Ddd HH:MM') are optional; the result carries
+  // `validation` and `usage.cached_tokens`.
+  COMPLETE: 'complete',
   ABORT: 'abort', // { target } -> nothing; stops request `target` within one token
   RESET: 'reset', // {} -> null
   INFO: 'info', // {} -> model info

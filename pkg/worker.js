@@ -173,7 +173,9 @@ export function serve(port) {
       layers: r.layers ?? loadConfig.layers,
     });
     const t0 = now();
-    s.start(r.query, r.tools, r.system ?? undefined, r.maxTokens, r.temperature, r.seed, r.topK, r.topP, r.constrained, r.extractive, r.valueSearch, r.requireCall);
+    // `turns` travel to the core as JSON text; the state keeps whatever prefix the new prompt shares.
+    const turns = r.turns ? JSON.stringify(r.turns) : undefined;
+    s.start(r.query, r.tools, r.system ?? undefined, r.maxTokens, r.temperature, r.seed, r.topK, r.topP, r.constrained, r.extractive, r.valueSearch, turns, r.date ?? undefined, r.requireCall);
     const prefillMs = now() - t0;
     let decodeMs = 0;
     let wasAborted = false;
@@ -207,6 +209,7 @@ export function serve(port) {
         tokens_per_s: decodeMs > 0 ? (c.tokens.length * 1000) / decodeMs : 0,
       },
       type: c.type,
+      validation: c.validation,
       parse_error: c.parse_error ?? null,
       tokens: c.tokens,
       kv_bytes: s.kv_bytes(),
