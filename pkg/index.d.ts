@@ -20,6 +20,7 @@ export type NeedleErrorCode =
   | 'disposed'
   | 'worker_failed'
   | 'wasm_failed'
+  | 'ungrounded'
   | 'internal';
 
 /** Every failure the package reports. Aborts have `name === 'AbortError'`. */
@@ -30,6 +31,11 @@ export class NeedleError extends Error {
   readonly status?: number;
   /** For an abort during generation: what had been generated (stop_reason 'aborted'). */
   readonly result?: CompletionResult;
+  /** For `ungrounded` (extract): the argument paths not grounded in the text. */
+  readonly paths?: string[];
+  /** For an aborted `run()`: the steps executed before the abort. */
+  readonly steps?: AgentStep[];
+  readonly results?: unknown[];
 }
 
 export type LoadPhase = 'download' | 'cache' | 'read' | 'init';
@@ -129,6 +135,8 @@ export interface CompleteOptions {
    * greedy value; costs a few extra forward passes per value.
    */
   valueSearch?: boolean;
+  /** Implies `constrained`: the refusal `[]` is masked, so the answer calls a tool (default false). */
+  requireCall?: boolean;
   layers?: number;
   kv?: KvPrecision;
   numerics?: Numerics;
@@ -259,6 +267,148 @@ export class Needle {
   /** Logits after each token of `ids`, from a fresh state: ids.length x vocab, row-major. */
   logits(ids: ArrayLike<number>): Promise<Float32Array>;
   dispose(): void;
+
+  /** A multi-turn conversation: every turn stays in context until `reset()`. */
+  conversation(options?: ConversationOptions): Conversation;
+  /** The agent loop on a fresh conversation: tools may carry the functions that run the calls. */
+  run(query: string, options?: RunOptions & Pick<ConversationOptions, 'tools' | 'system' | 'autoDate' | 'logger'>): Promise<RunResult>;
+  /** The record (arguments of the model's one call), or null when it declines. Rejects with code
+   *  `ungrounded` (listing `paths`) when `strict` and a value is not grounded in the text. */
+  extract<T = Record<string, unknown>>(text: string, schema: Tool | string, options?: ExtractOptions): Promise<T | null>;
+  /** An OpenAI-compatible surface (WebLLM's shape). */
+  readonly chat: { readonly completions: ChatCompletions };
+}
+
+/** A tool function: called with the call's arguments; may be async; a throw becomes `{error}`. */
+export type ToolFunction = (args: Record<string, any>, context: { signal?: AbortSignal; call: FunctionCall }) => unknown;
+
+/**
+ * Tools for conversations and the agent loop: schemas (as for `complete`), schemas with their
+ * function (`{name, description, parameters, fn}` or OpenAI style with `fn`), and `{name: fn}`
+ * maps binding functions to schemas given beside them.
+ */
+export type AgentTool = Tool | (Tool & { fn: ToolFunction }) | Record<string, ToolFunction>;
+
+export interface ConversationOptions extends Omit<CompleteOptions, 'tools' | 'signal' | 'onToken'> {
+  tools?: AgentTool[] | string;
+  /** Prefix upstream's date fact (`date: YYYY-MM-DD Ddd HH:MM`, local time) to the system text
+   *  unless it has one, so "tomorrow" can be resolved (default true, as upstream). */
+  autoDate?: boolean;
+  /** Reset before every send (default false). */
+  stateless?: boolean;
+  /** Where the warning after 4 queries without reset goes (default: console). */
+  logger?: { warn(message: string): void };
+}
+
+export interface Turn {
+  role: 'user' | 'assistant' | 'tool';
+  /** The user's text, the model's completion text, or the JSON list of tool results. */
+  content: string;
+  /** On assistant turns. */
+  function_calls?: FunctionCall[];
+  reasoning?: string | null;
+}
+
+export interface RunOptions extends Omit<CompleteOptions, 'tools' | 'system'> {
+  /** Model answers executed at most (default 8). */
+  maxSteps?: number;
+  /** Calls with ungrounded arguments are not executed: `{error: "ungrounded PATH"}` (default true). */
+  strict?: boolean;
+  /** Called after each executed step. */
+  onStep?: (step: AgentStep) => void;
+}
+
+export interface AgentStep {
+  function_calls: FunctionCall[];
+  /** One per call, in order: the function's value or `{error}`. */
+  results: unknown[];
+}
+
+export interface RunResult extends CompletionResult {
+  /** Every executed call's result, in order. */
+  results: unknown[];
+  steps: AgentStep[];
+}
+
+export class Conversation {
+  private constructor();
+  readonly history: Turn[];
+  readonly system: string | null;
+  send(text: string, options?: Omit<CompleteOptions, 'tools' | 'system'>): Promise<CompletionResult>;
+  /** Sends a tool-result turn (the JSON list of `results`). */
+  sendResults(results: unknown[], options?: Omit<CompleteOptions, 'tools' | 'system'>): Promise<CompletionResult>;
+  run(query: string, options?: RunOptions): Promise<RunResult>;
+  reset(): void;
+}
+
+export interface ExtractOptions extends Omit<CompleteOptions, 'tools'> {
+  /** Reject values not grounded in the text (default true). */
+  strict?: boolean;
+  /** Default true (upstream's). */
+  autoDate?: boolean;
+}
+
+export type ChatMessage =
+  | { role: 'system' | 'developer'; content: string | { type: 'text'; text: string }[] }
+  | { role: 'user'; content: string | { type: 'text'; text: string }[] }
+  | { role: 'assistant'; content?: string | null; tool_calls?: ChatToolCall[] }
+  | { role: 'tool'; tool_call_id?: string; content: string };
+
+export interface ChatToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; /** JSON text. */ arguments: string };
+}
+
+export type ToolChoice = 'none' | 'auto' | 'required' | { type?: 'function'; function: { name: string } };
+
+export interface ChatCompletionRequest {
+  messages: ChatMessage[];
+  tools?: Tool[];
+  /** Constrained decoding is on: 'auto' (default) a call or the refusal; 'required' a call;
+   *  a named function: only it, called; 'none': no tools offered. */
+  tool_choice?: ToolChoice;
+  max_tokens?: number;
+  max_completion_tokens?: number;
+  temperature?: number;
+  top_p?: number;
+  seed?: number;
+  n?: 1;
+  model?: string;
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
+}
+
+export type FinishReason = 'tool_calls' | 'stop' | 'length';
+
+export interface ChatUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+export interface ChatCompletion {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  choices: [{ index: 0; message: { role: 'assistant'; content: string | null; tool_calls?: ChatToolCall[] }; finish_reason: FinishReason; logprobs: null }];
+  usage: ChatUsage;
+}
+
+export interface ChatCompletionChunk {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  /** Empty in the last chunk when `stream_options.include_usage`, which carries `usage`. */
+  choices: { index: 0; delta: { role?: 'assistant'; content?: string; tool_calls?: (ChatToolCall & { index: number })[] }; finish_reason: FinishReason | null; logprobs: null }[];
+  usage?: ChatUsage;
+}
+
+export interface ChatCompletions {
+  create(request: ChatCompletionRequest & { stream?: false }, options?: { signal?: AbortSignal }): Promise<ChatCompletion>;
+  create(request: ChatCompletionRequest & { stream: true }, options?: { signal?: AbortSignal }): Promise<AsyncIterable<ChatCompletionChunk>>;
 }
 
 /** Absolute URL of a URL source, resolved against the page. */

@@ -8,6 +8,9 @@
 import { Req, Reply, NeedleError, errorFromWire, toolsToJson } from './protocol.js';
 import * as modelCache from './cache.js';
 import { defaultModel, defaultModelSha256 } from './default-model.js';
+import { Conversation } from './conversation.js';
+import { extract } from './extract.js';
+import { Completions } from './openai.js';
 
 export { NeedleError, defaultModel };
 
@@ -81,6 +84,7 @@ export class Needle {
   #pending = new Map(); // id -> { resolve, reject, onToken, onProgress }
   #disposed = false;
   #info = null;
+  #chat = null;
 
   constructor(host) {
     if (!host || !host.port) throw new TypeError('use Needle.load(source, options)');
@@ -207,6 +211,27 @@ export class Needle {
     }
   }
 
+  /** A multi-turn conversation: options { tools, system, autoDate = true, stateless, logger } (conversation.js). */
+  conversation(options = {}) {
+    return new Conversation(this, options);
+  }
+
+  /** The agent loop on a fresh conversation: tools may carry functions (agent.js). */
+  run(query, options = {}) {
+    const { tools, system, autoDate, logger, ...rest } = options;
+    return new Conversation(this, { tools, system, autoDate, logger }).run(query, rest);
+  }
+
+  /** One-shot structured extraction: the record, or null when the model declines (extract.js). */
+  extract(text, schema, options = {}) {
+    return extract(this, text, schema, options);
+  }
+
+  /** The OpenAI-compatible surface: `chat.completions.create({messages, tools, ...})` (openai.js). */
+  get chat() {
+    return (this.#chat ??= { completions: new Completions(this) });
+  }
+
   /** Clears the conversation state (KV cache). */
   reset() {
     return this.#call(Req.RESET, {});
@@ -323,6 +348,7 @@ function toRequest(query, o) {
     constrained: Boolean(o.constrained ?? DEFAULTS.constrained),
     extractive: Boolean(o.extractive ?? DEFAULTS.extractive),
     valueSearch: Boolean(o.valueSearch ?? DEFAULTS.valueSearch),
+    requireCall: Boolean(o.requireCall),
     layers: o.layers ?? null,
     kv: o.kv ?? null,
     numerics: o.numerics ?? null,

@@ -1,13 +1,18 @@
 // Keeps the demo working offline: the page, its scripts and the wasm are served from this cache
 // when the network is unavailable (network first, so a rebuilt page is picked up when online).
 // Models are not handled here: the package keeps them in its own cache, with integrity checks.
-const SHELL = 'needle-demo-shell-v3';
+const SHELL = 'needle-demo-shell-v4';
 const ASSETS = [
   './',
   './index.html',
   './app.js',
   './presets.js',
   './calls.js',
+  './tabs.js',
+  './turns.js',
+  './house.js',
+  './conversation-view.js',
+  './agent-view.js',
   './presets/smart_home.json',
   './presets/media_player.json',
   './presets/kitchen_appliance.json',
@@ -19,6 +24,11 @@ const ASSETS = [
   './pkg/worker.js',
   './pkg/protocol.js',
   './pkg/cache.js',
+  './pkg/tools.js',
+  './pkg/conversation.js',
+  './pkg/agent.js',
+  './pkg/extract.js',
+  './pkg/openai.js',
   './pkg/wasm/simd/needle.js',
   './pkg/wasm/simd/needle_bg.wasm',
   './pkg/wasm/baseline/needle.js',
