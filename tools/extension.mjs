@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
-const PKG_FILES = ['index.js', 'protocol.js', 'cache.js', 'worker.js', 'default-model.js'];
+const PKG_FILES = ['index.js', 'protocol.js', 'log.js', 'storage', 'worker.js', 'default-model.js'];
 const WASM_FILES = ['simd/needle.js', 'simd/needle_bg.wasm', 'baseline/needle.js', 'baseline/needle_bg.wasm'];
 
 /** Writes the unpacked extension to `out` (replacing it); returns `{ out }`. */

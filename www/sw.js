@@ -1,7 +1,7 @@
 // Keeps the demo working offline: the page, its scripts and the wasm are served from this cache
 // when the network is unavailable (network first, so a rebuilt page is picked up when online).
 // Models are not handled here: the package keeps them in its own cache, with integrity checks.
-const SHELL = 'needle-demo-shell-v3';
+const SHELL = 'needle-demo-shell-v4';
 const ASSETS = [
   './',
   './index.html',
@@ -18,7 +18,14 @@ const ASSETS = [
   './pkg/index.js',
   './pkg/worker.js',
   './pkg/protocol.js',
-  './pkg/cache.js',
+  './pkg/log.js',
+  './pkg/storage/index.js',
+  './pkg/storage/cache-api.js',
+  './pkg/storage/indexeddb.js',
+  './pkg/storage/body.js',
+  './pkg/storage/download.js',
+  './pkg/storage/sha256.js',
+  './pkg/storage/model.js',
   './pkg/wasm/simd/needle.js',
   './pkg/wasm/simd/needle_bg.wasm',
   './pkg/wasm/baseline/needle.js',
