@@ -4,36 +4,16 @@
 //   const { function_calls } = await needle.complete('turn on the lights', { tools });
 //
 // This file is the client proxy: it talks protocol.js to an engine host (worker.js) running in a
-// module Web Worker, or inline where no Worker exists (Node).
+// module Web Worker, a Node worker_threads Worker, or inline (host/).
 import { Req, Reply, NeedleError, errorFromWire, toolsToJson } from './protocol.js';
 import * as storage from './storage/index.js';
 import { fetchModel } from './storage/model.js';
 import { makeLogger } from './log.js';
+import { startHost } from './host/index.js';
 
 export { NeedleError };
 
 const DEFAULTS = Object.freeze({ maxTokens: 256, temperature: 0, seed: 0, topK: 0, topP: 1, constrained: false, extractive: false, valueSearch: false });
-
-/** A pair of in-process ports with postMessage semantics (copying, asynchronous). */
-function localPorts() {
-  const defer = typeof setImmediate === 'function' ? setImmediate : (f) => setTimeout(f, 0);
-  const make = () => ({ other: null, onmessage: null, closed: false });
-  const a = make();
-  const b = make();
-  a.other = b;
-  b.other = a;
-  for (const p of [a, b]) {
-    p.postMessage = (data, transfer) => {
-      if (p.closed) return;
-      const copy = structuredClone(data, { transfer: transfer || [] });
-      defer(() => !p.other.closed && p.other.onmessage && p.other.onmessage({ data: copy }));
-    };
-    p.close = () => {
-      p.closed = true;
-    };
-  }
-  return [a, b];
-}
 
 function baseUrl() {
   if (typeof document !== 'undefined' && document.baseURI) return document.baseURI;
@@ -62,18 +42,8 @@ function toSource(source) {
   throw new NeedleError('bad_source', 'source must be a URL, Uint8Array, ArrayBuffer, Blob or File');
 }
 
-async function startHost(mode) {
-  const useWorker = mode === true || (mode !== false && typeof Worker === 'function');
-  if (useWorker) {
-    if (typeof Worker !== 'function') throw new NeedleError('unsupported', 'Worker is not available here');
-    const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'needle-web' });
-    return { port: worker, terminate: () => worker.terminate(), worker };
-  }
-  const { serve } = await import('./worker.js');
-  const [client, host] = localPorts();
-  serve(host);
-  return { port: client, terminate: () => (client.close(), host.close()), worker: null };
-}
+// Here, at the package root, so `./worker.js` resolves beside the package in every layout.
+const spawnWebWorker = () => new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'needle-web' });
 
 // The default model is its own entry (`needle-web/default-model`), so a bundle that never loads it
 // does not ship its 0.7 MB. A source-less `Needle.load()` still finds it where the package is
@@ -136,7 +106,7 @@ export class Needle {
       wire = { kind: 'bytes', bytes: got.bytes, sha256: got.sha256, from: got.from };
       cache = 'none';
     }
-    const host = await startHost(options.worker ?? 'auto');
+    const host = await startHost(options.worker ?? 'auto', spawnWebWorker);
     const needle = new Needle(host, log);
     const opts = {
       integrity,

@@ -100,9 +100,10 @@ async function sourceBytes(source, options, post, signal) {
 
 /**
  * Serves the protocol on `port` (anything with postMessage and an assignable onmessage: a worker
- * scope, a MessagePort, or an in-process pair). Registers the handler synchronously.
+ * scope, a MessagePort, or an in-process pair). Registers the handler synchronously. `thread`:
+ * what `info.thread` reports ('worker' | 'inline').
  */
-export function serve(port) {
+export function serve(port, { thread = inWorker ? 'worker' : 'inline' } = {}) {
   let session = null;
   let loaded = null; // how the current model was loaded: { base: { variant, source, bytes, ... } }
   let loadConfig = engineConfig(); // the options Needle.load asked for
@@ -159,7 +160,7 @@ export function serve(port) {
       const t2 = now();
       loaded = {
         base: {
-          thread: inWorker ? 'worker' : 'inline',
+          thread,
           variant,
           source: src.from,
           storage: src.storage ?? null,
