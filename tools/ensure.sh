@@ -13,7 +13,9 @@ ensure_rust_targets() {
 
 ensure_wasm_bindgen() {
   if ! wasm-bindgen --version 2>/dev/null | grep -q " $WASM_BINDGEN_VERSION\$"; then
-    # No --locked: the published lockfile does not resolve offline here (see shared/TOOLCHAIN-NOTES.md).
+    # No --locked: with it this install fails on the project's machines (the crate's published
+    # lockfile does not resolve against the registry they reach); without it cargo takes current
+    # semver-compatible dependencies, and the CLI is still exactly $WASM_BINDGEN_VERSION (~140 s).
     cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
   fi
 }
