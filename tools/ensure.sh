@@ -21,8 +21,10 @@ ensure_wasm_bindgen() {
 }
 
 ensure_npm_dev() {
-  # binaryen (wasm-opt) and playwright-core, pinned in the top-level package.json.
-  if [ ! -x node_modules/.bin/wasm-opt ] || [ ! -d node_modules/playwright-core ]; then
+  # The devDependencies pinned in the top-level package.json (binaryen's wasm-opt, playwright-core,
+  # the bundlers, typescript, publint): installed again whenever the lockfile is newer than the
+  # install npm recorded in node_modules/.package-lock.json.
+  if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi
   fi
 }
