@@ -1,7 +1,8 @@
 // The offline browser extension in Chromium (Playwright, Debian's /usr/bin/chromium): assembled by
 // tools/extension.mjs, loaded unpacked, its popup page answers from the bundled model with the
 // network switched off and gives the native CLI's calls (schema-constrained, extractive by
-// default); its choices survive a reopening; its options page swaps in another model.
+// default); its choices survive a reopening, which reuses the engine in the offscreen document
+// (no model reload); its options page swaps in another model.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -89,9 +90,15 @@ test('its calls are the native CLI\'s, values searched whole: extractive by defa
   assert.deepEqual(requests.filter((u) => !u.startsWith('chrome-extension://')), []);
 });
 
-test('a reopened popup keeps the tool set, the request and the toggle', async () => {
+test('a reopened popup keeps the tool set, the request and the toggle, and reuses the loaded engine', async () => {
+  const firstLoad = await page.evaluate(() => document.body.dataset.modelLoadedAt);
+  const t0 = Date.now();
   await page.goto(popupUrl);
   await waitState('ready', 'error');
+  const reopenMs = Date.now() - t0;
+  console.log(`second popup open: ready in ${reopenMs} ms, no model reload`);
+  assert.equal(await page.evaluate(() => document.body.dataset.modelLoadedAt), firstLoad, 'the model was not loaded again');
+  assert.equal(requests.filter((u) => u.endsWith('/models/default.cact')).length, 1, 'the model file was read once');
   assert.equal(await page.$eval('#preset', (s) => s.selectedOptions[0].textContent), 'Productivity (environment)');
   assert.equal(await page.inputValue('#query'), 'Create a task called quarterly budget review due Friday');
   assert.equal(await page.isChecked('#extractive'), false);
