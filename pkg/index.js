@@ -103,7 +103,7 @@ export class Needle {
     if (wire.kind === 'url' && (typeof options.fetch === 'function' || storage.isCustomStore(cache))) {
       // Functions cannot cross to the worker: this thread downloads (and stores), the worker gets bytes.
       const got = await fetchModel(wire.url, { integrity, cache, fetch: options.fetch, onProgress, signal, log });
-      wire = { kind: 'bytes', bytes: got.bytes, sha256: got.sha256, from: got.from };
+      wire = { kind: 'bytes', bytes: got.bytes, sha256: got.sha256, from: got.from, storage: got.storage };
       cache = 'none';
     }
     const host = await startHost(options.worker ?? 'auto', spawnWebWorker);

@@ -84,7 +84,7 @@ const sameConfig = (a, b) => a.kv === b.kv && a.numerics === b.numerics && a.lay
 async function sourceBytes(source, options, post, signal) {
   const onProgress = (p) => post({ type: Reply.PROGRESS, ...p });
   // The client already fetched it (its own `fetch` function or store): say where it came from.
-  if (source.kind === 'bytes') return { bytes: source.bytes, sha256: source.sha256 ?? null, from: source.from ?? 'bytes' };
+  if (source.kind === 'bytes') return { bytes: source.bytes, sha256: source.sha256 ?? null, from: source.from ?? 'bytes', storage: source.storage };
   if (source.kind === 'blob') {
     const bytes = new Uint8Array(await source.blob.arrayBuffer());
     onProgress({ phase: 'read', loaded: bytes.length, total: bytes.length });

@@ -18,7 +18,9 @@ function webWorker(spawn) {
 async function nodeWorker() {
   const { Worker: NodeWorker } = await nodeImport('node:worker_threads');
   const { nodeWorkerHost } = await import('./node.js');
-  return nodeWorkerHost(new NodeWorker(new URL(/* webpackIgnore: true */ NODE_WORKER, import.meta.url)));
+  // execArgv: [] — the engine needs none of the caller's flags, and some (`--input-type`, `-e`)
+  // make a worker fail to start.
+  return nodeWorkerHost(new NodeWorker(new URL(/* webpackIgnore: true */ NODE_WORKER, import.meta.url), { execArgv: [] }));
 }
 
 async function inline() {
