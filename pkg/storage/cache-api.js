@@ -10,7 +10,7 @@ const H_TIME = 'x-needle-cached-at';
 /** Opens the backend; rejects where Cache Storage is missing or refused (opaque origins, some webviews). */
 export async function openCacheApi() {
   if (typeof caches === 'undefined' || !caches || typeof caches.open !== 'function') {
-    throw new Error('Cache Storage is not available here');
+    throw Object.assign(new Error('Cache Storage is not available here'), { absent: true });
   }
   const cache = await caches.open(CACHE_NAME);
   return {

@@ -39,14 +39,18 @@ export async function openStore(cache = 'auto', log = quiet) {
       throw new NeedleError('invalid_argument', `cache must be 'auto', 'cache-api', 'indexeddb', 'none' or {get, put, delete, keys}; got ${String(name)}`);
     }
   }
+  // An API that does not exist here (Node, some runtimes) is expected and only a debug line; one
+  // that exists and refuses (a security error) is a warning.
+  let refused = false;
   for (const name of names) {
     try {
       return await BACKENDS[name]();
     } catch (e) {
-      log.warn(`needle-web: ${name} storage is unavailable (${describe(e)})`);
+      refused ||= !e.absent;
+      log[e.absent ? 'debug' : 'warn'](`needle-web: ${name} storage is unavailable (${describe(e)})`);
     }
   }
-  log.warn('needle-web: no model storage works here; models are downloaded on each load');
+  log[refused ? 'warn' : 'debug']('needle-web: no model storage works here; models are downloaded on each load');
   return NONE;
 }
 

@@ -10,7 +10,7 @@ const promised = (request) =>
   });
 
 function openDb() {
-  if (typeof indexedDB === 'undefined' || !indexedDB) return Promise.reject(new Error('IndexedDB is not available here'));
+  if (typeof indexedDB === 'undefined' || !indexedDB) return Promise.reject(Object.assign(new Error('IndexedDB is not available here'), { absent: true }));
   const request = indexedDB.open(DB_NAME, 1);
   request.onupgradeneeded = () => request.result.createObjectStore(STORE);
   return promised(request);
