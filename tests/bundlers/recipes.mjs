@@ -6,13 +6,15 @@
 // Each recipe: build(appDir, outDir, { model }) -> writes a servable directory; `model` says
 // whether the app loads the default model (the runtime copy leaves it out otherwise).
 import { cpSync, mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 
 /** The one line of Vite config needle-web needs (the dev server's dependency pre-bundling moves
  * index.js away from worker.js and the wasm, so `import.meta.url` would point elsewhere). */
 export const VITE_CONFIG = { optimizeDeps: { exclude: ['needle-web'] } };
 
-const packageDir = (appDir) => join(appDir, 'node_modules/needle-web');
+/** The app's `node_modules/needle-web`, found as Node resolution finds it. */
+const packageDir = (appDir) => dirname(createRequire(join(appDir, 'main.js')).resolve('needle-web/package.json'));
 
 /** The esbuild/Rollup line: the package's runtime beside the bundle (without models/ unless used). */
 function copyRuntime(appDir, outDir, model) {
