@@ -49,6 +49,8 @@ cmd_test() {
   step "browser end-to-end (Debian chromium + playwright-core)"
   ensure_chromium
   NEEDLE_MODEL="$DEFAULT_MODEL" node --test tests/e2e/
+  step "bundlers: Vite (build, dev server), webpack 5, esbuild, Rollup, a plain page; run in Chromium"
+  node --test tests/bundlers/
   printf '\nall test stages passed in %ss\n' $((SECONDS - t0))
 }
 
