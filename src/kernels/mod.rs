@@ -39,7 +39,7 @@ pub mod softmax;
 pub mod vector;
 
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-mod cq_simd128;
+pub(crate) mod cq_simd128;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod hadamard_simd128;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
@@ -47,6 +47,8 @@ mod softmax_simd128;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod vector_simd128;
 
+#[cfg(test)]
+mod cq_bench;
 #[cfg(test)]
 mod cq_tests;
 #[cfg(test)]
