@@ -39,7 +39,7 @@ pub mod softmax;
 pub mod vector;
 
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-pub(crate) mod cq_simd128;
+mod cq_simd128;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod hadamard_simd128;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
