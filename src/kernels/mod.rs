@@ -14,6 +14,10 @@
 //! ```
 //!
 //! (The same command without RUSTFLAGS runs the scalar kernels on wasm32.)
+//!
+//! Natively with `std` on x86-64, the CQ kernels also have an AVX2 variant (`cq_avx2`), chosen at
+//! run time by CPU feature detection ahead of the compile-time dispatch; it is held equal to the
+//! scalar kernel the same way.
 
 /// The one dispatch point of a kernel: the simd128 twin on wasm32 builds with the feature, the
 /// scalar version elsewhere.
@@ -28,6 +32,8 @@ macro_rules! dispatch {
 }
 
 pub mod cq;
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+mod cq_avx2;
 mod cq_rows;
 pub mod f16;
 pub mod hadamard;
