@@ -37,7 +37,7 @@ export function integrityHex(integrity) {
   let s = String(integrity).trim();
   if (s.startsWith('sha256:')) s = s.slice(7);
   if (/^[0-9a-fA-F]{64}$/.test(s)) return s.toLowerCase();
-  if (s.startsWith('sha256-')) {
+  if (/^sha256-[A-Za-z0-9+/]{43}=$/.test(s)) {
     const raw = atob(s.slice(7));
     if (raw.length === 32) return Array.from(raw, (c) => c.charCodeAt(0).toString(16).padStart(2, '0')).join('');
   }

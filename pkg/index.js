@@ -50,28 +50,73 @@ export function resolveUrl(url) {
   }
 }
 
-/** The wire form of a load source: a URL, bytes (copied) or a Blob/File (passed by reference). */
+/** A load source, checked: a URL (resolved), a Blob, or a view on the caller's bytes (not copied). */
 function toSource(source) {
   if (typeof source === 'string' || source instanceof URL) return { kind: 'url', url: resolveUrl(source) };
-  if (source instanceof ArrayBuffer) return { kind: 'bytes', bytes: new Uint8Array(source.slice(0)) };
-  if (ArrayBuffer.isView(source)) {
-    return { kind: 'bytes', bytes: new Uint8Array(source.buffer, source.byteOffset, source.byteLength).slice() };
-  }
   if (typeof Blob !== 'undefined' && source instanceof Blob) return { kind: 'blob', blob: source };
+  if (source instanceof ArrayBuffer) return { kind: 'bytes', bytes: new Uint8Array(source) };
+  if (ArrayBuffer.isView(source)) {
+    return { kind: 'bytes', bytes: new Uint8Array(source.buffer, source.byteOffset, source.byteLength) };
+  }
   throw new NeedleError('bad_source', 'source must be a URL, Uint8Array, ArrayBuffer, Blob or File');
+}
+
+/**
+ * How a source crosses to the host, and what to transfer with it. Copies are decided here, once:
+ * a URL is fetched (or read from the cache) by the host itself and a Blob/File crosses by
+ * reference, so neither is copied on the way. Caller bytes reach an inline host by reference
+ * (same thread: their one copy is the one into wasm memory) and a Worker by postMessage's clone,
+ * the one extra copy a caller's buffer needs; `transfer: true` hands the caller's whole
+ * ArrayBuffer over instead (detaching it).
+ */
+function handOver(src, host, transfer) {
+  if (src.kind !== 'bytes') return { wire: src, transfer: [] };
+  const { bytes } = src;
+  if (host.lend) return { wire: { kind: 'lent', handle: host.lend(bytes) }, transfer: [] };
+  const whole = bytes.buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+  return { wire: src, transfer: transfer && whole ? [bytes.buffer] : [] };
 }
 
 async function startHost(mode) {
   const useWorker = mode === true || (mode !== false && typeof Worker === 'function');
   if (useWorker) {
     if (typeof Worker !== 'function') throw new NeedleError('unsupported', 'Worker is not available here');
-    const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'needle-web' });
-    return { port: worker, terminate: () => worker.terminate(), worker };
+    const name = `needle-web ${uniqueId()}`;
+    const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name });
+    return { port: worker, terminate: () => worker.terminate(), worker, onDeath: (cb) => watchWorker(worker, name, cb) };
   }
   const { serve } = await import('./worker.js');
   const [client, host] = localPorts();
-  serve(host);
-  return { port: client, terminate: () => (client.close(), host.close()), worker: null };
+  const { lend } = serve(host);
+  return { port: client, terminate: () => (client.close(), host.close()), worker: null, lend };
+}
+
+/**
+ * Calls `onDead(why)` when the worker is gone or unusable: an uncaught error (also a script that
+ * fails to load), a message that cannot be decoded, or, where Web Locks exist, its end for any
+ * reason (terminated, crashed, out of memory), which no event reports: the worker holds a lock
+ * named after itself for its whole life (and says `alive` once it does), so our request for the
+ * same lock is granted only when it is gone.
+ */
+function watchWorker(worker, name, onDead) {
+  worker.addEventListener('error', (e) => {
+    if (typeof e.preventDefault === 'function') e.preventDefault();
+    onDead(`uncaught error: ${e.message || 'the worker script failed'}`);
+  });
+  worker.addEventListener('messageerror', () => onDead('a message could not be decoded'));
+  const locks = globalThis.navigator && navigator.locks;
+  if (!locks) return;
+  const alive = (e) => {
+    if (!e.data || e.data.type !== Reply.ALIVE) return;
+    worker.removeEventListener('message', alive);
+    locks.request(name, () => onDead('it ended'));
+  };
+  worker.addEventListener('message', alive);
+}
+
+function uniqueId() {
+  const c = globalThis.crypto;
+  return c && typeof c.randomUUID === 'function' ? c.randomUUID() : `${Date.now()}-${Math.random().toString(36).slice(2)}`;
 }
 
 /** A loaded model. Create with `Needle.load`; all methods are safe to call concurrently (they queue). */
@@ -80,19 +125,14 @@ export class Needle {
   #nextId = 1;
   #pending = new Map(); // id -> { resolve, reject, onToken, onProgress }
   #disposed = false;
+  #death = null; // the worker_died error once the engine host is gone
   #info = null;
 
   constructor(host) {
     if (!host || !host.port) throw new TypeError('use Needle.load(source, options)');
     this.#host = host;
     host.port.onmessage = (e) => this.#receive(e.data);
-    if (host.worker) {
-      host.worker.onerror = (e) => {
-        if (e && typeof e.preventDefault === 'function') e.preventDefault();
-        this.#failAll(new NeedleError('worker_failed', `the worker failed: ${(e && e.message) || 'script error'}`));
-      };
-      host.worker.onmessageerror = () => this.#failAll(new NeedleError('internal', 'a message could not be decoded'));
-    }
+    if (host.onDeath) host.onDeath((why) => this.#die(why));
   }
 
   /**
@@ -100,16 +140,15 @@ export class Needle {
    * omitted, the package's bundled default model (`defaultModel`), checked against its SHA-256.
    * options: { onProgress({phase, loaded, total}), integrity, cache = true, worker = 'auto',
    *            kv: 'f32' | 'int8', numerics: 'exact' | 'deploy', layers, maxContext,
-   *            simd: 'auto' | boolean, signal }
+   *            simd: 'auto' | boolean, transfer = false, signal }
    * Phases: 'download' | 'cache' | 'read' | 'init'. Rejects with a NeedleError.
    */
   static async load(source = defaultModel, options = {}) {
-    const wire = toSource(source);
-    const host = await startHost(options.worker ?? 'auto');
-    const needle = new Needle(host);
+    options = options ?? {};
+    const src = toSource(source);
     const { onProgress, signal } = options;
     const opts = {
-      integrity: options.integrity ?? (String(source) === defaultModel ? defaultModelSha256 : undefined),
+      integrity: options.integrity ?? (src.url === defaultModel ? defaultModelSha256 : undefined),
       cache: options.cache,
       kv: options.kv,
       numerics: options.numerics,
@@ -117,8 +156,12 @@ export class Needle {
       context: options.maxContext,
       simd: options.simd === 'auto' ? undefined : options.simd,
     };
+    modelCache.integrityHex(opts.integrity); // a malformed one rejects before a host starts
+    const host = await startHost(options.worker ?? 'auto');
+    const needle = new Needle(host);
+    const { wire, transfer } = handOver(src, host, options.transfer === true);
     try {
-      needle.#info = await needle.#call(Req.LOAD, { source: wire, options: opts }, { onProgress, signal });
+      needle.#info = await needle.#call(Req.LOAD, { source: wire, options: opts }, { onProgress, signal, transfer });
     } catch (e) {
       needle.dispose();
       throw e;
@@ -158,8 +201,8 @@ export class Needle {
    * AbortError whose `result` holds what was generated so far.
    */
   complete(query, options = {}) {
-    const { signal, onToken } = options;
-    return this.#call(Req.COMPLETE, { request: toRequest(query, options) }, { signal, onToken });
+    const { signal, onToken } = options ?? {};
+    return this.#request(Req.COMPLETE, () => ({ request: toRequest(query, options ?? {}) }), { signal, onToken });
   }
 
   /**
@@ -214,29 +257,29 @@ export class Needle {
 
   /** Token ids of `text` (no BOS). */
   tokenize(text) {
-    return this.#call(Req.TOKENIZE, { text: String(text) });
+    return this.#request(Req.TOKENIZE, () => ({ text: String(text) }));
   }
 
-  /** Text of token ids. */
+  /** Text of token ids; an id outside the vocabulary rejects with token_out_of_vocab. */
   detokenize(ids) {
-    return this.#call(Req.DETOKENIZE, { ids: Array.from(ids) });
+    return this.#request(Req.DETOKENIZE, () => ({ ids: Array.from(ids, Number) }));
   }
 
   /** The exact prompt text the model sees for a query. */
   render(query, options = {}) {
-    return this.#call(Req.RENDER, {
+    return this.#request(Req.RENDER, () => ({
       query: String(query),
-      tools: toolsToJson(options.tools),
-      system: options.system ?? null,
-    });
+      tools: toolsToJson(options?.tools),
+      system: optionalText(options?.system),
+    }));
   }
 
   /** Logits after each of `ids` (a Float32Array of ids.length x vocab), from a fresh state. */
   logits(ids) {
-    return this.#call(Req.LOGITS, { ids: Array.from(ids) });
+    return this.#request(Req.LOGITS, () => ({ ids: Array.from(ids, Number) }));
   }
 
-  /** Stops the worker and frees the model. Pending calls reject with code 'disposed'. */
+  /** Stops the worker and frees the model. Pending calls reject with code 'disposed' (or 'worker_died'). */
   dispose() {
     if (this.#disposed) return;
     this.#disposed = true;
@@ -253,14 +296,31 @@ export class Needle {
       this.#pending.set(id, { id, resolve: close, reject: close });
       port.postMessage({ type: Req.DISPOSE, id });
     }
-    for (const p of pending) p.reject(new NeedleError('disposed', 'this model was disposed'));
+    const why = this.#death ?? new NeedleError('disposed', 'this model was disposed');
+    for (const p of pending) p.reject(why);
   }
 
+  /** True after `dispose()`, and after the engine's worker died (then calls reject with worker_died). */
   get disposed() {
     return this.#disposed;
   }
 
-  #call(type, payload, { signal, onToken, onProgress } = {}) {
+  /**
+   * Sends one request whose payload `build` makes from the caller's arguments: whatever it throws
+   * becomes a rejected promise with a NeedleError, never a synchronous throw.
+   */
+  #request(type, build, options) {
+    let payload;
+    try {
+      payload = build();
+    } catch (e) {
+      return Promise.reject(asArgumentError(e));
+    }
+    return this.#call(type, payload, options);
+  }
+
+  #call(type, payload, { signal, onToken, onProgress, transfer } = {}) {
+    if (this.#death) return Promise.reject(this.#death);
     if (this.#disposed) return Promise.reject(new NeedleError('disposed', 'this model was disposed'));
     if (signal && signal.aborted) return Promise.reject(new NeedleError('aborted', 'aborted before it started'));
     const id = this.#nextId++;
@@ -275,7 +335,14 @@ export class Needle {
         reject: (e) => (cleanup(), reject(e)),
       });
       if (signal) signal.addEventListener('abort', onAbort, { once: true });
-      this.#host.port.postMessage({ type, id, ...payload });
+      try {
+        this.#host.port.postMessage({ type, id, ...payload }, transfer || []);
+      } catch (e) {
+        // Something in the payload cannot be cloned.
+        this.#pending.delete(id);
+        cleanup();
+        reject(asArgumentError(e));
+      }
     });
   }
 
@@ -300,11 +367,22 @@ export class Needle {
     }
   }
 
-  #failAll(error) {
-    const all = [...this.#pending.values()];
-    this.#pending.clear();
-    for (const p of all) p.reject(error);
+  /** The engine host is gone (crashed, killed, out of memory): this instance is disposed for good. */
+  #die(why) {
+    if (this.#disposed) return;
+    this.#death = new NeedleError('worker_died', `the engine's worker died (${why}); load the model again`);
+    this.dispose();
   }
+}
+
+/** A caller's argument that could not be converted or posted, as a typed error. */
+function asArgumentError(e) {
+  return e instanceof NeedleError ? e : new NeedleError('invalid_argument', `cannot send this request: ${(e && e.message) || e}`);
+}
+
+/** An optional text argument: null when absent, else its string form. */
+function optionalText(v) {
+  return v === undefined || v === null ? null : String(v);
 }
 
 function toRequest(query, o) {
@@ -312,7 +390,7 @@ function toRequest(query, o) {
   return {
     query: String(query),
     tools: toolsToJson(o.tools),
-    system: o.system ?? null,
+    system: optionalText(o.system),
     maxTokens: num(o.maxTokens, DEFAULTS.maxTokens),
     temperature: num(o.temperature, DEFAULTS.temperature),
     seed: num(o.seed, DEFAULTS.seed),
@@ -321,9 +399,9 @@ function toRequest(query, o) {
     constrained: Boolean(o.constrained ?? DEFAULTS.constrained),
     extractive: Boolean(o.extractive ?? DEFAULTS.extractive),
     valueSearch: Boolean(o.valueSearch ?? DEFAULTS.valueSearch),
-    layers: o.layers ?? null,
-    kv: o.kv ?? null,
-    numerics: o.numerics ?? null,
+    layers: num(o.layers, null),
+    kv: optionalText(o.kv),
+    numerics: optionalText(o.numerics),
   };
 }
 

@@ -2,7 +2,7 @@
 // Runs as a module Web Worker (started by index.js), or inline on the caller's thread through
 // `serve(port)` where no Worker exists (Node).
 import { Req, Reply, NeedleError, errorToWire } from './protocol.js';
-import { fetchModel } from './cache.js';
+import { fetchModel, integrityHex, sha256Hex } from './cache.js';
 
 const isNode = typeof process !== 'undefined' && !!(process.versions && process.versions.node);
 const inWorker = typeof WorkerGlobalScope !== 'undefined' && globalThis instanceof WorkerGlobalScope;
@@ -73,19 +73,48 @@ function engineConfig(o = {}) {
 }
 const sameConfig = (a, b) => a.kv === b.kv && a.numerics === b.numerics && a.layers === b.layers && a.context === b.context;
 
-/** Turns a load source from the client into bytes. */
-async function sourceBytes(source, options, post, signal) {
+/**
+ * Turns a load source from the client into bytes: `{ bytes, sha256, from }`. `lent` takes bytes an
+ * inline client handed over by reference. Every source is held to `integrity` when one is given.
+ */
+async function sourceBytes(source, options, post, signal, lent) {
   const onProgress = (p) => post({ type: Reply.PROGRESS, ...p });
-  if (source.kind === 'bytes') return { bytes: source.bytes, sha256: null, from: 'bytes' };
-  if (source.kind === 'blob') {
+  if (source.kind === 'url') return fetched(source.url, { integrity: options.integrity, cache: options.cache, onProgress, signal });
+  let src;
+  if (source.kind === 'bytes') src = { bytes: source.bytes, from: 'bytes' };
+  else if (source.kind === 'lent') src = { bytes: lent(source.handle), from: 'bytes' };
+  else if (source.kind === 'blob') {
     const bytes = new Uint8Array(await source.blob.arrayBuffer());
     onProgress({ phase: 'read', loaded: bytes.length, total: bytes.length });
-    return { bytes, sha256: null, from: 'blob' };
+    src = { bytes, from: 'blob' };
+  } else throw new NeedleError('bad_source', `unknown source kind ${source.kind}`);
+  const want = integrityHex(options.integrity);
+  const sha256 = want ? await sha256Hex(src.bytes) : null;
+  if (want && sha256 !== want) {
+    const got = sha256 === null ? 'SHA-256 is unavailable here (insecure context)' : `got sha256 ${sha256}`;
+    throw new NeedleError('integrity', `the ${src.from} source: expected sha256 ${want}, ${got}`);
   }
-  if (source.kind === 'url') {
-    return fetchModel(source.url, { integrity: options.integrity, cache: options.cache, onProgress, signal });
+  return { ...src, sha256 };
+}
+
+/** A URL's bytes; a transfer that fails mid-way (a cut body, a bad encoding) is `fetch_failed`. */
+async function fetched(url, options) {
+  try {
+    return await fetchModel(url, options);
+  } catch (e) {
+    if (e instanceof NeedleError || (e && e.name === 'AbortError')) throw e;
+    throw new NeedleError('fetch_failed', `cannot read ${url}: ${(e && e.message) || e}`);
   }
-  throw new NeedleError('bad_source', `unknown source kind ${source.kind}`);
+}
+
+/** Token ids from the client, each checked to be a whole number below `vocab`. */
+function tokenIds(ids, vocab) {
+  for (const id of ids) {
+    if (!(Number.isInteger(id) && id >= 0 && id < vocab)) {
+      throw new NeedleError('token_out_of_vocab', `token id ${id} is outside the vocabulary of ${vocab}`);
+    }
+  }
+  return Uint32Array.from(ids);
 }
 
 /**
@@ -98,7 +127,9 @@ export function serve(port) {
   let loadConfig = engineConfig(); // the options Needle.load asked for
   let config = loadConfig; // the options the engine is built with now (a request may override)
   let disposed = false;
-  let crashed = false; // a wasm trap killed the engine
+  let crashed = null; // the trap that killed the engine
+  const lentBytes = new Map(); // handle -> bytes an inline client lent for a load
+  let nextLend = 1;
   let chain = Promise.resolve();
   const queued = new Set(); // ids received and not yet answered
   const aborted = new Set(); // those of them whose abort arrived (before or during their run)
@@ -109,7 +140,7 @@ export function serve(port) {
 
   function need() {
     if (disposed) throw new NeedleError('disposed', 'this model was disposed');
-    if (crashed) throw new NeedleError('internal', 'the engine stopped after an internal error; load the model again');
+    if (crashed) throw new NeedleError('engine_trap', `the engine stopped after a trap (${crashed}); load the model again`);
     if (!session) throw new NeedleError('disposed', 'no model is loaded');
     return session;
   }
@@ -117,6 +148,17 @@ export function serve(port) {
   function info() {
     const s = need();
     return { ...s.info(), kv_bytes: s.kv_bytes(), ...loaded.base };
+  }
+
+  function vocab() {
+    return need().info().vocab;
+  }
+
+  function takeLent(handle) {
+    const bytes = lentBytes.get(handle);
+    lentBytes.delete(handle);
+    if (!bytes) throw new NeedleError('bad_source', 'lent bytes were already used');
+    return bytes;
   }
 
   function reconfigure(want) {
@@ -131,7 +173,7 @@ export function serve(port) {
     try {
       const post = (m) => send({ ...m, id });
       const t0 = now();
-      const src = await sourceBytes(source, options, post, ctl.signal);
+      const src = await sourceBytes(source, options, post, ctl.signal, takeLent);
       const t1 = now();
       post({ type: Reply.PROGRESS, phase: 'init', loaded: 0, total: 1 });
       const variant = options.simd === false || !simdSupported() ? 'baseline' : 'simd';
@@ -222,13 +264,14 @@ export function serve(port) {
     [Req.RESET]: () => (need().reset(), null),
     [Req.INFO]: () => info(),
     [Req.TOKENIZE]: (id, m) => need().encode(m.text),
-    [Req.DETOKENIZE]: (id, m) => need().decode(Uint32Array.from(m.ids)),
+    [Req.DETOKENIZE]: (id, m) => need().decode(tokenIds(m.ids, vocab())),
     [Req.RENDER]: (id, m) => need().render(m.query, m.tools, m.system ?? undefined),
-    [Req.LOGITS]: (id, m) => need().logits(Uint32Array.from(m.ids)),
+    [Req.LOGITS]: (id, m) => need().logits(tokenIds(m.ids, vocab())),
     [Req.DISPOSE]: () => {
       if (session) session.free();
       session = null;
       disposed = true;
+      lentBytes.clear();
       return null;
     },
   };
@@ -246,7 +289,7 @@ export function serve(port) {
       // A wasm trap leaves the instance in an unknown state: drop the engine rather than reuse it.
       if (e instanceof WebAssembly.RuntimeError) {
         session = null;
-        crashed = true;
+        crashed = e.message;
       }
       fail(id, e);
     } finally {
@@ -266,7 +309,31 @@ export function serve(port) {
     queued.add(msg.id);
     chain = chain.then(() => run(msg));
   };
+
+  /** For an inline client: hands `bytes` to the next load by reference (same thread, no copy). */
+  const lend = (bytes) => {
+    const handle = nextLend++;
+    lentBytes.set(handle, bytes);
+    return handle;
+  };
+  return { lend };
+}
+
+/**
+ * A Worker host holds a Web Lock named after itself for its whole life and says so: the client
+ * asks for the same lock and is granted it only once this worker is gone (index.js watchWorker).
+ */
+function holdLifeLock(scope) {
+  const locks = scope.navigator && scope.navigator.locks;
+  if (!locks || !scope.name) return;
+  locks.request(scope.name, () => {
+    scope.postMessage({ type: Reply.ALIVE });
+    return new Promise(() => {});
+  });
 }
 
 // In a module worker, register at once: a handler set after a top-level await misses messages.
-if (inWorker) serve(globalThis);
+if (inWorker) {
+  serve(globalThis);
+  holdLifeLock(globalThis);
+}

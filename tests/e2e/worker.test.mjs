@@ -1,0 +1,103 @@
+// The package's engine worker in Chromium (Playwright, Debian's /usr/bin/chromium): a worker that
+// dies mid-generation (here it closes itself, as a crash or an out-of-memory kill would end it)
+// is noticed: everything pending rejects with worker_died and the instance reports itself disposed.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+import { startServer } from '../../tools/serve.mjs';
+import { defaultModel } from '../js/helpers.mjs';
+
+let server;
+let context;
+let page;
+let profile;
+
+before(async () => {
+  server = await startServer({ port: 0, model: defaultModel() });
+  profile = mkdtempSync(join(tmpdir(), 'needle-e2e-worker-'));
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+  });
+  page = await context.newPage();
+  await page.goto(`${server.url}pkg/examples/browser.html`);
+});
+
+after(async () => {
+  await context?.close();
+  await server?.close();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+});
+
+test('a worker that dies mid-generation rejects pending and later calls with worker_died', async () => {
+  const workerStarted = page.waitForEvent('worker');
+  await page.evaluate(async () => {
+    const { Needle } = await import('/pkg/index.js');
+    const needle = await Needle.load('/models/default.cact', { cache: false });
+    window.__needle = needle;
+    window.__firstToken = new Promise((resolve) => {
+      window.__pending = needle
+        .complete('Turn on the kitchen lights and tell me a long story', { maxTokens: 4000, temperature: 1, seed: 3, onToken: resolve })
+        .then(
+          () => ({ settled: 'resolved' }),
+          (e) => ({ settled: 'rejected', code: e.code, name: e.name, message: e.message }),
+        );
+      window.__queued = needle.tokenize('queued behind it').then(
+        () => ({ settled: 'resolved' }),
+        (e) => ({ settled: 'rejected', code: e.code }),
+      );
+    });
+  });
+  const worker = await workerStarted;
+  assert.match(worker.url(), /\/pkg\/worker\.js$/);
+  await page.evaluate(() => window.__firstToken);
+  // Ends the worker from inside, with no message and no error event: only its lock tells.
+  await worker.evaluate(() => self.close()).catch(() => {});
+  const outcome = await page.evaluate(async () => {
+    const timeout = (ms) => new Promise((r) => setTimeout(() => r({ settled: 'pending' }), ms));
+    const pending = await Promise.race([window.__pending, timeout(10_000)]);
+    const queued = await Promise.race([window.__queued, timeout(1_000)]);
+    const later = await window.__needle.tokenize('after').then(
+      () => ({ settled: 'resolved' }),
+      (e) => ({ settled: 'rejected', code: e.code }),
+    );
+    return { pending, queued, later, disposed: window.__needle.disposed };
+  });
+  assert.equal(outcome.pending.settled, 'rejected', JSON.stringify(outcome));
+  assert.equal(outcome.pending.code, 'worker_died');
+  assert.equal(outcome.pending.name, 'NeedleError');
+  assert.equal(outcome.queued.code, 'worker_died');
+  assert.equal(outcome.later.code, 'worker_died');
+  assert.equal(outcome.disposed, true);
+});
+
+test('a worker whose script cannot load rejects the load with worker_died instead of hanging', async () => {
+  const outcome = await page.evaluate(async () => {
+    const { Needle } = await import('/pkg/index.js');
+    // A Worker constructor whose script is missing: the platform reports it only as an error event.
+    const Real = window.Worker;
+    window.Worker = class extends Real {
+      constructor(_url, options) {
+        super('/pkg/missing-worker.js', options);
+      }
+    };
+    try {
+      const timeout = new Promise((r) => setTimeout(() => r({ settled: 'pending' }), 10_000));
+      return await Promise.race([
+        Needle.load('/models/default.cact', { cache: false }).then(
+          () => ({ settled: 'resolved' }),
+          (e) => ({ settled: 'rejected', code: e.code }),
+        ),
+        timeout,
+      ]);
+    } finally {
+      window.Worker = Real;
+    }
+  });
+  assert.deepEqual(outcome, { settled: 'rejected', code: 'worker_died' });
+});
