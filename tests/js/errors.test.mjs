@@ -91,18 +91,19 @@ test('tools that are not JSON (a function, a cycle, a BigInt) reject with invali
 });
 
 test('arguments that cannot be converted or posted reject with a NeedleError', async () => {
+  const unprintable = { toString: () => { throw new Error('no string form'); } };
   const cases = [
-    () => needle.complete(Symbol('q')),
-    () => needle.complete('hi', { system: { toString: () => { throw new Error('no'); } } }),
-    () => needle.complete('hi', null),
-    () => needle.tokenize(Symbol('t')),
+    () => needle.complete(unprintable),
+    () => needle.complete('hi', { system: unprintable }),
+    () => needle.complete('hi', { kv: unprintable }),
+    () => needle.tokenize(unprintable),
     () => needle.detokenize(null),
     () => needle.logits(undefined),
   ];
   for (const call of cases) {
     let promise;
     assert.doesNotThrow(() => (promise = call()));
-    assert.ok((await rejection(promise)).code, 'a code');
+    assert.equal((await rejection(promise)).code, 'invalid_argument');
   }
 });
 
