@@ -172,19 +172,23 @@ export function serve(port) {
     loadAborts.set(id, ctl);
     try {
       const post = (m) => send({ ...m, id });
-      const t0 = now();
-      const src = await sourceBytes(source, options, post, ctl.signal, takeLent);
-      const t1 = now();
-      post({ type: Reply.PROGRESS, phase: 'init', loaded: 0, total: 1 });
       const variant = options.simd === false || !simdSupported() ? 'baseline' : 'simd';
       if (options.simd === true && variant !== 'simd') {
         throw new NeedleError('unsupported', 'this engine has no WebAssembly SIMD128');
       }
-      const glue = await loadWasm(variant);
+      // The module compiles while the model downloads.
+      const wasm = loadWasm(variant);
+      wasm.catch(() => {}); // reported below, once the bytes are in
+      const t0 = now();
+      const src = await sourceBytes(source, options, post, ctl.signal, takeLent);
+      const t1 = now();
+      post({ type: Reply.PROGRESS, phase: 'init', loaded: 0, total: 1 });
+      const glue = await wasm;
       if (ctl.signal.aborted) throw new NeedleError('aborted', 'load aborted');
       if (session) session.free();
       session = null;
       const want = engineConfig(options);
+      glue.reserve(src.bytes.length);
       session = new glue.Session(src.bytes, want.kv, want.numerics, want.layers, want.context);
       loadConfig = config = want;
       post({ type: Reply.PROGRESS, phase: 'init', loaded: 1, total: 1 });

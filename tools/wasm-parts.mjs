@@ -104,8 +104,14 @@ function idents(s, at = 0) {
   return out;
 }
 
-/** A Rust symbol's path (legacy `_ZN` or v0 `_R` mangling), as far as it can be read. */
+/** A Rust symbol's path (legacy `_ZN` or v0 `_R` mangling, or demangled), as far as it can be read. */
 function rustPath(symbol) {
+  if (symbol.includes('::')) {
+    // Demangled (wasm-opt -g): `crate[hash]::module::f`, `<crate::T as other::Trait>::f`.
+    const type = symbol.replace(/^<+/, '').split(' as ')[0];
+    const path = type.split('::').map((s) => s.replace(/\[[0-9a-f]+\]$/, ''));
+    return /^[a-z_][a-z0-9_]*$/.test(path[0]) ? path : [];
+  }
   if (symbol.startsWith('_ZN')) {
     const path = idents(symbol, 3);
     // A trait impl's path starts with `_<Type as Trait>`: name it by the type, or by the trait
@@ -125,7 +131,7 @@ function rustPath(symbol) {
 /** Which part of the module a function counts toward: the crate, and our module or std's. */
 export function part(symbol) {
   if (symbol.startsWith('__wbg') || symbol.startsWith('__wbindgen')) return 'wasm-bindgen glue';
-  if (!symbol.startsWith('_ZN') && !symbol.startsWith('_R')) return 'other (unmangled)';
+  if (!symbol.startsWith('_ZN') && !symbol.startsWith('_R') && !symbol.includes('::')) return 'other (unmangled)';
   const [crate, module] = rustPath(symbol);
   if (!crate) return 'other';
   if (['core', 'alloc', 'std', 'needle_web'].includes(crate)) return `${crate}::${module ?? ''}`;
