@@ -4,35 +4,19 @@
 //   const { function_calls } = await needle.complete('turn on the lights', { tools });
 //
 // This file is the client proxy: it talks protocol.js to an engine host (worker.js) running in a
-// module Web Worker, or inline where no Worker exists (Node).
+// module Web Worker, a Node worker_threads Worker, or inline (host/).
 import { Req, Reply, NeedleError, errorFromWire, toolsToJson } from './protocol.js';
-import * as modelCache from './cache.js';
-import { defaultModel, defaultModelSha256 } from './default-model.js';
+import { Conversation } from './conversation.js';
+import { extract } from './extract.js';
+import { Completions } from './openai.js';
+import * as storage from './storage/index.js';
+import { fetchModel, integrityHex } from './storage/model.js';
+import { makeLogger } from './log.js';
+import { startHost } from './host/index.js';
 
-export { NeedleError, defaultModel };
+export { NeedleError };
 
 const DEFAULTS = Object.freeze({ maxTokens: 256, temperature: 0, seed: 0, topK: 0, topP: 1, constrained: false, extractive: false, valueSearch: false });
-
-/** A pair of in-process ports with postMessage semantics (copying, asynchronous). */
-function localPorts() {
-  const defer = typeof setImmediate === 'function' ? setImmediate : (f) => setTimeout(f, 0);
-  const make = () => ({ other: null, onmessage: null, closed: false });
-  const a = make();
-  const b = make();
-  a.other = b;
-  b.other = a;
-  for (const p of [a, b]) {
-    p.postMessage = (data, transfer) => {
-      if (p.closed) return;
-      const copy = structuredClone(data, { transfer: transfer || [] });
-      defer(() => !p.other.closed && p.other.onmessage && p.other.onmessage({ data: copy }));
-    };
-    p.close = () => {
-      p.closed = true;
-    };
-  }
-  return [a, b];
-}
 
 function baseUrl() {
   if (typeof document !== 'undefined' && document.baseURI) return document.baseURI;
@@ -62,61 +46,40 @@ function toSource(source) {
 }
 
 /**
- * How a source crosses to the host, and what to transfer with it. Copies are decided here, once:
- * a URL is fetched (or read from the cache) by the host itself and a Blob/File crosses by
- * reference, so neither is copied on the way. Caller bytes reach an inline host by reference
- * (same thread: their one copy is the one into wasm memory) and a Worker by postMessage's clone,
- * the one extra copy a caller's buffer needs; `transfer: true` hands the caller's whole
- * ArrayBuffer over instead (detaching it).
+ * How a source crosses to the host, and what to transfer with it. Copies are decided here, once.
+ * A URL is fetched (or read from storage) by the host itself and a Blob/File crosses by
+ * reference, so neither is copied on the way. Bytes reach an inline host by reference (same
+ * thread: their one copy is the one into wasm memory) and a worker by postMessage's clone, the
+ * one extra copy a buffer someone else may still hold needs (the caller's; or a custom store's,
+ * when this thread fetched through the caller's `fetch` or store); `transfer: true` hands the
+ * caller's whole ArrayBuffer over instead (detaching it).
  */
 function handOver(src, host, transfer) {
   if (src.kind !== 'bytes') return { wire: src, transfer: [] };
   const { bytes } = src;
-  if (host.lend) return { wire: { kind: 'lent', handle: host.lend(bytes) }, transfer: [] };
+  if (host.lend) return { wire: { ...src, kind: 'lent', bytes: undefined, handle: host.lend(bytes) }, transfer: [] };
   const whole = bytes.buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
   return { wire: src, transfer: transfer && whole ? [bytes.buffer] : [] };
 }
 
-async function startHost(mode) {
-  const useWorker = mode === true || (mode !== false && typeof Worker === 'function');
-  if (useWorker) {
-    if (typeof Worker !== 'function') throw new NeedleError('unsupported', 'Worker is not available here');
-    const name = `needle-web ${uniqueId()}`;
-    const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name });
-    return { port: worker, terminate: () => worker.terminate(), worker, onDeath: (cb) => watchWorker(worker, name, cb) };
+// Here, at the package root, so `./worker.js` resolves beside the package in every layout.
+const spawnWebWorker = (name) => new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name });
+
+// The default model is its own entry (`needle-web/default-model`), so a bundle that never loads it
+// does not ship its 0.7 MB. A source-less `Needle.load()` still finds it where the package is
+// served as files (Node, an import map): the specifier is a variable, which bundlers leave alone.
+const DEFAULT_MODEL_MODULE = './default-model.js';
+
+async function bundledDefault() {
+  try {
+    const m = await import(/* webpackIgnore: true */ /* @vite-ignore */ DEFAULT_MODEL_MODULE);
+    return { url: m.defaultModel, sha256: m.defaultModelSha256 };
+  } catch {
+    throw new NeedleError(
+      'bad_source',
+      "no model given, and the default model is not beside this bundle: import { defaultModel } from 'needle-web/default-model' and pass it to Needle.load",
+    );
   }
-  const { serve } = await import('./worker.js');
-  const [client, host] = localPorts();
-  const { lend } = serve(host);
-  return { port: client, terminate: () => (client.close(), host.close()), worker: null, lend };
-}
-
-/**
- * Calls `onDead(why)` when the worker is gone or unusable: an uncaught error (also a script that
- * fails to load), a message that cannot be decoded, or, where Web Locks exist, its end for any
- * reason (terminated, crashed, out of memory), which no event reports: the worker holds a lock
- * named after itself for its whole life (and says `alive` once it does), so our request for the
- * same lock is granted only when it is gone.
- */
-function watchWorker(worker, name, onDead) {
-  worker.addEventListener('error', (e) => {
-    if (typeof e.preventDefault === 'function') e.preventDefault();
-    onDead(`uncaught error: ${e.message || 'the worker script failed'}`);
-  });
-  worker.addEventListener('messageerror', () => onDead('a message could not be decoded'));
-  const locks = globalThis.navigator && navigator.locks;
-  if (!locks) return;
-  const alive = (e) => {
-    if (!e.data || e.data.type !== Reply.ALIVE) return;
-    worker.removeEventListener('message', alive);
-    locks.request(name, () => onDead('it ended'));
-  };
-  worker.addEventListener('message', alive);
-}
-
-function uniqueId() {
-  const c = globalThis.crypto;
-  return c && typeof c.randomUUID === 'function' ? c.randomUUID() : `${Date.now()}-${Math.random().toString(36).slice(2)}`;
 }
 
 /** A loaded model. Create with `Needle.load`; all methods are safe to call concurrently (they queue). */
@@ -125,43 +88,57 @@ export class Needle {
   #nextId = 1;
   #pending = new Map(); // id -> { resolve, reject, onToken, onProgress }
   #disposed = false;
-  #death = null; // the worker_died error once the engine host is gone
+  #death = null; // the worker_died error once the engine's worker is gone
   #info = null;
+  #chat = null;
+  #log;
 
-  constructor(host) {
+  constructor(host, log = makeLogger()) {
     if (!host || !host.port) throw new TypeError('use Needle.load(source, options)');
     this.#host = host;
+    this.#log = log;
     host.port.onmessage = (e) => this.#receive(e.data);
     if (host.onDeath) host.onDeath((why) => this.#die(why));
   }
 
   /**
    * Loads a `.cact` model. `source`: URL (string or URL), Uint8Array, ArrayBuffer, Blob or File;
-   * omitted, the package's bundled default model (`defaultModel`), checked against its SHA-256.
-   * options: { onProgress({phase, loaded, total}), integrity, cache = true, worker = 'auto',
+   * omitted, the package's default model (`needle-web/default-model`), checked against its SHA-256.
+   * options: { onProgress({phase, loaded, total}), integrity, cache = 'auto', fetch, logger, logLevel, worker = 'auto',
    *            kv: 'f32' | 'int8', numerics: 'exact' | 'deploy', layers, maxContext,
    *            simd: 'auto' | boolean, transfer = false, signal }
    * Phases: 'download' | 'cache' | 'read' | 'init'. Rejects with a NeedleError.
    */
-  static async load(source = defaultModel, options = {}) {
+  static async load(source = undefined, options = {}) {
     options = options ?? {};
-    const src = toSource(source);
+    const log = makeLogger(options);
+    const fallback = source === undefined || source === null ? await bundledDefault() : null;
     const { onProgress, signal } = options;
+    const integrity = options.integrity ?? (fallback ? fallback.sha256 : undefined);
+    integrityHex(integrity); // a malformed one rejects before anything starts
+    let wire = toSource(fallback ? fallback.url : source);
+    let cache = options.cache;
+    if (wire.kind === 'url' && (typeof options.fetch === 'function' || storage.isCustomStore(cache))) {
+      // Functions cannot cross to the worker: this thread downloads (and stores), the worker gets bytes.
+      const got = await fetchModel(wire.url, { integrity, cache, fetch: options.fetch, onProgress, signal, log });
+      wire = { kind: 'bytes', bytes: got.bytes, sha256: got.sha256, from: got.from, storage: got.storage };
+      cache = 'none';
+    }
+    const host = await startHost(options.worker ?? 'auto', spawnWebWorker);
+    const needle = new Needle(host, log);
+    const handed = handOver(wire, host, options.transfer === true);
     const opts = {
-      integrity: options.integrity ?? (src.url === defaultModel ? defaultModelSha256 : undefined),
-      cache: options.cache,
+      integrity,
+      cache,
+      fetch: options.fetch && typeof options.fetch === 'object' ? { headers: Object.fromEntries(new Headers(options.fetch.headers)) } : undefined,
       kv: options.kv,
       numerics: options.numerics,
       layers: options.layers,
       context: options.maxContext,
       simd: options.simd === 'auto' ? undefined : options.simd,
     };
-    modelCache.integrityHex(opts.integrity); // a malformed one rejects before a host starts
-    const host = await startHost(options.worker ?? 'auto');
-    const needle = new Needle(host);
-    const { wire, transfer } = handOver(src, host, options.transfer === true);
     try {
-      needle.#info = await needle.#call(Req.LOAD, { source: wire, options: opts }, { onProgress, signal, transfer });
+      needle.#info = await needle.#call(Req.LOAD, { source: handed.wire, options: opts }, { onProgress, signal, transfer: handed.transfer });
     } catch (e) {
       needle.dispose();
       throw e;
@@ -169,19 +146,19 @@ export class Needle {
     return needle;
   }
 
-  /** Whether Cache Storage holds a copy of the model at `url`. */
-  static cached(url) {
-    return modelCache.isCached(resolveUrl(url));
+  /** Whether model storage (`options.cache`, default 'auto') holds a copy of the model at `url`. */
+  static cached(url, options = {}) {
+    return storage.isCached(resolveUrl(url), options.cache);
   }
 
-  /** Deletes the cached copy of the model at `url`; resolves to whether there was one. */
-  static evict(url) {
-    return modelCache.evict(resolveUrl(url));
+  /** Deletes the stored copy of the model at `url`; resolves to whether there was one. */
+  static evict(url, options = {}) {
+    return storage.evict(resolveUrl(url), options.cache);
   }
 
-  /** `{ models: [{url, bytes, sha256, cachedAt}], bytes, usage, quota }`. */
-  static cacheUsage() {
-    return modelCache.cacheUsage();
+  /** `{ backend, models: [{url, bytes, sha256, cachedAt}], bytes, usage, quota }`. */
+  static cacheUsage(options = {}) {
+    return storage.cacheUsage(options.cache);
   }
 
   /** Model facts (generation, geometry, heads, kv bits) and how it was loaded. */
@@ -248,6 +225,27 @@ export class Needle {
       if (!finished) stop.abort();
       await done;
     }
+  }
+
+  /** A multi-turn conversation: options { tools, system, autoDate = true, stateless, logger } (conversation.js). */
+  conversation(options = {}) {
+    return new Conversation(this, options);
+  }
+
+  /** The agent loop on a fresh conversation: tools may carry functions (agent.js). */
+  run(query, options = {}) {
+    const { tools, system, autoDate, logger, ...rest } = options;
+    return new Conversation(this, { tools, system, autoDate, logger }).run(query, rest);
+  }
+
+  /** One-shot structured extraction: the record, or null when the model declines (extract.js). */
+  extract(text, schema, options = {}) {
+    return extract(this, text, schema, options);
+  }
+
+  /** The OpenAI-compatible surface: `chat.completions.create({messages, tools, ...})` (openai.js). */
+  get chat() {
+    return (this.#chat ??= { completions: new Completions(this) });
   }
 
   /** Clears the conversation state (KV cache). */
@@ -353,6 +351,9 @@ export class Needle {
       case Reply.PROGRESS:
         if (p.onProgress) p.onProgress({ phase: msg.phase, loaded: msg.loaded, total: msg.total });
         break;
+      case Reply.LOG:
+        if (this.#log[msg.level]) this.#log[msg.level](msg.message);
+        break;
       case Reply.TOKEN:
         if (p.onToken) p.onToken({ token: msg.token, text: msg.text });
         break;
@@ -367,7 +368,7 @@ export class Needle {
     }
   }
 
-  /** The engine host is gone (crashed, killed, out of memory): this instance is disposed for good. */
+  /** The engine's worker is gone (crashed, killed, out of memory): this instance is disposed for good. */
   #die(why) {
     if (this.#disposed) return;
     this.#death = new NeedleError('worker_died', `the engine's worker died (${why}); load the model again`);
@@ -391,6 +392,8 @@ function toRequest(query, o) {
     query: String(query),
     tools: toolsToJson(o.tools),
     system: optionalText(o.system),
+    turns: o.turns ?? null,
+    date: o.date ?? null,
     maxTokens: num(o.maxTokens, DEFAULTS.maxTokens),
     temperature: num(o.temperature, DEFAULTS.temperature),
     seed: num(o.seed, DEFAULTS.seed),
@@ -399,6 +402,7 @@ function toRequest(query, o) {
     constrained: Boolean(o.constrained ?? DEFAULTS.constrained),
     extractive: Boolean(o.extractive ?? DEFAULTS.extractive),
     valueSearch: Boolean(o.valueSearch ?? DEFAULTS.valueSearch),
+    requireCall: Boolean(o.requireCall),
     layers: num(o.layers, null),
     kv: optionalText(o.kv),
     numerics: optionalText(o.numerics),

@@ -2,7 +2,12 @@
 // Runs as a module Web Worker (started by index.js), or inline on the caller's thread through
 // `serve(port)` where no Worker exists (Node).
 import { Req, Reply, NeedleError, errorToWire } from './protocol.js';
-import { fetchModel, integrityHex, sha256Hex } from './cache.js';
+import { fetchModel, integrityHex } from './storage/model.js';
+import { sha256Hex } from './storage/sha256.js';
+// Static imports (not `import()`), so the worker is one chunk: Vite's default worker format (iife)
+// cannot split code, and every bundler then sees both glue files.
+import * as simdGlue from './wasm/simd/needle.js';
+import * as baselineGlue from './wasm/baseline/needle.js';
 
 const isNode = typeof process !== 'undefined' && !!(process.versions && process.versions.node);
 const inWorker = typeof WorkerGlobalScope !== 'undefined' && globalThis instanceof WorkerGlobalScope;
@@ -27,9 +32,12 @@ const wasmModules = new Map(); // variant -> initialised glue namespace (one ins
 async function loadWasm(variant) {
   if (wasmModules.has(variant)) return wasmModules.get(variant);
   try {
-    // Two literal imports (not a template) so bundlers see both files.
-    const glue = variant === 'simd' ? await import('./wasm/simd/needle.js') : await import('./wasm/baseline/needle.js');
-    const wasmUrl = new URL(`./wasm/${variant}/needle_bg.wasm`, import.meta.url);
+    const glue = variant === 'simd' ? simdGlue : baselineGlue;
+    // Literal `new URL(..., import.meta.url)` per file: the pattern bundlers rewrite to an asset.
+    const wasmUrl =
+      variant === 'simd'
+        ? new URL('./wasm/simd/needle_bg.wasm', import.meta.url)
+        : new URL('./wasm/baseline/needle_bg.wasm', import.meta.url);
     if (isNode && wasmUrl.protocol === 'file:') {
       const { readFile } = await nodeImport('node:fs/promises');
       await glue.default({ module_or_path: await readFile(wasmUrl) });
@@ -74,15 +82,21 @@ function engineConfig(o = {}) {
 const sameConfig = (a, b) => a.kv === b.kv && a.numerics === b.numerics && a.layers === b.layers && a.context === b.context;
 
 /**
- * Turns a load source from the client into bytes: `{ bytes, sha256, from }`. `lent` takes bytes an
- * inline client handed over by reference. Every source is held to `integrity` when one is given.
+ * Turns a load source from the client into bytes: `{ bytes, sha256, from, storage }`. `lent` takes
+ * bytes an inline client handed over by reference. Every source is held to `integrity`.
  */
 async function sourceBytes(source, options, post, signal, lent) {
   const onProgress = (p) => post({ type: Reply.PROGRESS, ...p });
-  if (source.kind === 'url') return fetched(source.url, { integrity: options.integrity, cache: options.cache, onProgress, signal });
+  if (source.kind === 'url') {
+    // Warnings (storage refused, a full quota) and resumes go to the client's logger.
+    const log = Object.fromEntries(['error', 'warn', 'info', 'debug'].map((level) => [level, (message) => post({ type: Reply.LOG, level, message })]));
+    return fetched(source.url, { integrity: options.integrity, cache: options.cache, fetch: options.fetch, onProgress, signal, log });
+  }
+  if (source.kind === 'lent') source = { ...source, kind: 'bytes', bytes: lent(source.handle) };
   let src;
+  // The client already fetched (and checked) it with its own `fetch` function or store.
+  if (source.kind === 'bytes' && source.from) return { bytes: source.bytes, sha256: source.sha256 ?? null, from: source.from, storage: source.storage };
   if (source.kind === 'bytes') src = { bytes: source.bytes, from: 'bytes' };
-  else if (source.kind === 'lent') src = { bytes: lent(source.handle), from: 'bytes' };
   else if (source.kind === 'blob') {
     const bytes = new Uint8Array(await source.blob.arrayBuffer());
     onProgress({ phase: 'read', loaded: bytes.length, total: bytes.length });
@@ -90,10 +104,7 @@ async function sourceBytes(source, options, post, signal, lent) {
   } else throw new NeedleError('bad_source', `unknown source kind ${source.kind}`);
   const want = integrityHex(options.integrity);
   const sha256 = want ? await sha256Hex(src.bytes) : null;
-  if (want && sha256 !== want) {
-    const got = sha256 === null ? 'SHA-256 is unavailable here (insecure context)' : `got sha256 ${sha256}`;
-    throw new NeedleError('integrity', `the ${src.from} source: expected sha256 ${want}, ${got}`);
-  }
+  if (want && sha256 !== want) throw new NeedleError('integrity', `the ${src.from} source: expected sha256 ${want}, got sha256 ${sha256}`);
   return { ...src, sha256 };
 }
 
@@ -119,9 +130,10 @@ function tokenIds(ids, vocab) {
 
 /**
  * Serves the protocol on `port` (anything with postMessage and an assignable onmessage: a worker
- * scope, a MessagePort, or an in-process pair). Registers the handler synchronously.
+ * scope, a MessagePort, or an in-process pair). Registers the handler synchronously. `thread`:
+ * what `info.thread` reports ('worker' | 'inline').
  */
-export function serve(port) {
+export function serve(port, { thread = inWorker ? 'worker' : 'inline' } = {}) {
   let session = null;
   let loaded = null; // how the current model was loaded: { base: { variant, source, bytes, ... } }
   let loadConfig = engineConfig(); // the options Needle.load asked for
@@ -195,9 +207,10 @@ export function serve(port) {
       const t2 = now();
       loaded = {
         base: {
-          thread: inWorker ? 'worker' : 'inline',
+          thread,
           variant,
           source: src.from,
+          storage: src.storage ?? null,
           bytes: src.bytes.length,
           sha256: src.sha256,
           load_ms: { fetch: t1 - t0, init: t2 - t1 },
@@ -219,7 +232,9 @@ export function serve(port) {
       layers: r.layers ?? loadConfig.layers,
     });
     const t0 = now();
-    s.start(r.query, r.tools, r.system ?? undefined, r.maxTokens, r.temperature, r.seed, r.topK, r.topP, r.constrained, r.extractive, r.valueSearch);
+    // `turns` travel to the core as JSON text; the state keeps whatever prefix the new prompt shares.
+    const turns = r.turns ? JSON.stringify(r.turns) : undefined;
+    s.start(r.query, r.tools, r.system ?? undefined, r.maxTokens, r.temperature, r.seed, r.topK, r.topP, r.constrained, r.extractive, r.valueSearch, turns, r.date ?? undefined, r.requireCall);
     const prefillMs = now() - t0;
     let decodeMs = 0;
     let wasAborted = false;
@@ -253,6 +268,7 @@ export function serve(port) {
         tokens_per_s: decodeMs > 0 ? (c.tokens.length * 1000) / decodeMs : 0,
       },
       type: c.type,
+      validation: c.validation,
       parse_error: c.parse_error ?? null,
       tokens: c.tokens,
       kv_bytes: s.kv_bytes(),
@@ -324,8 +340,8 @@ export function serve(port) {
 }
 
 /**
- * A Worker host holds a Web Lock named after itself for its whole life and says so: the client
- * asks for the same lock and is granted it only once this worker is gone (index.js watchWorker).
+ * A Web Worker host holds a Web Lock named after itself for its whole life and says so: the
+ * client asks for the same lock and is granted it only once this worker is gone (host/index.js).
  */
 function holdLifeLock(scope) {
   const locks = scope.navigator && scope.navigator.locks;

@@ -15,6 +15,7 @@ pub mod json;
 pub mod prompt;
 pub mod sampling;
 pub mod response;
+pub mod grounding;
 mod blocks;
 pub mod v2;
 pub mod v3;
