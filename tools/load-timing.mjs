@@ -2,10 +2,11 @@
 // How long `Needle.load` takes in Node for each kind of source, and the process's peak RSS: one
 // fresh process per (kind, run), kinds interleaved, medians. A measurement, not a test.
 //
-//   node tools/load-timing.mjs [--model www/models/default.cact] [--runs 5] [--simd false]
+//   node tools/load-timing.mjs [--model www/models/default.cact] [--runs 5] [--simd false] [--worker false]
 //
 // Kinds: uint8array, buffer, arraybuffer, blob, file-url, cached-url (an http URL whose copy is
-// already in a Cache Storage: the in-memory one the JS tests use, as Node has none).
+// already in a store: an in-memory one given as the `cache` option, as Node has no Cache Storage).
+// `--worker false` runs the engine inline instead of in a worker thread.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -16,20 +17,30 @@ const arg = (name, fallback) => {
   return i > 0 ? process.argv[i + 1] : fallback;
 };
 
-async function child(kind, model, simd) {
+/** A store holding entries in memory (the `cache` option's interface). */
+function memoryStore() {
+  const entries = new Map();
+  return {
+    get: async (url) => entries.get(url),
+    put: async (url, entry) => void entries.set(url, entry),
+    delete: async (url) => entries.delete(url),
+    keys: async () => [...entries.keys()],
+  };
+}
+
+async function child(kind, model, simd, worker) {
   const { Needle } = await import('../pkg/index.js');
-  const options = { simd: simd === 'false' ? false : 'auto' };
+  const options = { simd: simd === 'false' ? false : 'auto', worker: worker === 'false' ? false : 'auto' };
   let source;
   let server = null;
   if (kind === 'file-url') source = pathToFileURL(model);
   else if (kind === 'cached-url') {
-    const { FakeCaches } = await import('../tests/js/helpers.mjs');
     const { startServer } = await import('./serve.mjs');
-    globalThis.caches = new FakeCaches();
     server = await startServer({ port: 0, model });
     source = `${server.url}models/default.cact`;
-    const { fetchModel } = await import('../pkg/cache.js');
-    await fetchModel(source); // primes the cache
+    options.cache = memoryStore();
+    const { fetchModel } = await import('../pkg/storage/model.js');
+    await fetchModel(source, { cache: options.cache }); // primes the store
   } else {
     const file = readFileSync(model); // a Buffer, often a view on a larger pool
     if (kind === 'buffer') source = file;
@@ -57,7 +68,7 @@ async function main() {
   const model = arg('model', fileURLToPath(new URL('../www/models/default.cact', import.meta.url)));
   const runs = Number(arg('runs', 5));
   const simd = arg('simd', 'auto');
-  if (process.argv[2] === '--child') return child(process.argv[3], model, simd);
+  if (process.argv[2] === '--child') return child(process.argv[3], model, simd, arg('worker', 'auto'));
   const results = Object.fromEntries(KINDS.map((k) => [k, []]));
   for (let r = 0; r < runs; r++) {
     for (const kind of KINDS) {
@@ -68,7 +79,7 @@ async function main() {
     }
   }
   const mb = (n) => (n / 2 ** 20).toFixed(0);
-  console.log(`model ${model} (${mb(statSync(model).size)} MiB), ${runs} runs, medians; Node ${process.version}`);
+  console.log(`model ${model} (${mb(statSync(model).size)} MiB), ${runs} runs, medians; Node ${process.version}, worker ${arg('worker', 'auto')}`);
   console.log('kind          load ms   init ms   peak RSS MiB');
   for (const kind of KINDS) {
     const rs = results[kind];
