@@ -9,23 +9,22 @@
 //!
 //! The core has no clock: callers time `start` (prefill) and `next_token` (decode) themselves.
 use alloc::collections::VecDeque;
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::constrained::{Constraint, TokenTable};
-use crate::container::{self, Container};
+use crate::container;
 use crate::json;
 use crate::prompt;
-use crate::response::{self, Response};
+use crate::response;
 use crate::sampling::Sampler;
 use crate::tokenizer::{IncrementalDecoder, Tokenizer};
-use crate::{v2, v3};
 use crate::{Error, Result};
 
-pub use crate::v3::{HeadKind, KvPrecision, Numerics};
-
-mod search;
+use super::net::Net;
+use super::{HeadKind, KvPrecision, Numerics};
+use super::request::{Completion, Request, StopReason, Token};
 
 /// How a model is run. `None` fields take the container's own choice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,285 +64,8 @@ pub struct ModelInfo {
     pub heads: Vec<HeadKind>,
 }
 
-/// One generation request.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Request<'r> {
-    pub query: &'r str,
-    /// The tool list as JSON text, in the caller's key order (empty: no tools). OpenAI-style
-    /// entries (`{"type":"function","function":{..}}`) are unwrapped to the flat schema the
-    /// models are trained on, as upstream's own client does before rendering.
-    pub tools_json: &'r str,
-    pub system: Option<&'r str>,
-    /// Completion tokens at most.
-    pub max_tokens: usize,
-    pub temperature: f32,
-    pub seed: u64,
-    pub top_k: usize,
-    pub top_p: f32,
-    /// Schema-constrained decoding: only completions in the tool-call format whose calls fit
-    /// the tools' schemas can be generated (see [`crate::constrained`]).
-    pub constrained: bool,
-    /// Extractive decoding: schema-constrained, and every free-text string argument (a
-    /// `string` without an `enum`) must be copied from `query`, whole words at both ends,
-    /// ignoring ASCII case.
-    pub extractive: bool,
-    /// Value search: schema-constrained, and each argument value is the one the model gives
-    /// the highest probability as a whole, found by a best-first search over its tokens,
-    /// instead of the token-by-token greedy choice (see [`search`]). Needs temperature 0.
-    pub value_search: bool,
-}
-
-impl<'r> Request<'r> {
-    /// Greedy, unconstrained decoding of up to 256 tokens, upstream's defaults otherwise.
-    pub fn new(query: &'r str, tools_json: &'r str) -> Self {
-        Request {
-            query,
-            tools_json,
-            system: None,
-            max_tokens: 256,
-            temperature: 0.0,
-            seed: 0,
-            top_k: 0,
-            top_p: 1.0,
-            constrained: false,
-            extractive: false,
-            value_search: false,
-        }
-    }
-}
-
-/// Why a generation ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StopReason {
-    /// The model emitted its end-of-sequence id.
-    Eos,
-    /// The model closed its turn with `<|im_end|>`.
-    ImEnd,
-    /// The request's token budget ran out.
-    MaxTokens,
-    /// The session's capacity (or the model's context) is full.
-    ContextFull,
-    /// The host called [`Engine::abort`].
-    Aborted,
-}
-
-impl StopReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StopReason::Eos => "eos",
-            StopReason::ImEnd => "im_end",
-            StopReason::MaxTokens => "max_tokens",
-            StopReason::ContextFull => "context_full",
-            StopReason::Aborted => "aborted",
-        }
-    }
-}
-
-/// One generated token and the text it completes (empty while a UTF-8 character or a
-/// byte-fallback sequence is still open, and for the stop token).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Token {
-    pub id: u32,
-    pub text: String,
-}
-
-/// A finished generation, in upstream's response shape plus what a host reports.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Completion {
-    pub prompt: String,
-    pub prompt_ids: Vec<u32>,
-    /// Generated ids, the stop token included.
-    pub tokens: Vec<u32>,
-    pub response: Response,
-    /// `sigmoid` of the confidence head's logit over prompt + completion, when the container
-    /// carries that head.
-    pub confidence: Option<f32>,
-    pub stop_reason: StopReason,
-}
-
-impl Completion {
-    /// The envelope as JSON: upstream's response keys plus `confidence`, `stop_reason` and
-    /// `usage`.
-    pub fn to_value(&self) -> json::Value {
-        let json::Value::Object(mut members) = self.response.to_value() else { unreachable!() };
-        let confidence = match self.confidence {
-            Some(c) => json::Value::Float(c as f64),
-            None => json::Value::Null,
-        };
-        members.push(("confidence".into(), confidence));
-        members.push(("stop_reason".into(), json::Value::String(self.stop_reason.as_str().into())));
-        members.push((
-            "usage".into(),
-            json::Value::Object(vec![
-                ("prompt_tokens".into(), json::Value::Int(self.prompt_ids.len().to_string())),
-                ("completion_tokens".into(), json::Value::Int(self.tokens.len().to_string())),
-            ]),
-        ));
-        json::Value::Object(members)
-    }
-}
-
-/// The model of one generation and its sequence state: the one place the generations meet.
-// An engine holds exactly one `Net`, so the variants' size difference costs nothing.
-#[allow(clippy::large_enum_variant)]
-enum Net<'a> {
-    V2 { model: v2::Model<'a>, state: v2::State },
-    V3 { model: v3::Model<'a>, state: v3::State },
-}
-
-impl<'a> Net<'a> {
-    fn load(container: Container<'a>, options: &LoadOptions) -> Result<Self> {
-        Ok(match container {
-            Container::V3(c) => {
-                let model = v3::Model::new(&c)?;
-                let mut opts = model.default_options();
-                opts.kv = options.kv.unwrap_or(opts.kv);
-                opts.numerics = options.numerics;
-                opts.depth = options.layers.unwrap_or(opts.depth);
-                opts.max_tokens = options.max_tokens.unwrap_or(opts.max_tokens);
-                opts.track_heads = model.heads().next().is_some();
-                let state = model.new_state(&opts)?;
-                Net::V3 { model, state }
-            }
-            Container::V2(c) => {
-                let model = v2::Model::new(&c)?;
-                if options.layers.is_some_and(|l| l != model.geometry().num_layers) {
-                    return Err(Error::Unsupported { what: "ladder depths (Needle 2 has no ladder)" });
-                }
-                let mut opts = model.default_options();
-                opts.kv = options.kv.unwrap_or(opts.kv);
-                opts.numerics = options.numerics;
-                opts.max_tokens = options.max_tokens.unwrap_or(opts.max_tokens);
-                opts.track_heads = model.heads().next().is_some();
-                let state = model.new_state(&opts)?;
-                Net::V2 { model, state }
-            }
-        })
-    }
-
-    fn info(&self) -> ModelInfo {
-        match self {
-            Net::V3 { model, state } => {
-                let (g, o) = (model.geometry(), state.options());
-                ModelInfo {
-                    generation: 3,
-                    vocab: g.vocab,
-                    logits_len: model.logits_len(),
-                    d_model: g.d_model,
-                    num_layers: g.num_layers,
-                    depth: o.depth,
-                    max_seq_len: g.max_seq_len,
-                    capacity: o.max_tokens,
-                    kv: o.kv,
-                    numerics: o.numerics,
-                    heads: model.heads().collect(),
-                }
-            }
-            Net::V2 { model, state } => {
-                let (g, o) = (model.geometry(), state.options());
-                ModelInfo {
-                    generation: 2,
-                    vocab: g.vocab,
-                    logits_len: model.logits_len(),
-                    d_model: g.d_model,
-                    num_layers: g.num_layers,
-                    depth: g.num_layers,
-                    max_seq_len: g.max_seq_len,
-                    capacity: o.max_tokens,
-                    kv: o.kv,
-                    numerics: o.numerics,
-                    heads: model
-                        .heads()
-                        .map(|h| match h {
-                            v2::HeadKind::Contrastive => HeadKind::Embedding,
-                            v2::HeadKind::Confidence => HeadKind::Confidence,
-                        })
-                        .collect(),
-                }
-            }
-        }
-    }
-
-    fn reset(&mut self) {
-        match self {
-            Net::V2 { state, .. } => state.reset(),
-            Net::V3 { state, .. } => state.reset(),
-        }
-    }
-
-    fn kv_bytes(&self) -> usize {
-        match self {
-            Net::V2 { state, .. } => state.kv_bytes(),
-            Net::V3 { state, .. } => state.kv_bytes(),
-        }
-    }
-
-    fn position(&self) -> usize {
-        match self {
-            Net::V2 { state, .. } => state.position(),
-            Net::V3 { state, .. } => state.position(),
-        }
-    }
-
-    /// Runs `ids` after what the state holds, writing the logits after the last one.
-    fn feed(&mut self, ids: &[u32], logits: &mut [f32]) -> Result<()> {
-        match self {
-            Net::V2 { model, state } => model.prefill(state, ids, logits),
-            Net::V3 { model, state } => model.prefill(state, ids, logits),
-        }
-    }
-
-    /// Runs `ids` after what the state holds, writing the logits after each of them.
-    fn feed_rows(&mut self, ids: &[u32], rows: &mut [f32]) -> Result<()> {
-        match self {
-            Net::V2 { model, state } => model.prefill_rows(state, ids, rows),
-            Net::V3 { model, state } => model.prefill_rows(state, ids, rows),
-        }
-    }
-
-    /// A copy of where the sequence is, to come back to with [`Self::rewind`].
-    fn mark(&self) -> NetMark {
-        match self {
-            Net::V2 { state, .. } => NetMark::V2(state.mark()),
-            Net::V3 { state, .. } => NetMark::V3(state.mark()),
-        }
-    }
-
-    fn rewind(&mut self, mark: &NetMark) {
-        match (self, mark) {
-            (Net::V2 { state, .. }, NetMark::V2(mark)) => state.rewind(mark),
-            (Net::V3 { state, .. }, NetMark::V3(mark)) => state.rewind(mark),
-            _ => unreachable!("a mark is only taken from this net"),
-        }
-    }
-
-    /// The confidence head's logit over the whole sequence `ids` the state has consumed.
-    fn confidence(&self, ids: &[u32]) -> Result<f32> {
-        let logit = match self {
-            Net::V3 { model, state } => model.head(state, HeadKind::Confidence)?,
-            // Upstream scores with full causal attention; a windowed state that has already
-            // cut keys off re-runs the exchange on a full-causal scratch state.
-            Net::V2 { model, state } if state.is_full_causal() => model.head(state, v2::HeadKind::Confidence)?,
-            Net::V2 { model, state } => {
-                let opts = v2::Options { window: 0, max_tokens: ids.len(), track_heads: true, ..*state.options() };
-                let mut scratch = model.new_state(&opts)?;
-                let mut logits = vec![0.0; model.logits_len()];
-                model.prefill(&mut scratch, ids, &mut logits)?;
-                model.head(&scratch, v2::HeadKind::Confidence)?
-            }
-        };
-        logit.first().copied().ok_or(Error::Unsupported { what: "empty confidence head output" })
-    }
-}
-
-/// A saved position of a [`Net`].
-enum NetMark {
-    V2(v2::Mark),
-    V3(v3::Mark),
-}
-
 /// A request in flight.
-struct Turn {
+pub(super) struct Turn {
     prompt: String,
     prompt_ids: Vec<u32>,
     tokens: Vec<u32>,
@@ -353,7 +75,7 @@ struct Turn {
     text: String,
     /// The last sampled token, not yet run through the model.
     unfed: Option<u32>,
-    constraint: Option<Constraint>,
+    pub(super) constraint: Option<Constraint>,
     /// Value search is on (see [`Request::value_search`]).
     value_search: bool,
     /// The value being written has been searched (so it is not searched again).
@@ -364,15 +86,15 @@ struct Turn {
 }
 
 pub struct Engine<'a> {
-    net: Net<'a>,
+    pub(super) net: Net<'a>,
     tokenizer: Tokenizer,
-    info: ModelInfo,
+    pub(super) info: ModelInfo,
     /// Logits after the last consumed token.
-    logits: Vec<f32>,
+    pub(super) logits: Vec<f32>,
     im_end: Option<u32>,
     /// Decoded bytes per token, built on the first constrained request.
-    token_table: Option<TokenTable>,
-    turn: Option<Turn>,
+    pub(super) token_table: Option<TokenTable>,
+    pub(super) turn: Option<Turn>,
 }
 
 impl<'a> Engine<'a> {
@@ -423,7 +145,7 @@ impl<'a> Engine<'a> {
     }
 
     /// Runs `ids` after what the state holds; the logits after the last one become current.
-    fn feed(&mut self, ids: &[u32]) -> Result<()> {
+    pub(super) fn feed(&mut self, ids: &[u32]) -> Result<()> {
         self.net.feed(ids, &mut self.logits)
     }
 
