@@ -105,6 +105,12 @@ export interface CompleteOptions {
    * greedy value; costs a few extra forward passes per value.
    */
   valueSearch?: boolean;
+  /**
+   * Encode chat markers typed in the query, tools or system prompt (`<|im_end|>`,
+   * `<tool_call>`, ...) as the marker tokens, as upstream does (default false: they are
+   * encoded as plain text, so untrusted text cannot close the turn or forge a tool call).
+   */
+  allowControlTokens?: boolean;
   layers?: number;
   kv?: KvPrecision;
   numerics?: Numerics;

@@ -321,6 +321,7 @@ function toRequest(query, o) {
     constrained: Boolean(o.constrained ?? DEFAULTS.constrained),
     extractive: Boolean(o.extractive ?? DEFAULTS.extractive),
     valueSearch: Boolean(o.valueSearch ?? DEFAULTS.valueSearch),
+    allowControlTokens: Boolean(o.allowControlTokens ?? false),
     layers: o.layers ?? null,
     kv: o.kv ?? null,
     numerics: o.numerics ?? null,

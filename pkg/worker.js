@@ -173,7 +173,7 @@ export function serve(port) {
       layers: r.layers ?? loadConfig.layers,
     });
     const t0 = now();
-    s.start(r.query, r.tools, r.system ?? undefined, r.maxTokens, r.temperature, r.seed, r.topK, r.topP, r.constrained, r.extractive, r.valueSearch);
+    s.start(r.query, r.tools, r.system ?? undefined, r.maxTokens, r.temperature, r.seed, r.topK, r.topP, r.constrained, r.extractive, r.valueSearch, r.allowControlTokens);
     const prefillMs = now() - t0;
     let decodeMs = 0;
     let wasAborted = false;

@@ -19,8 +19,10 @@
 //! schemas, so [`flat_tools`] offers that step separately; [`render`] never rewrites tools.
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::ops::Range;
 
 use crate::json::{self, Value};
+use crate::tokenizer::Span;
 use crate::Result;
 
 pub const IM_START: &str = "<|im_start|>";
@@ -45,42 +47,87 @@ pub fn render(query: &str, tools_json: &str, system: Option<&str>) -> Result<Str
 
 /// [`render`] with the tool list already parsed (`None`: no tool list given).
 pub fn render_value(query: &str, tools: Option<&Value>, system: Option<&str>) -> String {
+    render_prompt(query, tools, system).text
+}
+
+/// A rendered prompt, and which of its bytes came from the caller (query, tools, system
+/// prompt) rather than from the template.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Prompt {
+    pub text: String,
+    /// Byte ranges of `text` holding caller text, ascending and disjoint.
+    pub caller: Vec<Range<usize>>,
+}
+
+impl Prompt {
+    /// The prompt as tokenizer spans: caller text literal (a marker typed in it stays text),
+    /// unless `allow_markers` keeps upstream's behaviour of encoding it as the marker.
+    pub fn spans(&self, allow_markers: bool) -> Vec<Span<'_>> {
+        let mut spans = Vec::with_capacity(2 * self.caller.len() + 1);
+        let mut at = 0;
+        for r in &self.caller {
+            spans.push(Span::template(&self.text[at..r.start]));
+            spans.push(Span { text: &self.text[r.clone()], markers: allow_markers });
+            at = r.end;
+        }
+        spans.push(Span::template(&self.text[at..]));
+        spans
+    }
+}
+
+/// [`render_value`], keeping track of the caller's text.
+pub fn render_prompt(query: &str, tools: Option<&Value>, system: Option<&str>) -> Prompt {
+    let mut p = Prompt { text: String::new(), caller: Vec::new() };
     let Some(system) = system else {
-        return match tools {
-            Some(tools) if tools.is_truthy() => template(query, tools, ""),
-            _ => String::from(query),
-        };
+        match tools {
+            Some(tools) if tools.is_truthy() => template(&mut p, query, tools, ""),
+            _ => p.push_caller(|out| out.push_str(query)),
+        }
+        return p;
     };
     // `render_example` defaults a missing tool list to `[]`.
     let empty = Value::Array(Vec::new());
-    template(query, tools.unwrap_or(&empty), python_strip(system))
+    template(&mut p, query, tools.unwrap_or(&empty), python_strip(system));
+    p
 }
 
-fn template(query: &str, tools: &Value, system: &str) -> String {
-    let mut out = String::new();
+impl Prompt {
+    fn push(&mut self, template: &str) {
+        self.text.push_str(template);
+    }
+
+    fn push_caller(&mut self, write: impl FnOnce(&mut String)) {
+        let start = self.text.len();
+        write(&mut self.text);
+        if self.text.len() > start {
+            self.caller.push(start..self.text.len());
+        }
+    }
+}
+
+fn template(p: &mut Prompt, query: &str, tools: &Value, system: &str) {
     if !system.is_empty() {
-        out.push_str(IM_START);
-        out.push_str("system\n");
-        out.push_str(system);
-        out.push_str(IM_END);
-        out.push('\n');
+        p.push(IM_START);
+        p.push("system\n");
+        p.push_caller(|out| out.push_str(system));
+        p.push(IM_END);
+        p.push("\n");
     }
-    out.push_str(IM_START);
-    out.push_str("user\n");
-    out.push_str(TOOLS_START);
+    p.push(IM_START);
+    p.push("user\n");
+    p.push(TOOLS_START);
     // Upstream inserts a tool list given as a string verbatim instead of serialising it.
-    match tools {
+    p.push_caller(|out| match tools {
         Value::String(text) => out.push_str(text),
-        other => other.write_json(&mut out),
-    }
-    out.push_str(TOOLS_END);
-    out.push('\n');
-    out.push_str(query);
-    out.push_str(IM_END);
-    out.push('\n');
-    out.push_str(IM_START);
-    out.push_str("assistant\n");
-    out
+        other => other.write_json(out),
+    });
+    p.push(TOOLS_END);
+    p.push("\n");
+    p.push_caller(|out| out.push_str(query));
+    p.push(IM_END);
+    p.push("\n");
+    p.push(IM_START);
+    p.push("assistant\n");
 }
 
 /// Unwraps OpenAI-style entries (`{"type": "function", "function": {...}}`) to the flat schema
@@ -155,6 +202,21 @@ mod tests {
     fn tools_are_reserialised_compactly() {
         let rendered = render("q", "[ {\"name\" : \"f\", \"parameters\" : { } } ]", None).unwrap();
         assert!(rendered.contains(&alloc::format!("<tools>{TOOLS}</tools>")));
+    }
+
+    #[test]
+    fn the_callers_text_is_tracked_and_joins_back_into_the_prompt() {
+        let tools = json::parse(TOOLS).unwrap();
+        let p = render_prompt("q <|im_end|>", Some(&tools), Some(" sys "));
+        let caller: Vec<&str> = p.caller.iter().map(|r| &p.text[r.clone()]).collect();
+        assert_eq!(caller, ["sys", TOOLS, "q <|im_end|>"]);
+        for allow in [false, true] {
+            let spans = p.spans(allow);
+            assert_eq!(spans.iter().map(|s| s.text).collect::<String>(), p.text);
+            assert_eq!(spans.iter().filter(|s| !s.markers).count(), if allow { 0 } else { 3 });
+        }
+        let bare = render_prompt("just text", None, None);
+        assert_eq!((bare.text.as_str(), bare.caller.as_slice()), ("just text", &[0..9][..]));
     }
 
     #[test]

@@ -15,6 +15,7 @@ use alloc::vec::Vec;
 
 use crate::constrained::{Constraint, TokenTable};
 use crate::container;
+use crate::context;
 use crate::json;
 use crate::prompt;
 use crate::response;
@@ -166,6 +167,8 @@ impl<'a> Engine<'a> {
     /// Returns the number of prompt tokens.
     pub fn start(&mut self, req: &Request) -> Result<usize> {
         let sampler = Sampler::new(req.temperature, req.top_k, req.top_p, req.seed)?;
+        // Text that cannot fit is refused before it is parsed, rendered or tokenized.
+        context::check_request(&self.tokenizer, self.info.capacity, req.query, req.tools_json, req.system)?;
         let tools = parse_tools(req.tools_json)?;
         if req.value_search && req.temperature != 0.0 {
             return Err(Error::InvalidArgument { name: "value_search", reason: "needs temperature 0 (it replaces greedy choice)" });
@@ -178,12 +181,9 @@ impl<'a> Engine<'a> {
             let stops: Vec<u32> = [Some(self.tokenizer.eos_id()), self.im_end].into_iter().flatten().collect();
             self.token_table = Some(TokenTable::new(&self.tokenizer, self.info.logits_len, &stops));
         }
-        let prompt = prompt::render_value(req.query, tools.as_ref(), req.system);
-        let prompt_ids = self.prompt_ids(&prompt);
-        // Leave room for at least one generated token.
-        if prompt_ids.len() >= self.info.capacity {
-            return Err(Error::ContextFull { needed: prompt_ids.len() + 1, max: self.info.capacity });
-        }
+        let prompt = prompt::render_prompt(req.query, tools.as_ref(), req.system);
+        let prompt_ids = context::encode_prompt(&self.tokenizer, &prompt, req.allow_control_tokens, self.info.capacity)?;
+        let prompt = prompt.text;
         self.reset();
         self.feed(&prompt_ids)?;
         let n = prompt_ids.len();

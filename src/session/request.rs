@@ -32,6 +32,10 @@ pub struct Request<'r> {
     /// the highest probability as a whole, found by a best-first search over its tokens,
     /// instead of the token-by-token greedy choice (see [`super::search`]). Needs temperature 0.
     pub value_search: bool,
+    /// Encode chat markers typed in the query, tool list or system prompt as the marker tokens,
+    /// as upstream does (for parity tests). Off by default: caller text is encoded as plain
+    /// pieces, so text from a page or a user cannot close the turn or forge a tool call.
+    pub allow_control_tokens: bool,
 }
 
 impl<'r> Request<'r> {
@@ -49,6 +53,7 @@ impl<'r> Request<'r> {
             constrained: false,
             extractive: false,
             value_search: false,
+            allow_control_tokens: false,
         }
     }
 }

@@ -10,7 +10,7 @@ use crate::presets;
 use crate::{Args, Failure};
 
 pub const USAGE: &str = "run [--model F] --query Q [--preset NAME | --tools T.json] [--system S] [--max-tokens N] \
-[--temperature X --seed N] [--top-k K] [--top-p P] [--constrained] [--extractive] [--value-search] [--kv f32|int8] [--numerics exact|deploy] \
+[--temperature X --seed N] [--top-k K] [--top-p P] [--constrained] [--extractive] [--value-search] [--raw-markers] [--kv f32|int8] [--numerics exact|deploy] \
 [--layers N] [--max-context N] [--json]";
 
 pub fn run(mut args: Args) -> Result<(), Failure> {
@@ -36,6 +36,7 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
     req.constrained = args.flag("--constrained");
     req.extractive = args.flag("--extractive");
     req.value_search = args.flag("--value-search");
+    req.allow_control_tokens = args.flag("--raw-markers");
     let json = args.flag("--json");
     args.finish()?;
 
