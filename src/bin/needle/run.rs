@@ -9,14 +9,18 @@ use crate::model::{self, ms_since, number};
 use crate::presets;
 use crate::{Args, Failure};
 
-pub const USAGE: &str = "run [--model F] --query Q [--preset NAME | --tools T.json] [--system S] [--max-tokens N] \
+pub const USAGE: &str = "run [--model F] (--query Q | --query-file F) [--preset NAME | --tools T.json] [--system S] [--max-tokens N] \
 [--temperature X --seed N] [--top-k K] [--top-p P] [--constrained] [--extractive] [--value-search] [--raw-markers] [--kv f32|int8] [--numerics exact|deploy] \
 [--layers N] [--max-context N] [--json]";
 
 pub fn run(mut args: Args) -> Result<(), Failure> {
     let model = model::read(&mut args)?;
     let options = model::options(&mut args)?;
-    let query = args.required("--query")?;
+    // --query-file: a query longer than one command-line argument may be (128 KiB on Linux).
+    let query = match args.value("--query-file")? {
+        Some(path) => std::fs::read_to_string(&path).map_err(|e| Failure::Io(path, e))?,
+        None => args.required("--query")?,
+    };
     let preset = args.value("--preset")?.map(|name| presets::get(&name)).transpose()?;
     let tools = match (args.value("--tools")?, &preset) {
         (Some(_), Some(_)) => return Err(Failure::Usage("--preset and --tools both give the tools: pass one".into())),
