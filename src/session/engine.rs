@@ -36,7 +36,7 @@ pub struct LoadOptions {
     /// Run a shallower ladder rung of this many layers (2..=num_layers).
     pub layers: Option<usize>,
     /// Session capacity in tokens (prompt + completion); default: the model's `max_seq_len`.
-    /// The KV cache is allocated for this many tokens up front.
+    /// The KV cache grows with the sequence up to this many tokens (a cap, not a reservation).
     pub max_tokens: Option<usize>,
 }
 
