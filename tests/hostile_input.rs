@@ -178,3 +178,29 @@ fn arguments_that_are_not_utf8_are_a_typed_error_not_a_panic() {
         assert!(stderr.contains("[invalid_argument]"), "{args:?}: {stderr}");
     }
 }
+
+// ---------------------------------------------------------------- a corrupt tokenizer
+
+#[test]
+fn a_corrupt_tokenizer_blob_is_refused_as_bad_tokenizer() {
+    let bytes = default_model();
+    let blob = needle_web::container::parse(&bytes).unwrap().tokenizer();
+    let at = blob.as_ptr() as usize - bytes.as_ptr() as usize;
+    // (offset in the blob, new bytes): piece count, a special id, a flag, the first record's
+    // kind, surface and score, a surface length past the end.
+    let edits: [(usize, &[u8]); 7] = [
+        (0, &1_000_000u32.to_le_bytes()),
+        (8, &99_999u32.to_le_bytes()),
+        (20, &[2]),
+        (28, &[9]),
+        (31, &[0xff]),
+        (24, &f32::NAN.to_le_bytes()),
+        (29, &60_000u16.to_le_bytes()),
+    ];
+    for (offset, new) in edits {
+        let mut m = bytes.clone();
+        m[at + offset..at + offset + new.len()].copy_from_slice(new);
+        let err = Engine::load(&m, &LoadOptions::default()).err().expect("a corrupt blob loads");
+        assert_eq!(err.code(), "bad_tokenizer", "blob byte {offset}: {err}");
+    }
+}
