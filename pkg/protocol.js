@@ -10,7 +10,11 @@ export const PROTOCOL = 1;
 /** Request types the host understands. */
 export const Req = Object.freeze({
   LOAD: 'load', // { source, options } -> model info
-  COMPLETE: 'complete', // { request } -> final result; 'token' messages stream before it
+  // { request } -> final result; 'token' messages stream before it. `request.turns` (the
+  // conversation so far, [{ role: 'user' | 'assistant' | 'tool', content }]) and `request.date`
+  // (the date fact's value, 'YYYY-MM-DD Ddd HH:MM') are optional; the result carries
+  // `validation` and `usage.cached_tokens`.
+  COMPLETE: 'complete',
   ABORT: 'abort', // { target } -> nothing; stops request `target` within one token
   RESET: 'reset', // {} -> null
   INFO: 'info', // {} -> model info
@@ -27,13 +31,14 @@ export const Reply = Object.freeze({
   TOKEN: 'token', // { token, text }
   RESULT: 'result', // { value }
   ERROR: 'error', // { error: { name, code, message, result? } }
+  LOG: 'log', // { level: 'error' | 'warn' | 'info' | 'debug', message }: for the client's logger
 });
 
 /**
  * Every failure the package reports. `code` is stable and machine-readable: the Rust core's codes
  * (`bad_tag`, `truncated`, `bad_header`, `bad_tensor`, `bad_tokenizer`, `token_out_of_vocab`,
  * `context_full`, `bad_json`, `invalid_utf8`, `invalid_argument`, `unsupported`) plus the JS ones:
- * `aborted`, `bad_source`, `fetch_failed`, `integrity`, `disposed`, `worker_failed`, `wasm_failed`,
+ * `aborted`, `bad_source`, `fetch_failed`, `integrity`, `disposed`, `worker_failed`, `wasm_failed`, `ungrounded`,
  * `internal`.
  */
 export class NeedleError extends Error {

@@ -8,7 +8,7 @@
 //! capacity, not by the input.
 use alloc::vec::Vec;
 
-use crate::prompt::Prompt;
+use crate::prompt::Rendered;
 use crate::tokenizer::Tokenizer;
 use crate::{Error, Result};
 
@@ -29,11 +29,12 @@ fn full(tokens: usize, capacity: usize) -> Error {
     Error::ContextFull { needed: tokens.saturating_add(2), max: capacity }
 }
 
-/// Refuses a request whose query, system prompt and tool JSON cannot fit `capacity` tokens,
-/// from their byte lengths alone. The query and system prompt appear verbatim in the prompt
-/// (the system prompt stripped); the tool JSON is allowed [`TOOLS_JSON_SLACK`].
-pub fn check_request(tok: &Tokenizer, capacity: usize, query: &str, tools_json: &str, system: Option<&str>) -> Result<()> {
-    let verbatim = query.len() + system.map_or(0, |s| crate::prompt::python_strip(s).len());
+/// Refuses a request whose texts cannot fit `capacity` tokens, from their byte lengths alone:
+/// `verbatim` are the texts the prompt holds as they are (query, system prompt, earlier turns;
+/// counting a system prompt's surrounding whitespace only weakens the bound), `tools_json` the
+/// tool list, allowed [`TOOLS_JSON_SLACK`].
+pub fn check_request<'t>(tok: &Tokenizer, capacity: usize, verbatim: impl IntoIterator<Item = &'t str>, tools_json: &str) -> Result<()> {
+    let verbatim = verbatim.into_iter().fold(0usize, |n, t| n.saturating_add(crate::prompt::python_strip(t).len()));
     let tools = tools_json.trim().len() / TOOLS_JSON_SLACK;
     let least = tok.min_tokens(verbatim.saturating_add(tools));
     if least > room(capacity) {
@@ -44,7 +45,7 @@ pub fn check_request(tok: &Tokenizer, capacity: usize, query: &str, tools_json: 
 
 /// `[BOS] + tokens` of a rendered prompt, refused (`ContextFull`) when it leaves no room for a
 /// generated token in `capacity`; the caller's text is literal unless `allow_markers`.
-pub fn encode_prompt(tok: &Tokenizer, prompt: &Prompt, allow_markers: bool, capacity: usize) -> Result<Vec<u32>> {
+pub fn encode_prompt(tok: &Tokenizer, prompt: &Rendered, allow_markers: bool, capacity: usize) -> Result<Vec<u32>> {
     let text = tok.encode_spans(&prompt.spans(allow_markers), room(capacity)).map_err(|e| match e {
         Error::ContextFull { needed, .. } => full(needed, capacity),
         other => other,
@@ -53,4 +54,21 @@ pub fn encode_prompt(tok: &Tokenizer, prompt: &Prompt, allow_markers: bool, capa
     ids.push(tok.bos_id());
     ids.extend(text);
     Ok(ids)
+}
+
+/// `[BOS] + tokens` of the prompt's first `end` bytes, encoded as [`encode_prompt`] encodes the
+/// whole (the caller's text literal unless `allow_markers`).
+pub fn encode_prefix(tok: &Tokenizer, prompt: &Rendered, allow_markers: bool, end: usize) -> Vec<u32> {
+    let mut spans = prompt.spans(allow_markers);
+    let mut at = 0;
+    spans.retain_mut(|s| {
+        let keep = at < end;
+        let len = s.text.len();
+        s.text = &s.text[..len.min(end.saturating_sub(at))];
+        at += len;
+        keep
+    });
+    let mut ids = alloc::vec![tok.bos_id()];
+    ids.extend(tok.encode_spans(&spans, usize::MAX).expect("no token limit"));
+    ids
 }

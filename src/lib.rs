@@ -16,6 +16,7 @@ pub mod prompt;
 pub mod context;
 pub mod sampling;
 pub mod response;
+pub mod grounding;
 mod blocks;
 pub mod v2;
 pub mod v3;

@@ -124,7 +124,7 @@ fn ordinary_prompts_encode_to_upstreams_ids_by_default() {
             let bytes = std::fs::read(dir.join("model.cact")).unwrap();
             let tok = Tokenizer::from_blob(needle_web::container::parse(&bytes).unwrap().tokenizer()).unwrap();
             let tools = json::parse(str_of(p, "tools_json")).ok();
-            let rendered = prompt::render_prompt(str_of(p, "query"), tools.as_ref(), p.get("system").and_then(Value::as_str));
+            let rendered = prompt::render_conversation(&[], str_of(p, "query"), tools.as_ref(), p.get("system").and_then(Value::as_str)).unwrap();
             for allow in [false, true] {
                 let got = context::encode_prompt(&tok, &rendered, allow, 1 << 20).unwrap();
                 assert_eq!(got, ids(case.get("prompt_ids").unwrap()), "{} allow {allow}", dir.display());
@@ -139,7 +139,7 @@ fn ordinary_prompts_encode_to_upstreams_ids_by_default() {
     for case in cases.get("cases").and_then(Value::as_array).unwrap() {
         let tools = json::parse(str_of(case, "tools_json")).ok();
         let tools = if case.get("flatten") == Some(&Value::Bool(true)) { tools.map(prompt::flat_tools) } else { tools };
-        let rendered = prompt::render_prompt(str_of(case, "query"), tools.as_ref(), case.get("system").and_then(Value::as_str));
+        let rendered = prompt::render_conversation(&[], str_of(case, "query"), tools.as_ref(), case.get("system").and_then(Value::as_str)).unwrap();
         let caller_has_marker = rendered.caller.iter().any(|r| rendered.text[r.clone()].contains("<|") || rendered.text[r.clone()].contains("<tool"));
         let mut upstream = vec![tok.bos_id()];
         upstream.extend(tok.encode(&rendered.text));

@@ -17,18 +17,18 @@ fuzz_target!(|data: &[u8]| {
     };
     let system = (!system.is_empty()).then_some(system);
     let tok = common::tokenizer();
-    if context::check_request(tok, CAPACITY, query, tools, system).is_err() {
+    if context::check_request(tok, CAPACITY, [query, system.unwrap_or("")], tools).is_err() {
         return;
     }
     let tools = if tools.trim().is_empty() { None } else { json::parse(tools).ok().map(prompt::flat_tools) };
-    let rendered = prompt::render_prompt(query, tools.as_ref(), system);
+    let Ok(rendered) = prompt::render_conversation(&[], query, tools.as_ref(), system) else { return };
     assert_eq!(rendered.spans(false).iter().map(|s| s.text).collect::<String>(), rendered.text);
     let markers = |ids: &[u32]| ids.iter().filter(|&&id| matches!(tok.piece(id), Some((_, PieceKind::UserDefined)))).count();
     let Ok(ids) = context::encode_prompt(tok, &rendered, false, CAPACITY) else { return };
     assert!(ids.len() < CAPACITY);
     // The template's own markers: the same render around marker-free caller text.
     let one_tool = json::Value::Array(vec![json::Value::Null]);
-    let plain = prompt::render_prompt("q", Some(&one_tool), system.map(|_| "s"));
+    let plain = prompt::render_conversation(&[], "q", Some(&one_tool), system.map(|_| "s")).unwrap();
     let template = context::encode_prompt(tok, &plain, false, CAPACITY).unwrap();
     if system.is_some() || tools.as_ref().is_some_and(json::Value::is_truthy) {
         assert!(markers(&ids) <= markers(&template), "caller text produced marker ids");
