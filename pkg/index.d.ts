@@ -260,6 +260,12 @@ export interface CompleteOptions<T extends readonly Tool[] | string = readonly T
   valueSearch?: boolean;
   /** Implies `constrained`: the refusal `[]` is masked, so the answer calls a tool (default false). */
   requireCall?: boolean;
+  /**
+   * Encode chat markers typed in the query, tools or system prompt (`<|im_end|>`,
+   * `<tool_call>`, ...) as the marker tokens, as upstream does (default false: they are
+   * encoded as plain text, so untrusted text cannot close the turn or forge a tool call).
+   */
+  allowControlTokens?: boolean;
   layers?: number;
   kv?: KvPrecision;
   numerics?: Numerics;

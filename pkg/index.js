@@ -403,6 +403,7 @@ function toRequest(query, o) {
     extractive: Boolean(o.extractive ?? DEFAULTS.extractive),
     valueSearch: Boolean(o.valueSearch ?? DEFAULTS.valueSearch),
     requireCall: Boolean(o.requireCall),
+    allowControlTokens: Boolean(o.allowControlTokens ?? false),
     layers: num(o.layers, null),
     kv: optionalText(o.kv),
     numerics: optionalText(o.numerics),
