@@ -36,7 +36,7 @@ const ISOLATION = {
 
 /** Maps a URL path to a file, or null. Never leaves the mounted directories. */
 function locate(pathname, mounts, model) {
-  if (pathname === '/models/default.cact') return model;
+  if (model && pathname === '/models/default.cact') return model;
   for (const [prefix, dir] of mounts) {
     if (!pathname.startsWith(prefix)) continue;
     let rel = pathname.slice(prefix.length);
@@ -50,15 +50,20 @@ function locate(pathname, mounts, model) {
 
 /**
  * Starts the server. Resolves to `{ url, port, close() }`. `onRequest({method, path, status})`
- * sees every request (the e2e tests use it to prove what was and was not fetched). `mounts`:
- * more `[urlPrefix, directory]` pairs, served before the defaults (the benchmark's pages).
+ * sees every request (the e2e tests use it to prove what was and was not fetched). `root`: serve
+ * that one directory at / instead of the demo (the bundler tests serve each build's output).
+ * `mounts`: more `[urlPrefix, directory]` pairs, served before the others (the benchmark's pages).
  */
-export async function startServer({ port = 8080, model, onRequest, mounts: extra = [] } = {}) {
-  const modelFile = resolve(ROOT, model || process.env.NEEDLE_MODEL || 'tests/fixtures/v3/default/model.cact');
+export async function startServer({ port = 8080, model, root, onRequest, mounts: extra = [] } = {}) {
+  const modelFile = root ? null : resolve(ROOT, model || process.env.NEEDLE_MODEL || 'tests/fixtures/v3/default/model.cact');
   const mounts = [
     ...extra,
-    ['/pkg/', join(ROOT, 'pkg')],
-    ['/', join(ROOT, 'www')],
+    ...(root
+      ? [['/', resolve(root)]]
+      : [
+          ['/pkg/', join(ROOT, 'pkg')],
+          ['/', join(ROOT, 'www')],
+        ]),
   ];
   const server = createServer(async (req, res) => {
     const url = new URL(req.url, 'http://127.0.0.1');

@@ -14,7 +14,9 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::constrained::{Constraint, TokenTable};
+use crate::grounding::{self, Grounds};
 use crate::container;
+use crate::context;
 use crate::json;
 use crate::prompt;
 use crate::response;
@@ -23,6 +25,7 @@ use crate::tokenizer::{IncrementalDecoder, Tokenizer};
 use crate::{Error, Result};
 
 use super::net::Net;
+use super::prefix::{self, PrefixCache};
 use super::{HeadKind, KvPrecision, Numerics};
 use super::request::{Completion, Request, StopReason, Token};
 
@@ -35,7 +38,7 @@ pub struct LoadOptions {
     /// Run a shallower ladder rung of this many layers (2..=num_layers).
     pub layers: Option<usize>,
     /// Session capacity in tokens (prompt + completion); default: the model's `max_seq_len`.
-    /// The KV cache is allocated for this many tokens up front.
+    /// The KV cache grows with the sequence up to this many tokens (a cap, not a reservation).
     pub max_tokens: Option<usize>,
 }
 
@@ -68,6 +71,8 @@ pub struct ModelInfo {
 pub(super) struct Turn {
     prompt: String,
     prompt_ids: Vec<u32>,
+    /// Leading prompt ids the state already held (see [`super::prefix`]).
+    cached: usize,
     tokens: Vec<u32>,
     budget: usize,
     sampler: Sampler,
@@ -83,6 +88,8 @@ pub(super) struct Turn {
     /// Tokens a value search chose, still to be emitted.
     chosen: VecDeque<u32>,
     stop: Option<StopReason>,
+    /// What the completion's calls are checked against.
+    grounds: Grounds,
 }
 
 pub struct Engine<'a> {
@@ -95,6 +102,7 @@ pub struct Engine<'a> {
     /// Decoded bytes per token, built on the first constrained request.
     pub(super) token_table: Option<TokenTable>,
     pub(super) turn: Option<Turn>,
+    prefix: PrefixCache,
 }
 
 impl<'a> Engine<'a> {
@@ -105,7 +113,7 @@ impl<'a> Engine<'a> {
         let net = Net::load(container, options)?;
         let info = net.info();
         let im_end = tokenizer.piece_id(prompt::IM_END);
-        Ok(Engine { net, tokenizer, logits: vec![0.0; info.logits_len], info, im_end, token_table: None, turn: None })
+        Ok(Engine { net, tokenizer, logits: vec![0.0; info.logits_len], info, im_end, token_table: None, turn: None, prefix: PrefixCache::default() })
     }
 
     pub fn info(&self) -> &ModelInfo {
@@ -132,6 +140,7 @@ impl<'a> Engine<'a> {
     pub fn reset(&mut self) {
         self.turn = None;
         self.net.reset();
+        self.prefix.clear();
     }
 
     /// KV-cache bytes this session holds.
@@ -146,7 +155,15 @@ impl<'a> Engine<'a> {
 
     /// Runs `ids` after what the state holds; the logits after the last one become current.
     pub(super) fn feed(&mut self, ids: &[u32]) -> Result<()> {
-        self.net.feed(ids, &mut self.logits)
+        self.net.feed(ids, &mut self.logits)?;
+        self.prefix.push(ids);
+        Ok(())
+    }
+
+    /// The logits after the last token the state consumed (after `start`: what the first
+    /// completion token is sampled from).
+    pub fn logits(&self) -> &[f32] {
+        &self.logits
     }
 
     /// Logits at every position of `ids` from a fresh state (row-major, `logits_len` wide).
@@ -162,34 +179,46 @@ impl<'a> Engine<'a> {
         result.map(|()| rows)
     }
 
-    /// Starts a request from a fresh sequence: renders, tokenizes and prefills the prompt.
-    /// Returns the number of prompt tokens.
+    /// Starts a request: renders the conversation (earlier turns, then the query), tokenizes it
+    /// and prefills what the state does not already hold (see [`super::prefix`]); the result is
+    /// a fresh sequence's, bit for bit. Returns the number of prompt tokens.
     pub fn start(&mut self, req: &Request) -> Result<usize> {
         let sampler = Sampler::new(req.temperature, req.top_k, req.top_p, req.seed)?;
+        // Text that cannot fit is refused before it is parsed, rendered or tokenized.
+        let verbatim = req.turns.iter().map(|t| t.text).chain([req.query, req.system.unwrap_or("")]);
+        context::check_request(&self.tokenizer, self.info.capacity, verbatim, req.tools_json)?;
         let tools = parse_tools(req.tools_json)?;
         if req.value_search && req.temperature != 0.0 {
             return Err(Error::InvalidArgument { name: "value_search", reason: "needs temperature 0 (it replaces greedy choice)" });
         }
-        let constraint = match req.constrained || req.extractive || req.value_search {
+        let mut constraint = match req.constrained || req.extractive || req.value_search || req.require_call {
             true => Some(Constraint::new(tools.as_ref().unwrap_or(&json::Value::Null), req.extractive.then_some(req.query))?),
             false => None,
         };
+        if let (Some(c), true) = (constraint.as_mut(), req.require_call) {
+            c.require_call();
+        }
         if constraint.is_some() && self.token_table.is_none() {
             let stops: Vec<u32> = [Some(self.tokenizer.eos_id()), self.im_end].into_iter().flatten().collect();
             self.token_table = Some(TokenTable::new(&self.tokenizer, self.info.logits_len, &stops));
         }
-        let prompt = prompt::render_value(req.query, tools.as_ref(), req.system);
-        let prompt_ids = self.prompt_ids(&prompt);
-        // Leave room for at least one generated token.
-        if prompt_ids.len() >= self.info.capacity {
-            return Err(Error::ContextFull { needed: prompt_ids.len() + 1, max: self.info.capacity });
-        }
-        self.reset();
-        self.feed(&prompt_ids)?;
+        let dated = req.date.map(|date| grounding::with_date_fact(req.system.unwrap_or(""), date)).transpose()?;
+        let system = dated.as_deref().or(req.system);
+        let rendered = prompt::render_conversation(req.turns, req.query, tools.as_ref(), system)?;
+        let allow = req.allow_control_tokens;
+        let prompt_ids = context::encode_prompt(&self.tokenizer, &rendered, allow, self.info.capacity)?;
+        self.turn = None;
+        // Where the next request is likely to part from this one: after the tools, and
+        // before the newest message; one token earlier, as the text that follows may join
+        // the last token there.
+        let boundaries = [rendered.head, rendered.newest]
+            .map(|at| prefix::common_prefix(&context::encode_prefix(&self.tokenizer, &rendered, allow, at), &prompt_ids).saturating_sub(1));
+        let cached = self.prefix.prefill(&mut self.net, &prompt_ids, &boundaries, &mut self.logits)?;
         let n = prompt_ids.len();
         self.turn = Some(Turn {
-            prompt,
+            prompt: rendered.text,
             prompt_ids,
+            cached,
             tokens: Vec::new(),
             budget: req.max_tokens,
             sampler,
@@ -201,6 +230,19 @@ impl<'a> Engine<'a> {
             value_searched: false,
             chosen: VecDeque::new(),
             stop: if req.max_tokens == 0 { Some(StopReason::MaxTokens) } else { None },
+            grounds: Grounds {
+                tools,
+                // The user-side texts; the newest last (an empty query adds no turn).
+                inputs: req
+                    .turns
+                    .iter()
+                    .filter(|t| t.role != prompt::Role::Assistant)
+                    .map(|t| t.text)
+                    .chain(Some(req.query).filter(|q| !q.is_empty() || req.turns.is_empty()))
+                    .map(String::from)
+                    .collect(),
+                system: system.unwrap_or("").into(),
+            },
         });
         Ok(n)
     }
@@ -286,10 +328,13 @@ impl<'a> Engine<'a> {
             let z = self.net.confidence(&exchange)?;
             confidence = Some(1.0 / (1.0 + libm::expf(-z)));
         }
+        let response = response::parse(&turn.text);
         Ok(Completion {
-            response: response::parse(&turn.text),
+            validation: turn.grounds.validate(&response.function_calls),
+            response,
             prompt: turn.prompt,
             prompt_ids: turn.prompt_ids,
+            cached_tokens: turn.cached,
             tokens: turn.tokens,
             confidence,
             stop_reason,

@@ -5,6 +5,7 @@
 //! value search (search.rs) is a decoding mode of the engine.
 mod engine;
 mod net;
+mod prefix;
 mod request;
 mod search;
 

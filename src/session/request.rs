@@ -4,17 +4,27 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::json;
+use crate::prompt;
+use crate::grounding::Validation;
 use crate::response::Response;
 
 /// One generation request.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Request<'r> {
+    /// The newest user message (empty after earlier turns: answer the last of them).
     pub query: &'r str,
+    /// The conversation so far, oldest first; rendered before `query` by
+    /// [`prompt::render_conversation`]. Empty: a single-turn request.
+    pub turns: &'r [prompt::Turn<'r>],
     /// The tool list as JSON text, in the caller's key order (empty: no tools). OpenAI-style
     /// entries (`{"type":"function","function":{..}}`) are unwrapped to the flat schema the
     /// models are trained on, as upstream's own client does before rendering.
     pub tools_json: &'r str,
     pub system: Option<&'r str>,
+    /// The date fact's value (`YYYY-MM-DD Ddd HH:MM`, the host's clock): prefixed to the
+    /// system text as `date: …` by upstream's `auto_date` rule
+    /// ([`crate::grounding::with_date_fact`]). `None`: the prompt has no date fact.
+    pub date: Option<&'r str>,
     /// Completion tokens at most.
     pub max_tokens: usize,
     pub temperature: f32,
@@ -32,6 +42,13 @@ pub struct Request<'r> {
     /// the highest probability as a whole, found by a best-first search over its tokens,
     /// instead of the token-by-token greedy choice (see [`super::search`]). Needs temperature 0.
     pub value_search: bool,
+    /// Encode chat markers typed in the query, tool list or system prompt as the marker tokens,
+    /// as upstream does (for parity tests). Off by default: caller text is encoded as plain
+    /// pieces, so text from a page or a user cannot close the turn or forge a tool call.
+    pub allow_control_tokens: bool,
+    /// Schema-constrained, and the refusal `[]` is masked: the answer calls a tool (OpenAI's
+    /// `tool_choice: "required"`). Without tools the refusal stays the only answer.
+    pub require_call: bool,
 }
 
 impl<'r> Request<'r> {
@@ -39,8 +56,10 @@ impl<'r> Request<'r> {
     pub fn new(query: &'r str, tools_json: &'r str) -> Self {
         Request {
             query,
+            turns: &[],
             tools_json,
             system: None,
+            date: None,
             max_tokens: 256,
             temperature: 0.0,
             seed: 0,
@@ -49,6 +68,8 @@ impl<'r> Request<'r> {
             constrained: false,
             extractive: false,
             value_search: false,
+            allow_control_tokens: false,
+            require_call: false,
         }
     }
 }
@@ -93,9 +114,14 @@ pub struct Token {
 pub struct Completion {
     pub prompt: String,
     pub prompt_ids: Vec<u32>,
+    /// Leading prompt ids the engine's state already held from earlier requests, so not run
+    /// again.
+    pub cached_tokens: usize,
     /// Generated ids, the stop token included.
     pub tokens: Vec<u32>,
     pub response: Response,
+    /// The grounding checks on the calls.
+    pub validation: Validation,
     /// `sigmoid` of the confidence head's logit over prompt + completion, when the container
     /// carries that head.
     pub confidence: Option<f32>,
@@ -103,14 +129,15 @@ pub struct Completion {
 }
 
 impl Completion {
-    /// The envelope as JSON: upstream's response keys plus `confidence`, `stop_reason` and
-    /// `usage`.
+    /// The envelope as JSON: upstream's response keys and `validation`, plus `confidence`,
+    /// `stop_reason` and `usage`.
     pub fn to_value(&self) -> json::Value {
         let json::Value::Object(mut members) = self.response.to_value() else { unreachable!() };
         let confidence = match self.confidence {
             Some(c) => json::Value::Float(c as f64),
             None => json::Value::Null,
         };
+        members.push(("validation".into(), self.validation.to_value()));
         members.push(("confidence".into(), confidence));
         members.push(("stop_reason".into(), json::Value::String(self.stop_reason.as_str().into())));
         members.push((
@@ -118,6 +145,7 @@ impl Completion {
             json::Value::Object(vec![
                 ("prompt_tokens".into(), json::Value::Int(self.prompt_ids.len().to_string())),
                 ("completion_tokens".into(), json::Value::Int(self.tokens.len().to_string())),
+                ("cached_tokens".into(), json::Value::Int(self.cached_tokens.to_string())),
             ]),
         ));
         json::Value::Object(members)
