@@ -31,13 +31,14 @@ export const Reply = Object.freeze({
   TOKEN: 'token', // { token, text }
   RESULT: 'result', // { value }
   ERROR: 'error', // { error: { name, code, message, result? } }
+  LOG: 'log', // { level: 'error' | 'warn' | 'info' | 'debug', message }: for the client's logger
 });
 
 /**
  * Every failure the package reports. `code` is stable and machine-readable: the Rust core's codes
  * (`bad_tag`, `truncated`, `bad_header`, `bad_tensor`, `bad_tokenizer`, `token_out_of_vocab`,
  * `context_full`, `bad_json`, `invalid_utf8`, `invalid_argument`, `unsupported`) plus the JS ones:
- * `aborted`, `bad_source`, `fetch_failed`, `integrity`, `disposed`, `worker_failed`, `wasm_failed`,
+ * `aborted`, `bad_source`, `fetch_failed`, `integrity`, `disposed`, `worker_failed`, `wasm_failed`, `ungrounded`,
  * `internal`.
  */
 export class NeedleError extends Error {

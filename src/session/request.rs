@@ -42,6 +42,9 @@ pub struct Request<'r> {
     /// the highest probability as a whole, found by a best-first search over its tokens,
     /// instead of the token-by-token greedy choice (see [`super::search`]). Needs temperature 0.
     pub value_search: bool,
+    /// Schema-constrained, and the refusal `[]` is masked: the answer calls a tool (OpenAI's
+    /// `tool_choice: "required"`). Without tools the refusal stays the only answer.
+    pub require_call: bool,
 }
 
 impl<'r> Request<'r> {
@@ -61,6 +64,7 @@ impl<'r> Request<'r> {
             constrained: false,
             extractive: false,
             value_search: false,
+            require_call: false,
         }
     }
 }

@@ -125,6 +125,9 @@ impl Session {
     /// fact's value, `"YYYY-MM-DD Ddd HH:MM"` on the host's clock, prefixed to the system text
     /// as `date: …` unless it already has one (upstream's `auto_date`).
     ///
+    /// `require_call`: constrained, with the refusal `[]` masked (OpenAI's `tool_choice:
+    /// "required"`).
+    ///
     /// `finish` then returns the envelope with `validation: {ungrounded: ["tool.path"],
     /// negation}` and `usage.cached_tokens` (prompt tokens reused).
     #[allow(clippy::too_many_arguments)]
@@ -143,6 +146,7 @@ impl Session {
         value_search: bool,
         turns: Option<String>,
         date: Option<String>,
+        require_call: bool,
     ) -> Result<u32, JsValue> {
         let history = turns.as_deref().map(parse_turns).transpose().map_err(error)?.unwrap_or_default();
         let turns: Vec<Turn> = history.iter().map(|(role, text)| Turn { role: *role, text }).collect();
@@ -160,6 +164,7 @@ impl Session {
             constrained,
             extractive,
             value_search,
+            require_call,
         };
         self.engine.start(&req).map(|n| n as u32).map_err(error)
     }
