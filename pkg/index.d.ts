@@ -385,6 +385,8 @@ export interface ChatUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** Prompt tokens the engine already held (a conversation's earlier turns), not run again. */
+  prompt_tokens_details: { cached_tokens: number };
 }
 
 export interface ChatCompletion {

@@ -146,9 +146,10 @@ function toolCalls(result) {
   }));
 }
 
+/** OpenAI's usage; the prompt tokens the engine reused are OpenAI's cached tokens. */
 function usage(result) {
-  const { prompt_tokens, completion_tokens } = result.usage;
-  return { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens };
+  const { prompt_tokens, completion_tokens, cached_tokens = 0 } = result.usage;
+  return { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens, prompt_tokens_details: { cached_tokens } };
 }
 
 /** The complete() options of a request (validated), and the new turn's text. */

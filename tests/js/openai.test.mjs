@@ -48,7 +48,10 @@ test('the same request through complete() and chat.completions.create() gives th
       assert.match(c.id, /^call_[0-9a-f]{24}$/);
       assert.equal(typeof c.function.arguments, 'string');
     }
-    assert.deepEqual(r.usage, { ...direct.usage, total_tokens: direct.usage.prompt_tokens + direct.usage.completion_tokens });
+    const { prompt_tokens, completion_tokens } = direct.usage;
+    assert.deepEqual({ ...r.usage, prompt_tokens_details: undefined }, { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens, prompt_tokens_details: undefined });
+    const cached = r.usage.prompt_tokens_details.cached_tokens;
+    assert.ok(cached > 0 && cached < prompt_tokens, `the same system and tools again: their tokens reused (${cached})`);
   }
   // And complete() agrees with the native CLI.
   const cli = nativeRun(MODEL, 'Play some jazz', JSON.stringify(TOOLS), ['--system', ENV.system, '--constrained', '--max-tokens', '64']);
