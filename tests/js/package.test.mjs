@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 
 import { Needle, NeedleError } from '../../pkg/index.js';
 import { startServer } from '../../tools/serve.mjs';
-import { assertSameAsNative, caseOf, defaultModel, nativeRun, nativeLogits, SMART_HOME_TOOLS } from './helpers.mjs';
+import { assertSameAsNative, caseOf, defaultModel, nativeChat, nativeRun, nativeLogits, SMART_HOME_TOOLS } from './helpers.mjs';
 
 const MODEL = defaultModel();
 const BYTES = new Uint8Array(readFileSync(MODEL));
@@ -148,6 +148,21 @@ test('per-request layers, kv and numerics match the CLI with the same flags, and
   assertSameAsNative(shallow, native, false);
   assert.notDeepEqual(shallow.tokens, plain.tokens, 'the rung changes the output');
   assert.deepEqual((await needle.complete(QUERY, opts)).tokens, plain.tokens, 'the next request is back to the load options');
+});
+
+test('turns and date reach the core: a conversation answers as needle chat does, reusing the cached prefix', async () => {
+  const date = '2026-12-02 Wed 06:45';
+  const lines = [QUERY, 'now turn it off again'];
+  const native = nativeChat(MODEL, lines, SMART_HOME_TOOLS, ['--max-tokens', '24', '--date', date]);
+  const turns = [];
+  for (const [i, query] of lines.entries()) {
+    const r = await needle.complete(query, { tools: SMART_HOME_TOOLS, maxTokens: 24, date, turns });
+    assertSameAsNative(r, native[i], false);
+    if (i > 0) assert.ok(r.usage.cached_tokens > 0, "the second turn reuses the first");
+    turns.push({ role: 'user', content: query }, { role: 'assistant', content: r.text });
+  }
+  await assert.rejects(needle.complete('x', { turns: [{ role: 'bot', content: 'hi' }] }), { code: 'invalid_argument' });
+  await assert.rejects(needle.complete('x', { date: 'tomorrow' }), { code: 'invalid_argument' });
 });
 
 test('stream yields every token as it is generated, then the final result', async () => {
