@@ -292,7 +292,8 @@ export type AgentTool = Tool | (Tool & { fn: ToolFunction }) | Record<string, To
 export interface ConversationOptions extends Omit<CompleteOptions, 'tools' | 'signal' | 'onToken'> {
   tools?: AgentTool[] | string;
   /** Prefix upstream's date fact (`date: YYYY-MM-DD Ddd HH:MM`, local time) to the system text
-   *  unless it has one, so "tomorrow" can be resolved (default true, as upstream). */
+   *  unless it has one, so "tomorrow" can be resolved. Default false: the bundled model was trained
+   *  without it and loses 14 of 192 acceptance cases with it; upstream's models want true. */
   autoDate?: boolean;
   /** Reset before every send (default false). */
   stateless?: boolean;
@@ -344,7 +345,7 @@ export class Conversation {
 export interface ExtractOptions extends Omit<CompleteOptions, 'tools'> {
   /** Reject values not grounded in the text (default true). */
   strict?: boolean;
-  /** Default true (upstream's). */
+  /** The date fact before the system text (default true, as upstream's `extract` and `needle extract`). */
   autoDate?: boolean;
 }
 
