@@ -2,6 +2,7 @@
 # The two entry points named at the top of README.md.
 #   ./dev.sh demo   build everything, then run the main job on the embedded default model
 #   ./dev.sh test   install what the tests need, then run every test
+#   ./dev.sh bench  [--quick] [--runs N] [--only a,b] [--kv f32]  the side-by-side benchmark (BENCHMARKS.md)
 set -euo pipefail
 cd "$(dirname "$0")"
 . tools/ensure.sh
@@ -48,11 +49,50 @@ cmd_test() {
   step "browser end-to-end (Debian chromium + playwright-core)"
   ensure_chromium
   NEEDLE_MODEL="$DEFAULT_MODEL" node --test tests/e2e/
+  step "bundlers: Vite (build, dev server), webpack 5, esbuild, Rollup, a plain page; run in Chromium"
+  node --test tests/bundlers/
   printf '\nall test stages passed in %ss\n' $((SECONDS - t0))
+}
+
+# The shipped-geometry container of generation $1 (v3 | v2): reused, else generated once with
+# upstream's exporter in the pinned reference venv (a few minutes; never committed).
+bench_container() {
+  local gen=$1 file
+  case "$gen" in
+    v3) file=bench/needle3-shipped-w4.cact ;;
+    v2) file=bench/needle2-shipped-w4.cact ;;
+  esac
+  if [ ! -f "$file" ]; then
+    tools/reference/make_venv.sh "$gen" >&2
+    local script=tools/reference/shipped_geometry.py
+    [ "$gen" = v2 ] && script=tools/reference/shipped_geometry_v2.py
+    "tools/reference/.venv-$gen/bin/python" "$script" --heads all --out "$file" >&2
+  fi
+  echo "$file"
+}
+
+cmd_bench() {
+  ensure_rust_targets wasm32-unknown-unknown wasm32-wasip1
+  ensure_npm_dev
+  ensure_chromium
+  step "the shipped-geometry container (bench/, generated once)"
+  local model
+  model=$(bench_container v3)
+  step "needle-web: the native CLI and the wasm packages"
+  cargo build --release --features cli --bin needle
+  ./build.sh
+  step "the peer (bench/peer: needle-infer 0.3.1), native and wasm32-wasip1 with SIMD128"
+  (cd bench/peer && cargo build --release &&
+    RUSTFLAGS="-C target-feature=+simd128" CARGO_TARGET_DIR=target/wasi-simd cargo build --release --target wasm32-wasip1)
+  step "the benchmark: runs interleaved, medians (tools/bench/run.mjs)"
+  local t0=$SECONDS
+  node tools/bench/run.mjs --model "$model" "$@"
+  printf '\nbench ran in %ss (the table is also in bench/out/table.md)\n' $((SECONDS - t0))
 }
 
 case "${1:-}" in
   demo) cmd_demo ;;
   test) cmd_test ;;
-  *) echo "usage: $0 demo|test" >&2; exit 2 ;;
+  bench) shift; cmd_bench "$@" ;;
+  *) echo "usage: $0 demo|test|bench" >&2; exit 2 ;;
 esac

@@ -38,6 +38,33 @@ export class NeedleError extends Error {
   readonly results?: unknown[];
 }
 
+export type LogLevel = 'silent' | 'error' | 'warn' | 'info' | 'debug';
+
+export interface Logger {
+  error?(message: string): void;
+  warn?(message: string): void;
+  info?(message: string): void;
+  debug?(message: string): void;
+}
+
+/** A stored model. */
+export interface StoredModel {
+  bytes: Uint8Array;
+  sha256: string | null;
+  cachedAt: number;
+}
+
+/** Your own model storage for the `cache` option. */
+export interface ModelStore {
+  get(url: string): Promise<StoredModel | undefined>;
+  put(url: string, entry: StoredModel): Promise<void>;
+  delete(url: string): Promise<boolean>;
+  keys(): Promise<string[]>;
+}
+
+export type CacheBackend = 'cache-api' | 'indexeddb' | 'none';
+export type CacheChoice = 'auto' | CacheBackend | ModelStore;
+
 export type LoadPhase = 'download' | 'cache' | 'read' | 'init';
 
 export interface LoadProgress {
@@ -54,9 +81,22 @@ export interface LoadOptions {
   onProgress?: (progress: LoadProgress) => void;
   /** SHA-256 of the model: lowercase hex, `sha256:<hex>` or `sha256-<base64>`. Checked before use. */
   integrity?: string;
-  /** Keep downloads in Cache Storage (default true; URL sources only). */
-  cache?: boolean;
-  /** 'auto' (default): a module Web Worker where one exists, else inline on this thread. */
+  /**
+   * Where downloads are kept (URL sources only): 'auto' (default) tries Cache Storage, then
+   * IndexedDB, then keeps nothing; or one backend by name; or your own store. A refused or full
+   * storage is a warning through `logger`, never a failed load. `true`/`false` mean 'auto'/'none'.
+   */
+  cache?: CacheChoice | boolean;
+  /** For models behind auth: headers added to each request, or a function called like fetch. */
+  fetch?: { headers: HeadersInit } | ((url: string, init: RequestInit) => Promise<Response>);
+  /** Where warnings (storage refused, quota full) and info (download resumed) go; default console. */
+  logger?: Logger;
+  /** The least severe level passed to `logger` (default 'warn'). */
+  logLevel?: LogLevel;
+  /**
+   * 'auto' (default): a module Web Worker in browsers, a worker_threads Worker in Node, else
+   * inline; `true` requires a worker; `false` runs the engine inline on this thread.
+   */
   worker?: 'auto' | boolean;
   /** KV cache precision; default: int8 when the container declares 8-bit KV, else f32. */
   kv?: KvPrecision;
@@ -72,8 +112,12 @@ export interface LoadOptions {
   signal?: AbortSignal;
 }
 
-/** A tool in OpenAI style (`{type: 'function', function: {...}}`) or flat (`{name, description, parameters}`). */
-export type Tool = Record<string, unknown>;
+/** Keys every schema may carry. */
+interface SchemaBase {
+  description?: string;
+  title?: string;
+  default?: unknown;
+}
 
 /**
  * One earlier turn of a conversation. An assistant turn's `content` is a previous result's
@@ -85,9 +129,80 @@ export interface ConversationTurn {
   content: string;
 }
 
-export interface CompleteOptions {
+export interface StringSchema extends SchemaBase {
+  type: 'string';
+  enum?: readonly string[];
+  /** Enforced by constrained decoding. */
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  format?: string;
+}
+
+export interface NumberSchema extends SchemaBase {
+  type: 'number' | 'integer';
+  enum?: readonly number[];
+  /** Shown to the model; not enforced by constrained decoding. */
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+  multipleOf?: number;
+}
+
+export interface BooleanSchema extends SchemaBase {
+  type: 'boolean';
+}
+
+export interface NullSchema extends SchemaBase {
+  type: 'null';
+}
+
+export interface ArraySchema extends SchemaBase {
+  type: 'array';
+  items?: JsonSchema;
+  minItems?: number;
+  maxItems?: number;
+}
+
+export interface ObjectSchema extends SchemaBase {
+  type: 'object';
+  properties?: { [name: string]: JsonSchema };
+  required?: readonly string[];
+  additionalProperties?: boolean | JsonSchema;
+}
+
+/** The JSON-Schema subset tool parameters are written in (a misspelled key is a type error). */
+export type JsonSchema = StringSchema | NumberSchema | BooleanSchema | NullSchema | ArraySchema | ObjectSchema;
+
+/** A function the model may call. */
+export interface FunctionDefinition<Name extends string = string> {
+  name: Name;
+  description?: string;
+  parameters?: ObjectSchema;
+}
+
+/** OpenAI style: `{ type: 'function', function: { name, description, parameters } }`. */
+export interface OpenAITool<Name extends string = string> {
+  type: 'function';
+  function: FunctionDefinition<Name>;
+}
+
+/** A tool in OpenAI style or flat (`{ name, description, parameters }`). */
+export type Tool<Name extends string = string> = OpenAITool<Name> | FunctionDefinition<Name>;
+
+/** The names of a tool list's functions (string when the list is JSON text or not literal). */
+export type ToolName<T> = T extends readonly (infer U)[]
+  ? U extends { function: { name: infer N extends string } }
+    ? N
+    : U extends { name: infer N extends string }
+      ? N
+      : string
+  : string;
+
+export interface CompleteOptions<T extends readonly Tool[] | string = readonly Tool[] | string> {
   /** Tools as objects (key order is kept) or as JSON text (passed through unchanged). */
-  tools?: Tool[] | string;
+  tools?: T;
   system?: string;
   /**
    * The conversation so far, oldest first, rendered before the query (the tool list once, in
@@ -152,8 +267,9 @@ export interface TokenChunk {
   text: string;
 }
 
-export interface FunctionCall {
-  name: string;
+export interface FunctionCall<Name extends string = string> {
+  /** One of the given tools' names (constrained decoding guarantees it; greedy usually). */
+  name: Name;
   arguments: Record<string, unknown>;
 }
 
@@ -171,8 +287,8 @@ export interface Validation {
 
 export type StopReason = 'eos' | 'im_end' | 'max_tokens' | 'context_full' | 'aborted';
 
-export interface CompletionResult {
-  function_calls: FunctionCall[];
+export interface CompletionResult<Name extends string = string> {
+  function_calls: FunctionCall<Name>[];
   /** The `<think>` section, if the model wrote a non-empty one. */
   reasoning: string | null;
   /** sigmoid of the confidence head over prompt + completion, when the model has that head. */
@@ -211,7 +327,7 @@ export interface ModelInfo {
   numerics: Numerics;
   heads: { confidence: boolean; embedding: boolean; router: boolean };
   kv_bytes: number;
-  /** Where the engine runs: a Web Worker, or inline on the caller's thread. */
+  /** Where the engine runs: a worker (Web Worker or worker_threads), or inline on the caller's thread. */
   thread: 'worker' | 'inline';
   /** Which wasm build runs the model. */
   variant: 'simd' | 'baseline';
@@ -219,6 +335,8 @@ export interface ModelInfo {
   source: 'network' | 'cache' | 'file' | 'bytes' | 'blob';
   bytes: number;
   sha256: string | null;
+  /** The storage a URL source went through ('none' when nothing could keep it). */
+  storage: CacheBackend | 'custom' | null;
   load_ms: { fetch: number; init: number };
 }
 
@@ -230,6 +348,8 @@ export interface CachedModel {
 }
 
 export interface CacheUsage {
+  /** The storage in use: the first that works ('auto'), the one named, or 'custom'. */
+  backend: CacheBackend | 'custom';
   models: CachedModel[];
   /** Total bytes of the cached models. */
   bytes: number;
@@ -240,30 +360,33 @@ export interface CacheUsage {
 
 export type ModelSource = string | URL | Uint8Array | ArrayBuffer | ArrayBufferView | Blob;
 
-/**
- * URL of the default model bundled with the package: a small Needle 3 trained on upstream's six
- * tool environments (`needle-web/environments`). `Needle.load()` with no source loads it.
- */
-export const defaultModel: string;
-
 export class Needle {
   private constructor();
-  /** Without a source: the bundled `defaultModel`, checked against its SHA-256. */
+  /**
+   * Without a source: the default model where the package is served as files (Node, an import
+   * map); from a bundle, pass `defaultModel` from 'needle-web/default-model'.
+   */
   static load(source?: ModelSource, options?: LoadOptions): Promise<Needle>;
-  static cached(url: string | URL): Promise<boolean>;
-  static evict(url: string | URL): Promise<boolean>;
-  static cacheUsage(): Promise<CacheUsage>;
+  static cached(url: string | URL, options?: { cache?: CacheChoice }): Promise<boolean>;
+  static evict(url: string | URL, options?: { cache?: CacheChoice }): Promise<boolean>;
+  static cacheUsage(options?: { cache?: CacheChoice }): Promise<CacheUsage>;
 
   readonly info: ModelInfo;
   readonly disposed: boolean;
   refreshInfo(): Promise<ModelInfo>;
 
-  complete(query: string, options?: CompleteOptions): Promise<CompletionResult>;
-  stream(query: string, options?: CompleteOptions): AsyncGenerator<TokenChunk | CompletionResult, void, undefined>;
+  complete<const T extends readonly Tool[] | string = readonly Tool[] | string>(
+    query: string,
+    options?: CompleteOptions<T>,
+  ): Promise<CompletionResult<ToolName<T>>>;
+  stream<const T extends readonly Tool[] | string = readonly Tool[] | string>(
+    query: string,
+    options?: CompleteOptions<T>,
+  ): AsyncGenerator<TokenChunk | CompletionResult<ToolName<T>>, void, undefined>;
   reset(): Promise<null>;
   tokenize(text: string): Promise<Uint32Array>;
   detokenize(ids: ArrayLike<number>): Promise<string>;
-  render(query: string, options?: { tools?: Tool[] | string; system?: string }): Promise<string>;
+  render(query: string, options?: { tools?: readonly Tool[] | string; system?: string }): Promise<string>;
   /** Logits after each token of `ids`, from a fresh state: ids.length x vocab, row-major. */
   logits(ids: ArrayLike<number>): Promise<Float32Array>;
   dispose(): void;

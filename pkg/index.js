@@ -4,38 +4,19 @@
 //   const { function_calls } = await needle.complete('turn on the lights', { tools });
 //
 // This file is the client proxy: it talks protocol.js to an engine host (worker.js) running in a
-// module Web Worker, or inline where no Worker exists (Node).
+// module Web Worker, a Node worker_threads Worker, or inline (host/).
 import { Req, Reply, NeedleError, errorFromWire, toolsToJson } from './protocol.js';
-import * as modelCache from './cache.js';
-import { defaultModel, defaultModelSha256 } from './default-model.js';
 import { Conversation } from './conversation.js';
 import { extract } from './extract.js';
 import { Completions } from './openai.js';
+import * as storage from './storage/index.js';
+import { fetchModel } from './storage/model.js';
+import { makeLogger } from './log.js';
+import { startHost } from './host/index.js';
 
-export { NeedleError, defaultModel };
+export { NeedleError };
 
 const DEFAULTS = Object.freeze({ maxTokens: 256, temperature: 0, seed: 0, topK: 0, topP: 1, constrained: false, extractive: false, valueSearch: false });
-
-/** A pair of in-process ports with postMessage semantics (copying, asynchronous). */
-function localPorts() {
-  const defer = typeof setImmediate === 'function' ? setImmediate : (f) => setTimeout(f, 0);
-  const make = () => ({ other: null, onmessage: null, closed: false });
-  const a = make();
-  const b = make();
-  a.other = b;
-  b.other = a;
-  for (const p of [a, b]) {
-    p.postMessage = (data, transfer) => {
-      if (p.closed) return;
-      const copy = structuredClone(data, { transfer: transfer || [] });
-      defer(() => !p.other.closed && p.other.onmessage && p.other.onmessage({ data: copy }));
-    };
-    p.close = () => {
-      p.closed = true;
-    };
-  }
-  return [a, b];
-}
 
 function baseUrl() {
   if (typeof document !== 'undefined' && document.baseURI) return document.baseURI;
@@ -64,17 +45,24 @@ function toSource(source) {
   throw new NeedleError('bad_source', 'source must be a URL, Uint8Array, ArrayBuffer, Blob or File');
 }
 
-async function startHost(mode) {
-  const useWorker = mode === true || (mode !== false && typeof Worker === 'function');
-  if (useWorker) {
-    if (typeof Worker !== 'function') throw new NeedleError('unsupported', 'Worker is not available here');
-    const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'needle-web' });
-    return { port: worker, terminate: () => worker.terminate(), worker };
+// Here, at the package root, so `./worker.js` resolves beside the package in every layout.
+const spawnWebWorker = () => new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'needle-web' });
+
+// The default model is its own entry (`needle-web/default-model`), so a bundle that never loads it
+// does not ship its 0.7 MB. A source-less `Needle.load()` still finds it where the package is
+// served as files (Node, an import map): the specifier is a variable, which bundlers leave alone.
+const DEFAULT_MODEL_MODULE = './default-model.js';
+
+async function bundledDefault() {
+  try {
+    const m = await import(/* webpackIgnore: true */ /* @vite-ignore */ DEFAULT_MODEL_MODULE);
+    return { url: m.defaultModel, sha256: m.defaultModelSha256 };
+  } catch {
+    throw new NeedleError(
+      'bad_source',
+      "no model given, and the default model is not beside this bundle: import { defaultModel } from 'needle-web/default-model' and pass it to Needle.load",
+    );
   }
-  const { serve } = await import('./worker.js');
-  const [client, host] = localPorts();
-  serve(host);
-  return { port: client, terminate: () => (client.close(), host.close()), worker: null };
 }
 
 /** A loaded model. Create with `Needle.load`; all methods are safe to call concurrently (they queue). */
@@ -85,10 +73,12 @@ export class Needle {
   #disposed = false;
   #info = null;
   #chat = null;
+  #log;
 
-  constructor(host) {
+  constructor(host, log = makeLogger()) {
     if (!host || !host.port) throw new TypeError('use Needle.load(source, options)');
     this.#host = host;
+    this.#log = log;
     host.port.onmessage = (e) => this.#receive(e.data);
     if (host.worker) {
       host.worker.onerror = (e) => {
@@ -101,20 +91,31 @@ export class Needle {
 
   /**
    * Loads a `.cact` model. `source`: URL (string or URL), Uint8Array, ArrayBuffer, Blob or File;
-   * omitted, the package's bundled default model (`defaultModel`), checked against its SHA-256.
-   * options: { onProgress({phase, loaded, total}), integrity, cache = true, worker = 'auto',
+   * omitted, the package's default model (`needle-web/default-model`), checked against its SHA-256.
+   * options: { onProgress({phase, loaded, total}), integrity, cache = 'auto', fetch, logger, logLevel, worker = 'auto',
    *            kv: 'f32' | 'int8', numerics: 'exact' | 'deploy', layers, maxContext,
    *            simd: 'auto' | boolean, signal }
    * Phases: 'download' | 'cache' | 'read' | 'init'. Rejects with a NeedleError.
    */
-  static async load(source = defaultModel, options = {}) {
-    const wire = toSource(source);
-    const host = await startHost(options.worker ?? 'auto');
-    const needle = new Needle(host);
+  static async load(source = undefined, options = {}) {
+    const log = makeLogger(options);
+    const fallback = source === undefined || source === null ? await bundledDefault() : null;
     const { onProgress, signal } = options;
+    const integrity = options.integrity ?? (fallback ? fallback.sha256 : undefined);
+    let wire = toSource(fallback ? fallback.url : source);
+    let cache = options.cache;
+    if (wire.kind === 'url' && (typeof options.fetch === 'function' || storage.isCustomStore(cache))) {
+      // Functions cannot cross to the worker: this thread downloads (and stores), the worker gets bytes.
+      const got = await fetchModel(wire.url, { integrity, cache, fetch: options.fetch, onProgress, signal, log });
+      wire = { kind: 'bytes', bytes: got.bytes, sha256: got.sha256, from: got.from, storage: got.storage };
+      cache = 'none';
+    }
+    const host = await startHost(options.worker ?? 'auto', spawnWebWorker);
+    const needle = new Needle(host, log);
     const opts = {
-      integrity: options.integrity ?? (String(source) === defaultModel ? defaultModelSha256 : undefined),
-      cache: options.cache,
+      integrity,
+      cache,
+      fetch: options.fetch && typeof options.fetch === 'object' ? { headers: Object.fromEntries(new Headers(options.fetch.headers)) } : undefined,
       kv: options.kv,
       numerics: options.numerics,
       layers: options.layers,
@@ -130,19 +131,19 @@ export class Needle {
     return needle;
   }
 
-  /** Whether Cache Storage holds a copy of the model at `url`. */
-  static cached(url) {
-    return modelCache.isCached(resolveUrl(url));
+  /** Whether model storage (`options.cache`, default 'auto') holds a copy of the model at `url`. */
+  static cached(url, options = {}) {
+    return storage.isCached(resolveUrl(url), options.cache);
   }
 
-  /** Deletes the cached copy of the model at `url`; resolves to whether there was one. */
-  static evict(url) {
-    return modelCache.evict(resolveUrl(url));
+  /** Deletes the stored copy of the model at `url`; resolves to whether there was one. */
+  static evict(url, options = {}) {
+    return storage.evict(resolveUrl(url), options.cache);
   }
 
-  /** `{ models: [{url, bytes, sha256, cachedAt}], bytes, usage, quota }`. */
-  static cacheUsage() {
-    return modelCache.cacheUsage();
+  /** `{ backend, models: [{url, bytes, sha256, cachedAt}], bytes, usage, quota }`. */
+  static cacheUsage(options = {}) {
+    return storage.cacheUsage(options.cache);
   }
 
   /** Model facts (generation, geometry, heads, kv bits) and how it was loaded. */
@@ -310,6 +311,9 @@ export class Needle {
     switch (msg.type) {
       case Reply.PROGRESS:
         if (p.onProgress) p.onProgress({ phase: msg.phase, loaded: msg.loaded, total: msg.total });
+        break;
+      case Reply.LOG:
+        if (this.#log[msg.level]) this.#log[msg.level](msg.message);
         break;
       case Reply.TOKEN:
         if (p.onToken) p.onToken({ token: msg.token, text: msg.text });

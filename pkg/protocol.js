@@ -31,6 +31,7 @@ export const Reply = Object.freeze({
   TOKEN: 'token', // { token, text }
   RESULT: 'result', // { value }
   ERROR: 'error', // { error: { name, code, message, result? } }
+  LOG: 'log', // { level: 'error' | 'warn' | 'info' | 'debug', message }: for the client's logger
 });
 
 /**

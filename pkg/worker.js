@@ -2,7 +2,11 @@
 // Runs as a module Web Worker (started by index.js), or inline on the caller's thread through
 // `serve(port)` where no Worker exists (Node).
 import { Req, Reply, NeedleError, errorToWire } from './protocol.js';
-import { fetchModel } from './cache.js';
+import { fetchModel } from './storage/model.js';
+// Static imports (not `import()`), so the worker is one chunk: Vite's default worker format (iife)
+// cannot split code, and every bundler then sees both glue files.
+import * as simdGlue from './wasm/simd/needle.js';
+import * as baselineGlue from './wasm/baseline/needle.js';
 
 const isNode = typeof process !== 'undefined' && !!(process.versions && process.versions.node);
 const inWorker = typeof WorkerGlobalScope !== 'undefined' && globalThis instanceof WorkerGlobalScope;
@@ -27,9 +31,12 @@ const wasmModules = new Map(); // variant -> initialised glue namespace (one ins
 async function loadWasm(variant) {
   if (wasmModules.has(variant)) return wasmModules.get(variant);
   try {
-    // Two literal imports (not a template) so bundlers see both files.
-    const glue = variant === 'simd' ? await import('./wasm/simd/needle.js') : await import('./wasm/baseline/needle.js');
-    const wasmUrl = new URL(`./wasm/${variant}/needle_bg.wasm`, import.meta.url);
+    const glue = variant === 'simd' ? simdGlue : baselineGlue;
+    // Literal `new URL(..., import.meta.url)` per file: the pattern bundlers rewrite to an asset.
+    const wasmUrl =
+      variant === 'simd'
+        ? new URL('./wasm/simd/needle_bg.wasm', import.meta.url)
+        : new URL('./wasm/baseline/needle_bg.wasm', import.meta.url);
     if (isNode && wasmUrl.protocol === 'file:') {
       const { readFile } = await nodeImport('node:fs/promises');
       await glue.default({ module_or_path: await readFile(wasmUrl) });
@@ -76,23 +83,27 @@ const sameConfig = (a, b) => a.kv === b.kv && a.numerics === b.numerics && a.lay
 /** Turns a load source from the client into bytes. */
 async function sourceBytes(source, options, post, signal) {
   const onProgress = (p) => post({ type: Reply.PROGRESS, ...p });
-  if (source.kind === 'bytes') return { bytes: source.bytes, sha256: null, from: 'bytes' };
+  // The client already fetched it (its own `fetch` function or store): say where it came from.
+  if (source.kind === 'bytes') return { bytes: source.bytes, sha256: source.sha256 ?? null, from: source.from ?? 'bytes', storage: source.storage };
   if (source.kind === 'blob') {
     const bytes = new Uint8Array(await source.blob.arrayBuffer());
     onProgress({ phase: 'read', loaded: bytes.length, total: bytes.length });
     return { bytes, sha256: null, from: 'blob' };
   }
   if (source.kind === 'url') {
-    return fetchModel(source.url, { integrity: options.integrity, cache: options.cache, onProgress, signal });
+    // Warnings (storage refused, a full quota) and resumes go to the client's logger.
+    const log = Object.fromEntries(['error', 'warn', 'info', 'debug'].map((level) => [level, (message) => post({ type: Reply.LOG, level, message })]));
+    return fetchModel(source.url, { integrity: options.integrity, cache: options.cache, fetch: options.fetch, onProgress, signal, log });
   }
   throw new NeedleError('bad_source', `unknown source kind ${source.kind}`);
 }
 
 /**
  * Serves the protocol on `port` (anything with postMessage and an assignable onmessage: a worker
- * scope, a MessagePort, or an in-process pair). Registers the handler synchronously.
+ * scope, a MessagePort, or an in-process pair). Registers the handler synchronously. `thread`:
+ * what `info.thread` reports ('worker' | 'inline').
  */
-export function serve(port) {
+export function serve(port, { thread = inWorker ? 'worker' : 'inline' } = {}) {
   let session = null;
   let loaded = null; // how the current model was loaded: { base: { variant, source, bytes, ... } }
   let loadConfig = engineConfig(); // the options Needle.load asked for
@@ -149,9 +160,10 @@ export function serve(port) {
       const t2 = now();
       loaded = {
         base: {
-          thread: inWorker ? 'worker' : 'inline',
+          thread,
           variant,
           source: src.from,
+          storage: src.storage ?? null,
           bytes: src.bytes.length,
           sha256: src.sha256,
           load_ms: { fetch: t1 - t0, init: t2 - t1 },

@@ -253,6 +253,10 @@ impl<'a> CqMatrix<'a> {
     pub fn matvec_rotated(&self, xr: &[f32], out: &mut [f32]) {
         assert!(xr.len() >= self.cols_padded, "matvec_rotated: rotated input shorter than cols_padded");
         assert!(out.len() >= self.rows, "matvec_rotated: output shorter than rows");
+        #[cfg(all(feature = "std", target_arch = "x86_64"))]
+        if super::cq_avx2::matmul_rotated(self, xr, 1, out) {
+            return;
+        }
         dispatch!(super::cq_simd128::matvec_rotated, matvec_rotated_scalar, self, xr, out)
     }
 
@@ -267,6 +271,10 @@ impl<'a> CqMatrix<'a> {
     pub fn matmul_rotated(&self, xr: &[f32], n: usize, out: &mut [f32]) {
         assert!(xr.len() >= n * self.cols_padded, "matmul_rotated: rotated inputs shorter than n * cols_padded");
         assert!(out.len() >= n * self.rows, "matmul_rotated: output shorter than n * rows");
+        #[cfg(all(feature = "std", target_arch = "x86_64"))]
+        if super::cq_avx2::matmul_rotated(self, xr, n, out) {
+            return;
+        }
         dispatch!(super::cq_simd128::matmul_rotated, matmul_rotated_scalar, self, xr, n, out)
     }
 

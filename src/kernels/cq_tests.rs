@@ -347,3 +347,31 @@ fn simd_twins_are_bit_identical_to_the_scalar_cq_kernel() {
         }
     }
 }
+
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+#[test]
+fn avx2_twin_is_bit_identical_to_the_scalar_cq_kernel() {
+    use super::cq::matmul_rotated_scalar;
+    use super::cq_avx2;
+    if !std::is_x86_feature_detected!("avx2") {
+        eprintln!("no AVX2 on this CPU: the AVX2 twin is not exercised");
+        return;
+    }
+    for width in WIDTHS {
+        for group in [16, 32, 128] {
+            let case = Case::new(5, 3 * group - 3, group, width, group as u32 + 1);
+            let m = case.matrix();
+            let cp = m.cols_padded();
+            for n in [1usize, 2, TILE + 3] {
+                let x = pseudo_random(n * cp, 77);
+                let (mut s, mut v) = (vec![0.0f32; n * 5], vec![f32::NAN; n * 5]);
+                matmul_rotated_scalar(&m, &x, n, &mut s);
+                let ran = cq_avx2::matmul_rotated(&m, &x, n, &mut v);
+                assert_eq!(ran, width == CqWidth::B4, "AVX2 covers exactly the 4-bit width");
+                if ran {
+                    assert_eq!(s, v, "{width:?} G{group} n={n}");
+                }
+            }
+        }
+    }
+}

@@ -14,6 +14,10 @@
 //! ```
 //!
 //! (The same command without RUSTFLAGS runs the scalar kernels on wasm32.)
+//!
+//! Natively with `std` on x86-64, the CQ kernels also have an AVX2 variant (`cq_avx2`), chosen at
+//! run time by CPU feature detection ahead of the compile-time dispatch; it is held equal to the
+//! scalar kernel the same way.
 
 /// The one dispatch point of a kernel: the simd128 twin on wasm32 builds with the feature, the
 /// scalar version elsewhere.
@@ -28,6 +32,8 @@ macro_rules! dispatch {
 }
 
 pub mod cq;
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+mod cq_avx2;
 mod cq_rows;
 pub mod f16;
 pub mod hadamard;
@@ -47,6 +53,8 @@ mod softmax_simd128;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod vector_simd128;
 
+#[cfg(test)]
+mod cq_bench;
 #[cfg(test)]
 mod cq_tests;
 #[cfg(test)]

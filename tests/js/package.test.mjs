@@ -1,4 +1,4 @@
-// The npm package on the real wasm builds (inline host in Node): parity with the native CLI,
+// The npm package on the real wasm builds (a worker_threads host in Node): parity with the native CLI,
 // streaming, abort, queueing, typed errors and load sources.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -25,7 +25,7 @@ after(async () => {
 });
 
 test('the SIMD128 build runs where WebAssembly validates SIMD, the baseline build when asked', async () => {
-  assert.equal(needle.info.thread, 'inline', 'Node has no Worker: the engine runs inline');
+  assert.equal(needle.info.thread, 'worker', 'in Node the engine runs in a worker_threads Worker');
   assert.equal(needle.info.variant, 'simd');
   const base = await Needle.load(BYTES, { simd: false });
   try {

@@ -3,6 +3,7 @@
 //! One module per subcommand; each exposes `run(args: Args) -> Result<(), Failure>` and a
 //! `USAGE` line, and is listed once in [`COMMANDS`].
 mod args;
+mod bench;
 mod chat;
 mod extract;
 mod inspect;
@@ -49,6 +50,7 @@ const COMMANDS: &[Command] = &[
     Command { name: "logits", usage: logits::USAGE, run: logits::run },
     Command { name: "tokenize", usage: tokenize::USAGE, run: tokenize::run },
     Command { name: "detokenize", usage: tokenize::DETOKENIZE_USAGE, run: tokenize::detokenize },
+    Command { name: "bench", usage: bench::USAGE, run: bench::run },
 ];
 
 fn usage() -> String {

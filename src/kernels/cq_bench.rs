@@ -1,0 +1,94 @@
+//! CQ kernel microbenchmark at the shipped Needle 3 shapes (not a test: `#[ignore]`d, prints
+//! timings). Natively: `cargo test --release --lib kernels::cq_bench -- --ignored --nocapture`;
+//! on wasm32 SIMD128 under Node WASI: the command in `kernels/mod.rs` with
+//! `--release kernels::cq_bench -- --ignored --nocapture`. Compare builds by interleaving runs.
+use super::cq::{CqMatrix, CqWidth};
+use super::test_util::{pseudo_random, pseudo_random_bytes};
+use std::time::Instant;
+
+const GROUP: usize = 128;
+
+struct Owned {
+    rows: usize,
+    cols: usize,
+    width: CqWidth,
+    packed: Vec<u8>,
+    norms: Vec<u8>,
+    levels: Vec<f32>,
+}
+
+impl Owned {
+    fn new(rows: usize, cols: usize, width: CqWidth) -> Self {
+        let packed = pseudo_random_bytes(rows * cols * width.code_bits() / 8, rows as u32 ^ cols as u32);
+        let packed = if width == CqWidth::Ternary { packed.iter().map(|b| b & 0x55).collect() } else { packed };
+        // FP16 norms around 1.
+        let norms = (0..rows * cols / GROUP).flat_map(|i| (0x3800u16 + (i as u16 % 0x400)).to_le_bytes()).collect();
+        let levels = pseudo_random(width.header_levels(), 7);
+        Owned { rows, cols, width, packed, norms, levels }
+    }
+    fn matrix(&self) -> CqMatrix<'_> {
+        CqMatrix::from_parts(self.rows, self.cols, GROUP, self.width, &self.packed, &self.norms, &self.levels).unwrap()
+    }
+}
+
+/// Seconds of CPU time this process has used: on a shared machine, preemption does not count
+/// against the kernel (wasm32 under WASI: the process CPU-time clock; elsewhere wall time).
+fn cpu_seconds() -> f64 {
+    #[cfg(target_os = "wasi")]
+    {
+        #[link(wasm_import_module = "wasi_snapshot_preview1")]
+        extern "C" {
+            fn clock_time_get(id: u32, precision: u64, time: *mut u64) -> u16;
+        }
+        let mut t = 0u64;
+        // SAFETY: WASI preview1 call writing one u64; clock 2 = process CPU time.
+        unsafe { clock_time_get(2, 1, &mut t) };
+        t as f64 * 1e-9
+    }
+    #[cfg(not(target_os = "wasi"))]
+    {
+        use std::sync::OnceLock;
+        static START: OnceLock<Instant> = OnceLock::new();
+        START.get_or_init(Instant::now).elapsed().as_secs_f64()
+    }
+}
+
+/// Median of `reps` timings of `f`, in microseconds.
+fn median_us(reps: usize, mut f: impl FnMut()) -> f64 {
+    f();
+    let mut t: Vec<f64> = (0..reps)
+        .map(|_| {
+            let s = cpu_seconds();
+            f();
+            (cpu_seconds() - s) * 1e6
+        })
+        .collect();
+    t.sort_by(f64::total_cmp);
+    t[reps / 2]
+}
+
+#[test]
+#[ignore]
+fn cq_bench() {
+    let shapes = [(768, 768), (2048, 768), (768, 2048), (16384, 768)];
+    for width in [CqWidth::B4, CqWidth::B3, CqWidth::B2, CqWidth::Ternary] {
+        for &(rows, cols) in &shapes {
+            if width != CqWidth::B4 && rows == 16384 {
+                continue;
+            }
+            let o = Owned::new(rows, cols, width);
+            let m = o.matrix();
+            let x = pseudo_random(16 * cols, 3);
+            let mut out = vec![0.0f32; 16 * rows];
+            let reps = if rows * cols > 4_000_000 { 5 } else { 21 };
+            let t1 = median_us(reps, || m.matmul_rotated(&x[..cols], 1, &mut out[..rows]));
+            let t16 = median_us(reps.min(7), || m.matmul_rotated(&x, 16, &mut out));
+            println!(
+                "{width:?} {rows}x{cols}: matvec {t1:8.1} us ({:.2} ns/weight)  matmul16 {:8.1} us/input",
+                t1 * 1e3 / (rows * cols) as f64,
+                t16 / 16.0
+            );
+        }
+    }
+}
+

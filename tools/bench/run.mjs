@@ -1,0 +1,117 @@
+// The side-by-side benchmark (`./dev.sh bench` builds what it needs, then runs this):
+// needle-web native, its wasm builds in Node and in headless Chromium, and the published peer
+// runtime (bench/peer) native and as wasm, on one container, runs interleaved (variant A run 1,
+// B run 1, ..., A run 2, ...), medians printed as one Markdown table plus ratios to the peer.
+//
+//   node tools/bench/run.mjs --model bench/needle3-shipped-w4.cact [--runs 5] [--quick]
+//        [--only name,name] [--kv int8|f32] [--out bench/out]
+//
+// A variant whose build is missing is skipped (listed under the table); one that fails in a run
+// is reported with its error and the others go on. Raw records: OUT/results.json.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { workload } from './workload.mjs';
+import { parseRecords, summarize, table } from './report.mjs';
+
+const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+const at = (p) => resolve(ROOT, p);
+
+const args = process.argv.slice(2);
+const opt = (name, fallback) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+const quick = args.includes('--quick');
+const runs = Number(opt('--runs', quick ? 3 : 5));
+const kv = opt('--kv', 'int8');
+const model = resolve(opt('--model', at('bench/needle3-shipped-w4.cact')));
+const out = resolve(opt('--out', at('bench/out')));
+const only = opt('--only', '').split(',').filter(Boolean);
+mkdirSync(out, { recursive: true });
+
+const CLI = at('target/release/needle');
+const PEER = at('bench/peer/target/release/needle-bench-peer');
+const PEER_WASM = at('bench/peer/target/wasi-simd/wasm32-wasip1/release/needle-bench-peer.wasm');
+const wasmBuild = (v) => at(`pkg/wasm/${v}/needle.js`);
+
+const requestsFile = resolve(out, 'requests.json');
+const planFile = resolve(out, 'peer-plan.txt');
+const requests = workload({ quick });
+writeFileSync(requestsFile, JSON.stringify(requests));
+
+/** Every variant: its column name, how to run one measurement, and what it needs to exist. */
+const node = (script, variant) => ['node', [at(`tools/bench/${script}`), '--variant', variant, '--model', model, '--requests', requestsFile, '--kv', kv]];
+const VARIANTS = [
+  { name: 'native', side: 'ours', env: 'native', needs: CLI, cmd: [CLI, ['bench', '--model', model, '--requests', requestsFile, '--kv', kv]] },
+  { name: 'node-simd', side: 'ours', env: 'wasm', needs: wasmBuild('simd'), cmd: node('node.mjs', 'simd') },
+  { name: 'node-baseline', side: 'ours', env: 'wasm', needs: wasmBuild('baseline'), cmd: node('node.mjs', 'baseline') },
+  { name: 'node-threaded', side: 'ours', env: 'wasm', needs: wasmBuild('threaded'), cmd: node('node.mjs', 'threaded') },
+  { name: 'chromium-simd', side: 'ours', env: 'wasm', needs: wasmBuild('simd'), cmd: node('chromium.mjs', 'simd') },
+  { name: 'chromium-threaded', side: 'ours', env: 'wasm', needs: wasmBuild('threaded'), cmd: node('chromium.mjs', 'threaded') },
+  { name: 'peer-native', side: 'peer', env: 'native', needs: PEER, cmd: [PEER, ['--model', model, '--plan', planFile, '--kv', kv]] },
+  {
+    name: 'peer-wasm',
+    side: 'peer',
+    env: 'wasm',
+    needs: PEER_WASM,
+    cmd: ['node', ['--no-warnings', at('tools/bench/peer-wasi.mjs'), PEER_WASM, '--model', model, '--plan', planFile, '--kv', kv]],
+  },
+];
+
+const skipped = [];
+const variants = VARIANTS.filter((v) => {
+  if (only.length && !only.includes(v.name)) return false;
+  if (!existsSync(v.needs)) skipped.push(`${v.name} (no ${v.needs.slice(ROOT.length + 1)})`);
+  return existsSync(v.needs);
+});
+if (!existsSync(model)) throw new Error(`no container at ${model}`);
+if (!existsSync(CLI)) throw new Error(`the prompt ids come from ${CLI}: build it first (cargo build --release --features cli)`);
+
+// The peer runs the very ids our engine renders and tokenizes.
+const ids = run(CLI, ['bench', '--model', model, '--requests', requestsFile, '--ids']);
+if (ids.error) throw new Error(`needle bench --ids: ${ids.error}`);
+writeFileSync(planFile, ids.records.map((r) => `${r.name} ${requests.find((q) => q.name === r.name).max_tokens} ${r.ids.join(',')}\n`).join(''));
+const promptTokens = Object.fromEntries(ids.records.map((r) => [r.name, r.ids.length]));
+
+const t0 = Date.now();
+const results = Object.fromEntries(variants.map((v) => [v.name, { ...v, runs: [], errors: [] }]));
+for (let i = 1; i <= runs; i++) {
+  for (const v of variants) {
+    const r = run(...v.cmd);
+    if (r.error) results[v.name].errors.push(r.error);
+    else results[v.name].runs.push(r.records);
+    process.stderr.write(`run ${i}/${runs} ${v.name}: ${r.error ? 'FAILED ' + r.error.split('\n')[0] : `${(r.ms / 1e3).toFixed(1)} s`}\n`);
+  }
+}
+const wall = (Date.now() - t0) / 1e3;
+
+const summary = summarize(Object.values(results));
+const cpu = cpus()[0]?.model ?? 'unknown CPU';
+const header = [
+  `${cpu}, ${cpus().length} cores; ${model.slice(model.lastIndexOf('/') + 1)}; KV ${kv}; ` +
+    `medians of ${runs} interleaved runs (${wall.toFixed(0)} s)`,
+  `prompts: short ${promptTokens.short} tokens + ${requests[0].max_tokens} generated, ` +
+    `long ${promptTokens.long} + ${requests[1].max_tokens}, repeat ${promptTokens.repeat} (same system + tools as long)`,
+];
+const text = [...header.map((l) => `${l}\n`), '', table(summary), skipped.length ? `\nskipped: ${skipped.join('; ')}\n` : ''].join('\n');
+for (const r of Object.values(results)) for (const e of r.errors) process.stderr.write(`${r.name} failed: ${e}\n`);
+writeFileSync(resolve(out, 'results.json'), JSON.stringify({ header, promptTokens, requests, results, summary }, null, 1));
+writeFileSync(resolve(out, 'table.md'), text);
+process.stdout.write(text);
+
+/** Runs one measurement; its stdout is JSON records, one per line. */
+function run(cmd, argv) {
+  const start = Date.now();
+  const p = spawnSync(cmd, argv, { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 << 20 });
+  const ms = Date.now() - start;
+  if (p.error) return { error: String(p.error), ms };
+  if (p.status !== 0) return { error: `exit ${p.status}: ${(p.stderr || '').trim().slice(-2000)}`, ms };
+  try {
+    return { records: parseRecords(p.stdout), ms };
+  } catch (e) {
+    return { error: `unreadable output (${e.message}): ${p.stdout.slice(0, 500)}`, ms };
+  }
+}
