@@ -21,13 +21,20 @@ export function nodeWorkerHost(worker) {
       });
     },
   };
+  let ended = false; // terminate() was called: the exit that follows is expected
   const face = {
     set onerror(fn) {
       worker.on('error', (e) => (worker.unref(), fn(e)));
+      // A worker that exits on its own (process.exit in a dependency, out of memory) fails what waits.
+      worker.on('exit', (code) => ended || fn(new Error(`the engine's worker thread exited (code ${code})`)));
     },
     set onmessageerror(fn) {
       worker.on('messageerror', fn);
     },
   };
-  return { port, terminate: () => void worker.terminate(), worker: face };
+  const terminate = () => {
+    ended = true;
+    void worker.terminate();
+  };
+  return { port, terminate, worker: face };
 }
