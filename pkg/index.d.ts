@@ -522,13 +522,21 @@ export interface ChatCompletion {
   usage: ChatUsage;
 }
 
+/** A piece of a streamed call: the first has `id`, `type` and `name`; later ones more `arguments` text. */
+export interface ChatToolCallDelta {
+  index: number;
+  id?: string;
+  type?: 'function';
+  function: { name?: string; arguments: string };
+}
+
 export interface ChatCompletionChunk {
   id: string;
   object: 'chat.completion.chunk';
   created: number;
   model: string;
   /** Empty in the last chunk when `stream_options.include_usage`, which carries `usage`. */
-  choices: { index: 0; delta: { role?: 'assistant'; content?: string; tool_calls?: (ChatToolCall & { index: number })[] }; finish_reason: FinishReason | null; logprobs: null }[];
+  choices: { index: 0; delta: { role?: 'assistant'; content?: string; tool_calls?: ChatToolCallDelta[] }; finish_reason: FinishReason | null; logprobs: null }[];
   usage?: ChatUsage;
 }
 

@@ -75,8 +75,20 @@ test('stream: true yields OpenAI delta chunks that add up to the non-streamed an
   const deltas = chunks.filter((c) => c.choices.length).map((c) => c.choices[0]);
   const content = deltas.map((d) => d.delta.content ?? '').join('');
   assert.equal(content || null, whole.choices[0].message.content);
-  const calls = deltas.flatMap((d) => d.delta.tool_calls || []);
-  assert.deepEqual(calls.map((c) => c.index), [0, 1]);
+  // Each call streams as OpenAI's do: a first piece with id, type and name, then argument pieces.
+  const pieces = deltas.flatMap((d) => d.delta.tool_calls || []);
+  const calls = [];
+  for (const p of pieces) {
+    if (p.id) {
+      assert.equal(p.index, calls.length, 'calls start in order');
+      assert.equal(p.type, 'function');
+      calls.push({ id: p.id, type: p.type, function: { name: p.function.name, arguments: p.function.arguments } });
+    } else {
+      calls[p.index].function.arguments += p.function.arguments;
+    }
+  }
+  assert.equal(calls.length, 2);
+  assert.ok(pieces.length > calls.length * 2, `the arguments arrive in pieces (${pieces.length} pieces)`);
   assert.deepEqual(callsOf({ tool_calls: calls }), callsOf(whole.choices[0].message));
   const finish = deltas.filter((d) => d.finish_reason !== null);
   assert.deepEqual(finish.map((d) => d.finish_reason), ['tool_calls'], 'one chunk finishes');
