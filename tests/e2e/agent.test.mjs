@@ -134,6 +134,7 @@ test('the conversation view keeps turns: each answer is the one `needle chat` gi
   const status = await page.textContent('#convo-status');
   const prompt = Number(/(\d+) prompt tokens/.exec(status)[1]);
   assert.ok(prompt > first.usage.prompt_tokens + first.usage.completion_tokens, `the second prompt holds the first turn (${status})`);
+  await page.locator('#run-panel').screenshot({ path: join(OUT, 'conversation.png') });
   await page.click('#convo-reset');
   assert.equal(await page.$$eval('#convo-log > li', (lis) => lis.length), 0);
   assert.deepEqual(pageErrors, []);
