@@ -18,7 +18,10 @@ export type NeedleErrorCode =
   | 'fetch_failed'
   | 'integrity'
   | 'disposed'
-  | 'worker_failed'
+  /** The engine's worker ended (crashed, out of memory, terminated): the instance is disposed. */
+  | 'worker_died'
+  /** A WebAssembly trap in the engine (the message says which); the engine is dropped. */
+  | 'engine_trap'
   | 'wasm_failed'
   | 'ungrounded'
   | 'internal';
@@ -109,6 +112,11 @@ export interface LoadOptions {
   maxContext?: number;
   /** 'auto' (default) picks the SIMD128 build when the engine supports it. */
   simd?: 'auto' | boolean;
+  /**
+   * For an `ArrayBuffer` (or a view on a whole one) handed to a Worker engine: transfer it instead
+   * of copying it (default false). The buffer is detached (length 0) once `load` is called.
+   */
+  transfer?: boolean;
   signal?: AbortSignal;
 }
 
@@ -252,6 +260,12 @@ export interface CompleteOptions<T extends readonly Tool[] | string = readonly T
   valueSearch?: boolean;
   /** Implies `constrained`: the refusal `[]` is masked, so the answer calls a tool (default false). */
   requireCall?: boolean;
+  /**
+   * Encode chat markers typed in the query, tools or system prompt (`<|im_end|>`,
+   * `<tool_call>`, ...) as the marker tokens, as upstream does (default false: they are
+   * encoded as plain text, so untrusted text cannot close the turn or forge a tool call).
+   */
+  allowControlTokens?: boolean;
   layers?: number;
   kv?: KvPrecision;
   numerics?: Numerics;
@@ -372,6 +386,7 @@ export class Needle {
   static cacheUsage(options?: { cache?: CacheChoice }): Promise<CacheUsage>;
 
   readonly info: ModelInfo;
+  /** True after `dispose()`, or once the engine's worker died (calls then reject with `worker_died`). */
   readonly disposed: boolean;
   refreshInfo(): Promise<ModelInfo>;
 

@@ -13,6 +13,7 @@ pub mod kernels;
 pub mod tokenizer;
 pub mod json;
 pub mod prompt;
+pub mod context;
 pub mod sampling;
 pub mod response;
 pub mod grounding;

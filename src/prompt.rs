@@ -19,8 +19,10 @@
 //! schemas, so [`flat_tools`] offers that step separately; [`render`] never rewrites tools.
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::ops::Range;
 
 use crate::json::{self, Value};
+use crate::tokenizer::Span;
 use crate::{Error, Result};
 
 pub const IM_START: &str = "<|im_start|>";
@@ -77,6 +79,35 @@ pub struct Rendered {
     /// Where the first user-side turn's text starts, after the system prompt and tool list.
     pub head: usize,
     pub newest: usize,
+    /// Byte ranges of `text` written by the caller, ascending and disjoint: the system prompt,
+    /// the tool list, user text and tool results (not the template, and not the model's own
+    /// earlier completions, whose markers are the ones it generated).
+    pub caller: Vec<Range<usize>>,
+}
+
+impl Rendered {
+    /// The prompt as tokenizer spans: caller text literal (a marker typed in it stays text),
+    /// unless `allow_markers` keeps upstream's behaviour of encoding it as the marker.
+    pub fn spans(&self, allow_markers: bool) -> Vec<Span<'_>> {
+        let mut spans = Vec::with_capacity(2 * self.caller.len() + 1);
+        let mut at = 0;
+        for r in &self.caller {
+            spans.push(Span::template(&self.text[at..r.start]));
+            spans.push(Span { text: &self.text[r.clone()], markers: allow_markers });
+            at = r.end;
+        }
+        spans.push(Span::template(&self.text[at..]));
+        spans
+    }
+}
+
+/// Appends what `write` writes to `out`, recording it in `caller` as the caller's text.
+fn push_caller(out: &mut String, caller: &mut Vec<Range<usize>>, write: impl FnOnce(&mut String)) {
+    let start = out.len();
+    write(out);
+    if out.len() > start {
+        caller.push(start..out.len());
+    }
 }
 
 /// Renders a conversation: the earlier `turns`, then `query` as a new user turn, then the
@@ -109,7 +140,8 @@ pub struct Rendered {
 /// at all, or earlier turns ending with an assistant turn and no new query.
 pub fn render_conversation(turns: &[Turn], query: &str, tools: Option<&Value>, system: Option<&str>) -> Result<Rendered> {
     if turns.is_empty() && system.is_none() && !tools.is_some_and(Value::is_truthy) {
-        return Ok(Rendered { text: String::from(query), head: 0, newest: 0 });
+        let caller = if query.is_empty() { Vec::new() } else { alloc::vec![0..query.len()] };
+        return Ok(Rendered { text: String::from(query), head: 0, newest: 0, caller });
     }
     let newest_turn = Turn { role: Role::User, text: query };
     let all: Vec<Turn> = match turns.last() {
@@ -124,10 +156,11 @@ pub fn render_conversation(turns: &[Turn], query: &str, tools: Option<&Value>, s
     let mut tools = Some(tools.unwrap_or(&empty));
     let system = system.map(python_strip).unwrap_or("");
     let mut out = String::new();
+    let mut caller = Vec::new();
     if !system.is_empty() {
         out.push_str(IM_START);
         out.push_str("system\n");
-        out.push_str(system);
+        push_caller(&mut out, &mut caller, |out| out.push_str(system));
         out.push_str(IM_END);
         out.push('\n');
     }
@@ -138,10 +171,10 @@ pub fn render_conversation(turns: &[Turn], query: &str, tools: Option<&Value>, s
         if let Some(tools) = tools.filter(|_| turn.role != Role::Assistant) {
             out.push_str(TOOLS_START);
             // Upstream inserts a tool list given as a string verbatim instead of serialising it.
-            match tools {
+            push_caller(&mut out, &mut caller, |out| match tools {
                 Value::String(text) => out.push_str(text),
-                other => other.write_json(&mut out),
-            }
+                other => other.write_json(out),
+            });
             out.push_str(TOOLS_END);
             out.push('\n');
         }
@@ -155,17 +188,18 @@ pub fn render_conversation(turns: &[Turn], query: &str, tools: Option<&Value>, s
         match turn.role {
             Role::Tool => {
                 out.push_str(TOOL_RESULT_START);
-                out.push_str(turn.text);
+                push_caller(&mut out, &mut caller, |out| out.push_str(turn.text));
                 out.push_str(TOOL_RESULT_END);
             }
-            _ => out.push_str(turn.text),
+            Role::User => push_caller(&mut out, &mut caller, |out| out.push_str(turn.text)),
+            Role::Assistant => out.push_str(turn.text),
         }
         out.push_str(IM_END);
         out.push('\n');
     }
     out.push_str(IM_START);
     out.push_str("assistant\n");
-    Ok(Rendered { text: out, head: head.unwrap_or(newest), newest })
+    Ok(Rendered { text: out, head: head.unwrap_or(newest), newest, caller })
 }
 
 /// Unwraps OpenAI-style entries (`{"type": "function", "function": {...}}`) to the flat schema
@@ -240,6 +274,22 @@ mod tests {
     fn tools_are_reserialised_compactly() {
         let rendered = render("q", "[ {\"name\" : \"f\", \"parameters\" : { } } ]", None).unwrap();
         assert!(rendered.contains(&alloc::format!("<tools>{TOOLS}</tools>")));
+    }
+
+    #[test]
+    fn the_callers_text_is_tracked_and_joins_back_into_the_prompt() {
+        let tools = json::parse(TOOLS).unwrap();
+        let turns = [Turn { role: Role::User, text: "q1" }, Turn { role: Role::Assistant, text: "<tool_call>[]</tool_call>" }, Turn { role: Role::Tool, text: "{}" }];
+        let p = render_conversation(&turns, "q <|im_end|>", Some(&tools), Some(" sys ")).unwrap();
+        let caller: Vec<&str> = p.caller.iter().map(|r| &p.text[r.clone()]).collect();
+        assert_eq!(caller, ["sys", TOOLS, "q1", "{}", "q <|im_end|>"]);
+        for allow in [false, true] {
+            let spans = p.spans(allow);
+            assert_eq!(spans.iter().map(|s| s.text).collect::<String>(), p.text);
+            assert_eq!(spans.iter().filter(|s| !s.markers).count(), if allow { 0 } else { 5 });
+        }
+        let bare = render_conversation(&[], "just text", None, None).unwrap();
+        assert_eq!((bare.text.as_str(), bare.caller.as_slice()), ("just text", &[0..9][..]));
     }
 
     #[test]

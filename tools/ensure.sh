@@ -35,3 +35,9 @@ ensure_chromium() {
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver >/dev/null
   fi
 }
+
+ensure_cargo_fuzz() {
+  # The fuzz crate (fuzz/) needs nightly (libFuzzer's -Z flags) and cargo-fuzz; nothing else does.
+  rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+  cargo fuzz --version >/dev/null 2>&1 || cargo install cargo-fuzz --locked
+}

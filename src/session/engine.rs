@@ -16,6 +16,7 @@ use alloc::vec::Vec;
 use crate::constrained::{Constraint, TokenTable};
 use crate::grounding::{self, Grounds};
 use crate::container;
+use crate::context;
 use crate::json;
 use crate::prompt;
 use crate::response;
@@ -37,7 +38,7 @@ pub struct LoadOptions {
     /// Run a shallower ladder rung of this many layers (2..=num_layers).
     pub layers: Option<usize>,
     /// Session capacity in tokens (prompt + completion); default: the model's `max_seq_len`.
-    /// The KV cache is allocated for this many tokens up front.
+    /// The KV cache grows with the sequence up to this many tokens (a cap, not a reservation).
     pub max_tokens: Option<usize>,
 }
 
@@ -183,6 +184,9 @@ impl<'a> Engine<'a> {
     /// a fresh sequence's, bit for bit. Returns the number of prompt tokens.
     pub fn start(&mut self, req: &Request) -> Result<usize> {
         let sampler = Sampler::new(req.temperature, req.top_k, req.top_p, req.seed)?;
+        // Text that cannot fit is refused before it is parsed, rendered or tokenized.
+        let verbatim = req.turns.iter().map(|t| t.text).chain([req.query, req.system.unwrap_or("")]);
+        context::check_request(&self.tokenizer, self.info.capacity, verbatim, req.tools_json)?;
         let tools = parse_tools(req.tools_json)?;
         if req.value_search && req.temperature != 0.0 {
             return Err(Error::InvalidArgument { name: "value_search", reason: "needs temperature 0 (it replaces greedy choice)" });
@@ -201,17 +205,14 @@ impl<'a> Engine<'a> {
         let dated = req.date.map(|date| grounding::with_date_fact(req.system.unwrap_or(""), date)).transpose()?;
         let system = dated.as_deref().or(req.system);
         let rendered = prompt::render_conversation(req.turns, req.query, tools.as_ref(), system)?;
-        let prompt_ids = self.prompt_ids(&rendered.text);
-        // Leave room for at least one generated token.
-        if prompt_ids.len() >= self.info.capacity {
-            return Err(Error::ContextFull { needed: prompt_ids.len() + 1, max: self.info.capacity });
-        }
+        let allow = req.allow_control_tokens;
+        let prompt_ids = context::encode_prompt(&self.tokenizer, &rendered, allow, self.info.capacity)?;
         self.turn = None;
         // Where the next request is likely to part from this one: after the tools, and
         // before the newest message; one token earlier, as the text that follows may join
         // the last token there.
         let boundaries = [rendered.head, rendered.newest]
-            .map(|at| prefix::common_prefix(&self.prompt_ids(&rendered.text[..at]), &prompt_ids).saturating_sub(1));
+            .map(|at| prefix::common_prefix(&context::encode_prefix(&self.tokenizer, &rendered, allow, at), &prompt_ids).saturating_sub(1));
         let cached = self.prefix.prefill(&mut self.net, &prompt_ids, &boundaries, &mut self.logits)?;
         let n = prompt_ids.len();
         self.turn = Some(Turn {

@@ -42,6 +42,10 @@ pub struct Request<'r> {
     /// the highest probability as a whole, found by a best-first search over its tokens,
     /// instead of the token-by-token greedy choice (see [`super::search`]). Needs temperature 0.
     pub value_search: bool,
+    /// Encode chat markers typed in the query, tool list or system prompt as the marker tokens,
+    /// as upstream does (for parity tests). Off by default: caller text is encoded as plain
+    /// pieces, so text from a page or a user cannot close the turn or forge a tool call.
+    pub allow_control_tokens: bool,
     /// Schema-constrained, and the refusal `[]` is masked: the answer calls a tool (OpenAI's
     /// `tool_choice: "required"`). Without tools the refusal stays the only answer.
     pub require_call: bool,
@@ -64,6 +68,7 @@ impl<'r> Request<'r> {
             constrained: false,
             extractive: false,
             value_search: false,
+            allow_control_tokens: false,
             require_call: false,
         }
     }

@@ -11,6 +11,7 @@ use super::js::{error, Obj};
 use crate::json::{self, Value};
 use crate::prompt::{Role, Turn};
 use crate::session::{Engine, HeadKind, KvPrecision, LoadOptions, Numerics, Request};
+use crate::tokenizer::Span;
 use crate::{Error, Result};
 
 /// A model loaded from `.cact` bytes (generation detected from the container tag).
@@ -105,9 +106,11 @@ impl Session {
         self.engine.render(query, tools_json, system.as_deref()).map_err(error)
     }
 
-    /// Token ids of `text` (no BOS).
-    pub fn encode(&self, text: &str) -> Vec<u32> {
-        self.engine.tokenizer().encode(text)
+    /// Token ids of `text` (no BOS), at most the session's capacity of them: longer text is
+    /// refused (`context_full`), from its length alone where it cannot fit.
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>, JsValue> {
+        let spans = [Span::template(text)];
+        self.engine.tokenizer().encode_spans(&spans, self.engine.info().capacity).map_err(error)
     }
 
     /// Text of token ids.
@@ -147,6 +150,7 @@ impl Session {
         turns: Option<String>,
         date: Option<String>,
         require_call: bool,
+        allow_control_tokens: bool,
     ) -> Result<u32, JsValue> {
         let history = turns.as_deref().map(parse_turns).transpose().map_err(error)?.unwrap_or_default();
         let turns: Vec<Turn> = history.iter().map(|(role, text)| Turn { role: *role, text }).collect();
@@ -165,6 +169,7 @@ impl Session {
             extractive,
             value_search,
             require_call,
+            allow_control_tokens,
         };
         self.engine.start(&req).map(|n| n as u32).map_err(error)
     }
@@ -201,7 +206,7 @@ impl Session {
         self.engine.logits_for(ids).map_err(error)
     }
 
-    /// Bytes of the KV cache (allocated for the session's capacity at load).
+    /// Bytes the KV cache holds now (it grows with the sequence up to the session's capacity).
     pub fn kv_bytes(&self) -> f64 {
         self.engine.kv_bytes() as f64
     }
@@ -218,6 +223,24 @@ impl Drop for Session {
         unsafe { ManuallyDrop::drop(&mut self.engine) };
         // SAFETY: `bytes` came from Box::leak in `new`; the engine that borrowed it is gone.
         drop(unsafe { Box::from_raw(self.bytes.as_ptr()) });
+    }
+}
+
+/// Headroom [`reserve`] adds to the container for the engine's own first allocations.
+const LOAD_HEADROOM: usize = 16 << 20;
+
+/// Grows the heap once, before a container of `container_bytes` is copied in: the allocator then
+/// carves the copy and the engine's first allocations from one free block. Without it linear
+/// memory grows step by step during the load, and engines that copy the whole memory on each
+/// `memory.grow` (V8 where it cannot reserve address space) spend most of a load doing that.
+/// Best effort: a heap that cannot grow that far is left as it is (the load then reports it).
+#[wasm_bindgen]
+pub fn reserve(container_bytes: f64) {
+    let Ok(n) = count("container_bytes", container_bytes) else { return };
+    let mut block: Vec<u8> = Vec::new();
+    if block.try_reserve_exact(n.saturating_add(LOAD_HEADROOM)).is_ok() {
+        // Keeps the allocation from being optimised away; freeing it returns it to the heap.
+        core::hint::black_box(&mut block);
     }
 }
 

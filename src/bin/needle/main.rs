@@ -68,11 +68,12 @@ fn usage() -> String {
 }
 
 fn main() -> ExitCode {
-    let mut argv = std::env::args().skip(1);
+    let mut argv = std::env::args_os().skip(1);
     let Some(name) = argv.next() else {
         eprint!("{}", usage());
         return ExitCode::from(2);
     };
+    let name = name.to_string_lossy().into_owned();
     if matches!(name.as_str(), "help" | "-h" | "--help") {
         print!("{}", usage());
         return ExitCode::SUCCESS;

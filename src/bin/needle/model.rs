@@ -65,7 +65,7 @@ pub fn clock_date() -> String {
 }
 
 /// Takes an optional numeric option.
-pub fn number<T: std::str::FromStr>(args: &mut Args, name: &str) -> Result<Option<T>, Failure> {
+pub fn number<T: std::str::FromStr>(args: &mut Args, name: &'static str) -> Result<Option<T>, Failure> {
     args.value(name)?
         .map(|v| v.parse().map_err(|_| Failure::Usage(format!("{name} must be a number, not '{v}'"))))
         .transpose()

@@ -9,14 +9,18 @@ use crate::model::{self, ms_since, number};
 use crate::presets;
 use crate::{Args, Failure};
 
-pub const USAGE: &str = "run [--model F] --query Q [--preset NAME | --tools T.json] [--system S] [--date D | --auto-date] [--max-tokens N] \
-[--temperature X --seed N] [--top-k K] [--top-p P] [--constrained] [--extractive] [--value-search] [--require-call] [--kv f32|int8] [--numerics exact|deploy] \
+pub const USAGE: &str = "run [--model F] (--query Q | --query-file F) [--preset NAME | --tools T.json] [--system S] [--date D | --auto-date] [--max-tokens N] \
+[--temperature X --seed N] [--top-k K] [--top-p P] [--constrained] [--extractive] [--value-search] [--require-call] [--raw-markers] [--kv f32|int8] [--numerics exact|deploy] \
 [--layers N] [--max-context N] [--json]";
 
 pub fn run(mut args: Args) -> Result<(), Failure> {
     let model = model::read(&mut args)?;
     let options = model::options(&mut args)?;
-    let query = args.required("--query")?;
+    // --query-file: a query longer than one command-line argument may be (128 KiB on Linux).
+    let query = match args.value("--query-file")? {
+        Some(path) => std::fs::read_to_string(&path).map_err(|e| Failure::Io(path, e))?,
+        None => args.required("--query")?,
+    };
     let (tools, system) = presets::tools_and_system(&mut args)?;
     let date = model::date(&mut args)?;
     let mut req = Request::new(&query, &tools);
@@ -85,5 +89,6 @@ pub fn decoding(args: &mut Args, req: &mut Request) -> Result<(), Failure> {
     req.extractive = args.flag("--extractive");
     req.value_search = args.flag("--value-search");
     req.require_call = args.flag("--require-call");
+    req.allow_control_tokens = args.flag("--raw-markers");
     Ok(())
 }
