@@ -17,11 +17,11 @@ import { runConversation } from './agent.js';
 export const UNRESET_TURNS = 4;
 
 /**
- * Whether conversations and the agent loop add the date fact unless told. Upstream's agent does;
- * here it is off, as for `complete()` and `chat.completions`: on the bundled model's acceptance
+ * Whether conversations, the agent loop and extraction add the date fact unless told. Upstream's
+ * do; here it is off, as for `complete()`, `chat.completions` and the CLI: on the bundled model's acceptance
  * suite (192 cases, six environments) the date fact costs 14 right answers greedy (162 -> 148) and
  * 15 constrained (162 -> 147): the model was trained without it. Models trained with it (upstream's)
- * want `autoDate: true`. `extract()` keeps upstream's default (on), as `needle extract` does.
+ * want `autoDate: true`.
  */
 export const AUTO_DATE_DEFAULT = false;
 

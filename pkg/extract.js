@@ -6,7 +6,7 @@
 //   });
 import { NeedleError } from './protocol.js';
 import { toolName, ungroundedByTool } from './tools.js';
-import { dateFact } from './conversation.js';
+import { AUTO_DATE_DEFAULT, dateFact } from './conversation.js';
 
 /** A tool schema for `schema`: a named tool as given, or a bare JSON Schema wrapped as one. */
 function asTool(schema) {
@@ -41,7 +41,7 @@ function failures(result) {
  * code is `ungrounded`, with `paths` and the `result`. Constrained decoding is on by default.
  */
 export async function extract(needle, text, schema, options = {}) {
-  const { strict = true, autoDate = true, constrained = true, tools: _tools, ...rest } = options;
+  const { strict = true, autoDate = AUTO_DATE_DEFAULT, constrained = true, tools: _tools, ...rest } = options;
   const result = await needle.complete(String(text), {
     ...rest,
     tools: [asTool(schema)],

@@ -483,7 +483,7 @@ export class Conversation {
 export interface ExtractOptions extends Omit<CompleteOptions, 'tools'> {
   /** Reject values not grounded in the text (default true). */
   strict?: boolean;
-  /** The date fact before the system text (default true, as upstream's `extract` and `needle extract`). */
+  /** The date fact before the system text (default false, as for conversations; upstream's is true). */
   autoDate?: boolean;
 }
 
