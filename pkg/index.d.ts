@@ -412,7 +412,7 @@ export class Needle {
   run(query: string, options?: RunOptions & Pick<ConversationOptions, 'tools' | 'system' | 'autoDate' | 'logger'>): Promise<RunResult>;
   /** The record (arguments of the model's one call), or null when it declines. Rejects with code
    *  `ungrounded` (listing `paths`) when `strict` and a value is not grounded in the text. */
-  extract<T = Record<string, unknown>>(text: string, schema: Tool | string, options?: ExtractOptions): Promise<T | null>;
+  extract<T = Record<string, unknown>>(text: string, schema: Tool | Record<string, unknown> | string, options?: ExtractOptions): Promise<T | null>;
   /** An OpenAI-compatible surface (WebLLM's shape). */
   readonly chat: { readonly completions: ChatCompletions };
 }
