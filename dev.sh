@@ -3,6 +3,7 @@
 #   ./dev.sh demo   build everything, then run the main job on the embedded default model
 #   ./dev.sh test   install what the tests need, then run every test
 #   ./dev.sh bench  [--quick] [--runs N] [--only a,b] [--kv f32]  the side-by-side benchmark (BENCHMARKS.md)
+#   ./dev.sh fuzz [SECONDS] [TARGET...]   run the fuzz targets longer (default 600 s each)
 set -euo pipefail
 cd "$(dirname "$0")"
 . tools/ensure.sh
@@ -31,6 +32,9 @@ cmd_test() {
   ensure_rust_targets wasm32-unknown-unknown wasm32-wasip1 thumbv7em-none-eabihf
   step "cargo test (native, all features but web)"
   cargo test --no-fail-fast --features cli
+  step "fuzz smoke run: every target ${FUZZ_SECONDS:-20} s under capped memory (./dev.sh fuzz for longer)"
+  ensure_cargo_fuzz
+  fuzz/run.sh "${FUZZ_SECONDS:-20}"
   step "core builds without std: wasm32 and bare metal"
   cargo rustc --lib --no-default-features --target wasm32-unknown-unknown --crate-type rlib
   cargo rustc --lib --no-default-features --target thumbv7em-none-eabihf --crate-type rlib
@@ -49,6 +53,8 @@ cmd_test() {
   step "browser end-to-end (Debian chromium + playwright-core)"
   ensure_chromium
   NEEDLE_MODEL="$DEFAULT_MODEL" node --test tests/e2e/
+  step "bundlers: Vite (build, dev server), webpack 5, esbuild, Rollup, a plain page; run in Chromium"
+  node --test tests/bundlers/
   printf '\nall test stages passed in %ss\n' $((SECONDS - t0))
 }
 
@@ -88,9 +94,15 @@ cmd_bench() {
   printf '\nbench ran in %ss (the table is also in bench/out/table.md)\n' $((SECONDS - t0))
 }
 
+cmd_fuzz() {
+  ensure_cargo_fuzz
+  fuzz/run.sh "${1:-600}" "${@:2}"
+}
+
 case "${1:-}" in
   demo) cmd_demo ;;
   test) cmd_test ;;
   bench) shift; cmd_bench "$@" ;;
-  *) echo "usage: $0 demo|test|bench" >&2; exit 2 ;;
+  fuzz) shift; cmd_fuzz "$@" ;;
+  *) echo "usage: $0 demo|test|bench|fuzz [SECONDS] [TARGET...]" >&2; exit 2 ;;
 esac

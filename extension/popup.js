@@ -1,24 +1,21 @@
 // The extension's popup: pick a tool set, type a request, get the calls. The model ships inside
 // the extension (models/default.cact), or is the one the user chose on the options page (kept in
-// the browser, user-model.js), so it never touches the network; the engine runs in the package's
-// module worker.
-import { Needle } from './pkg/index.js';
+// the browser, user-model.js), so it never touches the network. The engine lives in the
+// extension's offscreen document (engine.js), loaded once and shared by every popup opening.
+import { connectEngine } from './pkg/host/extension.js';
 import { loadPresets } from './presets.js';
 import { callCards } from './calls.js';
-import { chosenModel, readModel } from './user-model.js';
-
-const MODEL = './models/default.cact';
 const SAVED = 'needle-extension-v1'; // last preset, request and toggle, kept between openings
 const $ = (id) => document.getElementById(id);
 
-let needle = null;
+let engine = null; // the shared engine (pkg/host/extension.js), once connected
 let presets = [];
 let lastCalls = null;
 
 function setState(state, message) {
   document.body.dataset.state = state;
   if (message !== undefined) $('status').textContent = message;
-  $('run').disabled = !needle || state === 'running' || state === 'loading';
+  $('run').disabled = !engine || state === 'running' || state === 'loading';
 }
 
 function saved() {
@@ -84,7 +81,7 @@ async function run(event) {
   event.preventDefault();
   const tools = checkTools();
   const query = $('query').value.trim();
-  if (!needle || tools === null || !query || document.body.dataset.state === 'running') return;
+  if (!engine || tools === null || !query || document.body.dataset.state === 'running') return;
   save();
   setState('running', 'Thinking…');
   try {
@@ -92,7 +89,7 @@ async function run(event) {
     // value searched whole: it scored better than greedy values on the generator's held-out set.
     const options = { tools, system: $('system').value || undefined, constrained: true, valueSearch: true,
       extractive: $('extractive').checked };
-    showResult(await needle.complete(query, options));
+    showResult(await engine.complete(query, options));
     setState('done', 'Done.');
   } catch (e) {
     setState('error', `Error: ${e.message} (${e.code})`);
@@ -127,20 +124,13 @@ async function init() {
 
   $('change-model').addEventListener('click', (e) => (e.preventDefault(), chrome.runtime.openOptionsPage()));
 
-  let source = MODEL;
-  let name = 'bundled demo model';
-  let notice = '';
   try {
-    const bytes = await readModel();
-    if (bytes) [source, name] = [bytes, chosenModel().name];
-  } catch (e) {
-    notice = ` Using the bundled model: ${e.message}.`;
-  }
-  try {
-    needle = await Needle.load(source, { cache: false }); // in the extension already: Cache Storage would only duplicate it
-    const i = needle.info;
-    $('model-name').textContent = `${name} · Needle ${i.generation} · d=${i.d_model} · ${i.num_layers} layers · ${i.variant} · offline`;
-    setState('ready', `Ready.${notice}`);
+    const connected = await connectEngine();
+    const i = await connected.info(); // loads the model on the engine's first use only
+    engine = connected;
+    $('model-name').textContent = `${i.name} · Needle ${i.generation} · d=${i.d_model} · ${i.num_layers} layers · ${i.variant} · offline`;
+    document.body.dataset.modelLoadedAt = String(i.loadedAt);
+    setState('ready', `Ready.${i.notice ? ` ${i.notice}` : ''}`);
   } catch (e) {
     setState('error', `Could not load the model: ${e.message} (${e.code})`);
   }

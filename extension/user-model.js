@@ -2,7 +2,7 @@
 // Cache Storage, what it is in localStorage. The popup runs it instead of the bundled model, still
 // offline. The SHA-256 recorded when it was chosen is checked on every read, so a damaged copy
 // falls back to the bundled model rather than reaching the engine.
-import { sha256Hex } from './pkg/cache.js';
+import { sha256Hex } from './pkg/storage/sha256.js';
 
 const CACHE = 'needle-extension-model-v1';
 // Cache Storage keys must be http(s) URLs; this one is never fetched.

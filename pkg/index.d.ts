@@ -18,8 +18,12 @@ export type NeedleErrorCode =
   | 'fetch_failed'
   | 'integrity'
   | 'disposed'
-  | 'worker_failed'
+  /** The engine's worker ended (crashed, out of memory, terminated): the instance is disposed. */
+  | 'worker_died'
+  /** A WebAssembly trap in the engine (the message says which); the engine is dropped. */
+  | 'engine_trap'
   | 'wasm_failed'
+  | 'ungrounded'
   | 'internal';
 
 /** Every failure the package reports. Aborts have `name === 'AbortError'`. */
@@ -30,7 +34,39 @@ export class NeedleError extends Error {
   readonly status?: number;
   /** For an abort during generation: what had been generated (stop_reason 'aborted'). */
   readonly result?: CompletionResult;
+  /** For `ungrounded` (extract): the argument paths not grounded in the text. */
+  readonly paths?: string[];
+  /** For an aborted `run()`: the steps executed before the abort. */
+  readonly steps?: AgentStep[];
+  readonly results?: unknown[];
 }
+
+export type LogLevel = 'silent' | 'error' | 'warn' | 'info' | 'debug';
+
+export interface Logger {
+  error?(message: string): void;
+  warn?(message: string): void;
+  info?(message: string): void;
+  debug?(message: string): void;
+}
+
+/** A stored model. */
+export interface StoredModel {
+  bytes: Uint8Array;
+  sha256: string | null;
+  cachedAt: number;
+}
+
+/** Your own model storage for the `cache` option. */
+export interface ModelStore {
+  get(url: string): Promise<StoredModel | undefined>;
+  put(url: string, entry: StoredModel): Promise<void>;
+  delete(url: string): Promise<boolean>;
+  keys(): Promise<string[]>;
+}
+
+export type CacheBackend = 'cache-api' | 'indexeddb' | 'none';
+export type CacheChoice = 'auto' | CacheBackend | ModelStore;
 
 export type LoadPhase = 'download' | 'cache' | 'read' | 'init';
 
@@ -48,9 +84,22 @@ export interface LoadOptions {
   onProgress?: (progress: LoadProgress) => void;
   /** SHA-256 of the model: lowercase hex, `sha256:<hex>` or `sha256-<base64>`. Checked before use. */
   integrity?: string;
-  /** Keep downloads in Cache Storage (default true; URL sources only). */
-  cache?: boolean;
-  /** 'auto' (default): a module Web Worker where one exists, else inline on this thread. */
+  /**
+   * Where downloads are kept (URL sources only): 'auto' (default) tries Cache Storage, then
+   * IndexedDB, then keeps nothing; or one backend by name; or your own store. A refused or full
+   * storage is a warning through `logger`, never a failed load. `true`/`false` mean 'auto'/'none'.
+   */
+  cache?: CacheChoice | boolean;
+  /** For models behind auth: headers added to each request, or a function called like fetch. */
+  fetch?: { headers: HeadersInit } | ((url: string, init: RequestInit) => Promise<Response>);
+  /** Where warnings (storage refused, quota full) and info (download resumed) go; default console. */
+  logger?: Logger;
+  /** The least severe level passed to `logger` (default 'warn'). */
+  logLevel?: LogLevel;
+  /**
+   * 'auto' (default): a module Web Worker in browsers, a worker_threads Worker in Node, else
+   * inline; `true` requires a worker; `false` runs the engine inline on this thread.
+   */
   worker?: 'auto' | boolean;
   /** KV cache precision; default: int8 when the container declares 8-bit KV, else f32. */
   kv?: KvPrecision;
@@ -63,16 +112,120 @@ export interface LoadOptions {
   maxContext?: number;
   /** 'auto' (default) picks the SIMD128 build when the engine supports it. */
   simd?: 'auto' | boolean;
+  /**
+   * For an `ArrayBuffer` (or a view on a whole one) handed to a Worker engine: transfer it instead
+   * of copying it (default false). The buffer is detached (length 0) once `load` is called.
+   */
+  transfer?: boolean;
   signal?: AbortSignal;
 }
 
-/** A tool in OpenAI style (`{type: 'function', function: {...}}`) or flat (`{name, description, parameters}`). */
-export type Tool = Record<string, unknown>;
+/** Keys every schema may carry. */
+interface SchemaBase {
+  description?: string;
+  title?: string;
+  default?: unknown;
+}
 
-export interface CompleteOptions {
+/**
+ * One earlier turn of a conversation. An assistant turn's `content` is a previous result's
+ * `text` (as generated, so the prompt re-tokenizes to what the engine already holds); a tool
+ * turn's is the JSON text of the call results (rendered inside `<tool_result>` markers).
+ */
+export interface ConversationTurn {
+  role: 'user' | 'assistant' | 'tool';
+  content: string;
+}
+
+export interface StringSchema extends SchemaBase {
+  type: 'string';
+  enum?: readonly string[];
+  /** Enforced by constrained decoding. */
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  format?: string;
+}
+
+export interface NumberSchema extends SchemaBase {
+  type: 'number' | 'integer';
+  enum?: readonly number[];
+  /** Shown to the model; not enforced by constrained decoding. */
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+  multipleOf?: number;
+}
+
+export interface BooleanSchema extends SchemaBase {
+  type: 'boolean';
+}
+
+export interface NullSchema extends SchemaBase {
+  type: 'null';
+}
+
+export interface ArraySchema extends SchemaBase {
+  type: 'array';
+  items?: JsonSchema;
+  minItems?: number;
+  maxItems?: number;
+}
+
+export interface ObjectSchema extends SchemaBase {
+  type: 'object';
+  properties?: { [name: string]: JsonSchema };
+  required?: readonly string[];
+  additionalProperties?: boolean | JsonSchema;
+}
+
+/** The JSON-Schema subset tool parameters are written in (a misspelled key is a type error). */
+export type JsonSchema = StringSchema | NumberSchema | BooleanSchema | NullSchema | ArraySchema | ObjectSchema;
+
+/** A function the model may call. */
+export interface FunctionDefinition<Name extends string = string> {
+  name: Name;
+  description?: string;
+  parameters?: ObjectSchema;
+}
+
+/** OpenAI style: `{ type: 'function', function: { name, description, parameters } }`. */
+export interface OpenAITool<Name extends string = string> {
+  type: 'function';
+  function: FunctionDefinition<Name>;
+}
+
+/** A tool in OpenAI style or flat (`{ name, description, parameters }`). */
+export type Tool<Name extends string = string> = OpenAITool<Name> | FunctionDefinition<Name>;
+
+/** The names of a tool list's functions (string when the list is JSON text or not literal). */
+export type ToolName<T> = T extends readonly (infer U)[]
+  ? U extends { function: { name: infer N extends string } }
+    ? N
+    : U extends { name: infer N extends string }
+      ? N
+      : string
+  : string;
+
+export interface CompleteOptions<T extends readonly Tool[] | string = readonly Tool[] | string> {
   /** Tools as objects (key order is kept) or as JSON text (passed through unchanged). */
-  tools?: Tool[] | string;
+  tools?: T;
   system?: string;
+  /**
+   * The conversation so far, oldest first, rendered before the query (the tool list once, in
+   * the first user turn). With earlier turns an empty query adds no user turn: the model answers
+   * the last one (how tool results are fed back). The engine reuses whatever prefix of the
+   * prompt its state already holds (`usage.cached_tokens`); results equal a fresh session's.
+   * A conversation longer than the context fails with `context_full`; nothing is truncated.
+   */
+  turns?: ConversationTurn[];
+  /**
+   * The date fact's value on the host's clock, `'YYYY-MM-DD Ddd HH:MM'` (e.g. `'2026-12-02 Wed
+   * 06:45'`): prefixed to the system text as `date: …` unless it already holds a `date:` key or
+   * an ISO date, or is JSON (upstream's `auto_date` rule). Default: no date fact.
+   */
+  date?: string;
   /** Default 256. */
   maxTokens?: number;
   /** 0 (default) is greedy. */
@@ -105,6 +258,14 @@ export interface CompleteOptions {
    * greedy value; costs a few extra forward passes per value.
    */
   valueSearch?: boolean;
+  /** Implies `constrained`: the refusal `[]` is masked, so the answer calls a tool (default false). */
+  requireCall?: boolean;
+  /**
+   * Encode chat markers typed in the query, tools or system prompt (`<|im_end|>`,
+   * `<tool_call>`, ...) as the marker tokens, as upstream does (default false: they are
+   * encoded as plain text, so untrusted text cannot close the turn or forge a tool call).
+   */
+  allowControlTokens?: boolean;
   layers?: number;
   kv?: KvPrecision;
   numerics?: Numerics;
@@ -120,15 +281,28 @@ export interface TokenChunk {
   text: string;
 }
 
-export interface FunctionCall {
-  name: string;
+export interface FunctionCall<Name extends string = string> {
+  /** One of the given tools' names (constrained decoding guarantees it; greedy usually). */
+  name: Name;
   arguments: Record<string, unknown>;
+}
+
+/** Upstream's `validation` object. */
+export interface Validation {
+  /**
+   * `tool.path` of each argument value the input does not license: a number no user-side text
+   * or the system text writes (the date fact aside), or a date whose year contradicts the years
+   * the user wrote (the date fact's year counts for relative requests such as "tomorrow").
+   */
+  ungrounded: string[];
+  /** The newest message negates its request ("don't", "do not", "never", ...). */
+  negation: boolean;
 }
 
 export type StopReason = 'eos' | 'im_end' | 'max_tokens' | 'context_full' | 'aborted';
 
-export interface CompletionResult {
-  function_calls: FunctionCall[];
+export interface CompletionResult<Name extends string = string> {
+  function_calls: FunctionCall<Name>[];
   /** The `<think>` section, if the model wrote a non-empty one. */
   reasoning: string | null;
   /** sigmoid of the confidence head over prompt + completion, when the model has that head. */
@@ -136,10 +310,13 @@ export interface CompletionResult {
   /** The completion exactly as generated (reasoning and tool-call markup included). */
   text: string;
   stop_reason: StopReason;
-  usage: { prompt_tokens: number; completion_tokens: number };
+  /** `cached_tokens`: prompt tokens the engine's state already held, so not run again. */
+  usage: { prompt_tokens: number; completion_tokens: number; cached_tokens: number };
   timings: { prefill_ms: number; decode_ms: number; tokens_per_s: number };
   /** 'call' when there are function calls, else 'refuse' (upstream's response type). */
   type: 'call' | 'refuse';
+  /** Grounding checks on the calls (see README). */
+  validation: Validation;
   /** Why the tool-call payload could not be read, if it could not. */
   parse_error: string | null;
   /** Generated token ids, the stop token included. */
@@ -164,7 +341,7 @@ export interface ModelInfo {
   numerics: Numerics;
   heads: { confidence: boolean; embedding: boolean; router: boolean };
   kv_bytes: number;
-  /** Where the engine runs: a Web Worker, or inline on the caller's thread. */
+  /** Where the engine runs: a worker (Web Worker or worker_threads), or inline on the caller's thread. */
   thread: 'worker' | 'inline';
   /** Which wasm build runs the model. */
   variant: 'simd' | 'baseline';
@@ -172,6 +349,8 @@ export interface ModelInfo {
   source: 'network' | 'cache' | 'file' | 'bytes' | 'blob';
   bytes: number;
   sha256: string | null;
+  /** The storage a URL source went through ('none' when nothing could keep it). */
+  storage: CacheBackend | 'custom' | null;
   load_ms: { fetch: number; init: number };
 }
 
@@ -183,6 +362,8 @@ export interface CachedModel {
 }
 
 export interface CacheUsage {
+  /** The storage in use: the first that works ('auto'), the one named, or 'custom'. */
+  backend: CacheBackend | 'custom';
   models: CachedModel[];
   /** Total bytes of the cached models. */
   bytes: number;
@@ -193,33 +374,179 @@ export interface CacheUsage {
 
 export type ModelSource = string | URL | Uint8Array | ArrayBuffer | ArrayBufferView | Blob;
 
-/**
- * URL of the default model bundled with the package: a small Needle 3 trained on upstream's six
- * tool environments (`needle-web/environments`). `Needle.load()` with no source loads it.
- */
-export const defaultModel: string;
-
 export class Needle {
   private constructor();
-  /** Without a source: the bundled `defaultModel`, checked against its SHA-256. */
+  /**
+   * Without a source: the default model where the package is served as files (Node, an import
+   * map); from a bundle, pass `defaultModel` from 'needle-web/default-model'.
+   */
   static load(source?: ModelSource, options?: LoadOptions): Promise<Needle>;
-  static cached(url: string | URL): Promise<boolean>;
-  static evict(url: string | URL): Promise<boolean>;
-  static cacheUsage(): Promise<CacheUsage>;
+  static cached(url: string | URL, options?: { cache?: CacheChoice }): Promise<boolean>;
+  static evict(url: string | URL, options?: { cache?: CacheChoice }): Promise<boolean>;
+  static cacheUsage(options?: { cache?: CacheChoice }): Promise<CacheUsage>;
 
   readonly info: ModelInfo;
+  /** True after `dispose()`, or once the engine's worker died (calls then reject with `worker_died`). */
   readonly disposed: boolean;
   refreshInfo(): Promise<ModelInfo>;
 
-  complete(query: string, options?: CompleteOptions): Promise<CompletionResult>;
-  stream(query: string, options?: CompleteOptions): AsyncGenerator<TokenChunk | CompletionResult, void, undefined>;
+  complete<const T extends readonly Tool[] | string = readonly Tool[] | string>(
+    query: string,
+    options?: CompleteOptions<T>,
+  ): Promise<CompletionResult<ToolName<T>>>;
+  stream<const T extends readonly Tool[] | string = readonly Tool[] | string>(
+    query: string,
+    options?: CompleteOptions<T>,
+  ): AsyncGenerator<TokenChunk | CompletionResult<ToolName<T>>, void, undefined>;
   reset(): Promise<null>;
   tokenize(text: string): Promise<Uint32Array>;
   detokenize(ids: ArrayLike<number>): Promise<string>;
-  render(query: string, options?: { tools?: Tool[] | string; system?: string }): Promise<string>;
+  render(query: string, options?: { tools?: readonly Tool[] | string; system?: string }): Promise<string>;
   /** Logits after each token of `ids`, from a fresh state: ids.length x vocab, row-major. */
   logits(ids: ArrayLike<number>): Promise<Float32Array>;
   dispose(): void;
+
+  /** A multi-turn conversation: every turn stays in context until `reset()`. */
+  conversation(options?: ConversationOptions): Conversation;
+  /** The agent loop on a fresh conversation: tools may carry the functions that run the calls. */
+  run(query: string, options?: RunOptions & Pick<ConversationOptions, 'tools' | 'system' | 'autoDate' | 'logger'>): Promise<RunResult>;
+  /** The record (arguments of the model's one call), or null when it declines. Rejects with code
+   *  `ungrounded` (listing `paths`) when `strict` and a value is not grounded in the text. */
+  extract<T = Record<string, unknown>>(text: string, schema: Tool | string, options?: ExtractOptions): Promise<T | null>;
+  /** An OpenAI-compatible surface (WebLLM's shape). */
+  readonly chat: { readonly completions: ChatCompletions };
+}
+
+/** A tool function: called with the call's arguments; may be async; a throw becomes `{error}`. */
+export type ToolFunction = (args: Record<string, any>, context: { signal?: AbortSignal; call: FunctionCall }) => unknown;
+
+/**
+ * Tools for conversations and the agent loop: schemas (as for `complete`), schemas with their
+ * function (`{name, description, parameters, fn}` or OpenAI style with `fn`), and `{name: fn}`
+ * maps binding functions to schemas given beside them.
+ */
+export type AgentTool = Tool | (Tool & { fn: ToolFunction }) | Record<string, ToolFunction>;
+
+export interface ConversationOptions extends Omit<CompleteOptions, 'tools' | 'signal' | 'onToken'> {
+  tools?: AgentTool[] | string;
+  /** Prefix upstream's date fact (`date: YYYY-MM-DD Ddd HH:MM`, local time) to the system text
+   *  unless it has one, so "tomorrow" can be resolved (default true, as upstream). */
+  autoDate?: boolean;
+  /** Reset before every send (default false). */
+  stateless?: boolean;
+  /** Where the warning after 4 queries without reset goes (default: console). */
+  logger?: { warn(message: string): void };
+}
+
+export interface Turn {
+  role: 'user' | 'assistant' | 'tool';
+  /** The user's text, the model's completion text, or the JSON list of tool results. */
+  content: string;
+  /** On assistant turns. */
+  function_calls?: FunctionCall[];
+  reasoning?: string | null;
+}
+
+export interface RunOptions extends Omit<CompleteOptions, 'tools' | 'system'> {
+  /** Model answers executed at most (default 8). */
+  maxSteps?: number;
+  /** Calls with ungrounded arguments are not executed: `{error: "ungrounded PATH"}` (default true). */
+  strict?: boolean;
+  /** Called after each executed step. */
+  onStep?: (step: AgentStep) => void;
+}
+
+export interface AgentStep {
+  function_calls: FunctionCall[];
+  /** One per call, in order: the function's value or `{error}`. */
+  results: unknown[];
+}
+
+export interface RunResult extends CompletionResult {
+  /** Every executed call's result, in order. */
+  results: unknown[];
+  steps: AgentStep[];
+}
+
+export class Conversation {
+  private constructor();
+  readonly history: Turn[];
+  readonly system: string | null;
+  send(text: string, options?: Omit<CompleteOptions, 'tools' | 'system'>): Promise<CompletionResult>;
+  /** Sends a tool-result turn (the JSON list of `results`). */
+  sendResults(results: unknown[], options?: Omit<CompleteOptions, 'tools' | 'system'>): Promise<CompletionResult>;
+  run(query: string, options?: RunOptions): Promise<RunResult>;
+  reset(): void;
+}
+
+export interface ExtractOptions extends Omit<CompleteOptions, 'tools'> {
+  /** Reject values not grounded in the text (default true). */
+  strict?: boolean;
+  /** Default true (upstream's). */
+  autoDate?: boolean;
+}
+
+export type ChatMessage =
+  | { role: 'system' | 'developer'; content: string | { type: 'text'; text: string }[] }
+  | { role: 'user'; content: string | { type: 'text'; text: string }[] }
+  | { role: 'assistant'; content?: string | null; tool_calls?: ChatToolCall[] }
+  | { role: 'tool'; tool_call_id?: string; content: string };
+
+export interface ChatToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; /** JSON text. */ arguments: string };
+}
+
+export type ToolChoice = 'none' | 'auto' | 'required' | { type?: 'function'; function: { name: string } };
+
+export interface ChatCompletionRequest {
+  messages: ChatMessage[];
+  tools?: Tool[];
+  /** Constrained decoding is on: 'auto' (default) a call or the refusal; 'required' a call;
+   *  a named function: only it, called; 'none': no tools offered. */
+  tool_choice?: ToolChoice;
+  max_tokens?: number;
+  max_completion_tokens?: number;
+  temperature?: number;
+  top_p?: number;
+  seed?: number;
+  n?: 1;
+  model?: string;
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
+}
+
+export type FinishReason = 'tool_calls' | 'stop' | 'length';
+
+export interface ChatUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+export interface ChatCompletion {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  choices: [{ index: 0; message: { role: 'assistant'; content: string | null; tool_calls?: ChatToolCall[] }; finish_reason: FinishReason; logprobs: null }];
+  usage: ChatUsage;
+}
+
+export interface ChatCompletionChunk {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  /** Empty in the last chunk when `stream_options.include_usage`, which carries `usage`. */
+  choices: { index: 0; delta: { role?: 'assistant'; content?: string; tool_calls?: (ChatToolCall & { index: number })[] }; finish_reason: FinishReason | null; logprobs: null }[];
+  usage?: ChatUsage;
+}
+
+export interface ChatCompletions {
+  create(request: ChatCompletionRequest & { stream?: false }, options?: { signal?: AbortSignal }): Promise<ChatCompletion>;
+  create(request: ChatCompletionRequest & { stream: true }, options?: { signal?: AbortSignal }): Promise<AsyncIterable<ChatCompletionChunk>>;
 }
 
 /** Absolute URL of a URL source, resolved against the page. */

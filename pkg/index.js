@@ -4,35 +4,19 @@
 //   const { function_calls } = await needle.complete('turn on the lights', { tools });
 //
 // This file is the client proxy: it talks protocol.js to an engine host (worker.js) running in a
-// module Web Worker, or inline where no Worker exists (Node).
+// module Web Worker, a Node worker_threads Worker, or inline (host/).
 import { Req, Reply, NeedleError, errorFromWire, toolsToJson } from './protocol.js';
-import * as modelCache from './cache.js';
-import { defaultModel, defaultModelSha256 } from './default-model.js';
+import { Conversation } from './conversation.js';
+import { extract } from './extract.js';
+import { Completions } from './openai.js';
+import * as storage from './storage/index.js';
+import { fetchModel, integrityHex } from './storage/model.js';
+import { makeLogger } from './log.js';
+import { startHost } from './host/index.js';
 
-export { NeedleError, defaultModel };
+export { NeedleError };
 
 const DEFAULTS = Object.freeze({ maxTokens: 256, temperature: 0, seed: 0, topK: 0, topP: 1, constrained: false, extractive: false, valueSearch: false });
-
-/** A pair of in-process ports with postMessage semantics (copying, asynchronous). */
-function localPorts() {
-  const defer = typeof setImmediate === 'function' ? setImmediate : (f) => setTimeout(f, 0);
-  const make = () => ({ other: null, onmessage: null, closed: false });
-  const a = make();
-  const b = make();
-  a.other = b;
-  b.other = a;
-  for (const p of [a, b]) {
-    p.postMessage = (data, transfer) => {
-      if (p.closed) return;
-      const copy = structuredClone(data, { transfer: transfer || [] });
-      defer(() => !p.other.closed && p.other.onmessage && p.other.onmessage({ data: copy }));
-    };
-    p.close = () => {
-      p.closed = true;
-    };
-  }
-  return [a, b];
-}
 
 function baseUrl() {
   if (typeof document !== 'undefined' && document.baseURI) return document.baseURI;
@@ -50,28 +34,52 @@ export function resolveUrl(url) {
   }
 }
 
-/** The wire form of a load source: a URL, bytes (copied) or a Blob/File (passed by reference). */
+/** A load source, checked: a URL (resolved), a Blob, or a view on the caller's bytes (not copied). */
 function toSource(source) {
   if (typeof source === 'string' || source instanceof URL) return { kind: 'url', url: resolveUrl(source) };
-  if (source instanceof ArrayBuffer) return { kind: 'bytes', bytes: new Uint8Array(source.slice(0)) };
-  if (ArrayBuffer.isView(source)) {
-    return { kind: 'bytes', bytes: new Uint8Array(source.buffer, source.byteOffset, source.byteLength).slice() };
-  }
   if (typeof Blob !== 'undefined' && source instanceof Blob) return { kind: 'blob', blob: source };
+  if (source instanceof ArrayBuffer) return { kind: 'bytes', bytes: new Uint8Array(source) };
+  if (ArrayBuffer.isView(source)) {
+    return { kind: 'bytes', bytes: new Uint8Array(source.buffer, source.byteOffset, source.byteLength) };
+  }
   throw new NeedleError('bad_source', 'source must be a URL, Uint8Array, ArrayBuffer, Blob or File');
 }
 
-async function startHost(mode) {
-  const useWorker = mode === true || (mode !== false && typeof Worker === 'function');
-  if (useWorker) {
-    if (typeof Worker !== 'function') throw new NeedleError('unsupported', 'Worker is not available here');
-    const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'needle-web' });
-    return { port: worker, terminate: () => worker.terminate(), worker };
+/**
+ * How a source crosses to the host, and what to transfer with it. Copies are decided here, once.
+ * A URL is fetched (or read from storage) by the host itself and a Blob/File crosses by
+ * reference, so neither is copied on the way. Bytes reach an inline host by reference (same
+ * thread: their one copy is the one into wasm memory) and a worker by postMessage's clone, the
+ * one extra copy a buffer someone else may still hold needs (the caller's; or a custom store's,
+ * when this thread fetched through the caller's `fetch` or store); `transfer: true` hands the
+ * caller's whole ArrayBuffer over instead (detaching it).
+ */
+function handOver(src, host, transfer) {
+  if (src.kind !== 'bytes') return { wire: src, transfer: [] };
+  const { bytes } = src;
+  if (host.lend) return { wire: { ...src, kind: 'lent', bytes: undefined, handle: host.lend(bytes) }, transfer: [] };
+  const whole = bytes.buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+  return { wire: src, transfer: transfer && whole ? [bytes.buffer] : [] };
+}
+
+// Here, at the package root, so `./worker.js` resolves beside the package in every layout.
+const spawnWebWorker = (name) => new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name });
+
+// The default model is its own entry (`needle-web/default-model`), so a bundle that never loads it
+// does not ship its 0.7 MB. A source-less `Needle.load()` still finds it where the package is
+// served as files (Node, an import map): the specifier is a variable, which bundlers leave alone.
+const DEFAULT_MODEL_MODULE = './default-model.js';
+
+async function bundledDefault() {
+  try {
+    const m = await import(/* webpackIgnore: true */ /* @vite-ignore */ DEFAULT_MODEL_MODULE);
+    return { url: m.defaultModel, sha256: m.defaultModelSha256 };
+  } catch {
+    throw new NeedleError(
+      'bad_source',
+      "no model given, and the default model is not beside this bundle: import { defaultModel } from 'needle-web/default-model' and pass it to Needle.load",
+    );
   }
-  const { serve } = await import('./worker.js');
-  const [client, host] = localPorts();
-  serve(host);
-  return { port: client, terminate: () => (client.close(), host.close()), worker: null };
 }
 
 /** A loaded model. Create with `Needle.load`; all methods are safe to call concurrently (they queue). */
@@ -80,37 +88,49 @@ export class Needle {
   #nextId = 1;
   #pending = new Map(); // id -> { resolve, reject, onToken, onProgress }
   #disposed = false;
+  #death = null; // the worker_died error once the engine's worker is gone
   #info = null;
+  #chat = null;
+  #log;
 
-  constructor(host) {
+  constructor(host, log = makeLogger()) {
     if (!host || !host.port) throw new TypeError('use Needle.load(source, options)');
     this.#host = host;
+    this.#log = log;
     host.port.onmessage = (e) => this.#receive(e.data);
-    if (host.worker) {
-      host.worker.onerror = (e) => {
-        if (e && typeof e.preventDefault === 'function') e.preventDefault();
-        this.#failAll(new NeedleError('worker_failed', `the worker failed: ${(e && e.message) || 'script error'}`));
-      };
-      host.worker.onmessageerror = () => this.#failAll(new NeedleError('internal', 'a message could not be decoded'));
-    }
+    if (host.onDeath) host.onDeath((why) => this.#die(why));
   }
 
   /**
    * Loads a `.cact` model. `source`: URL (string or URL), Uint8Array, ArrayBuffer, Blob or File;
-   * omitted, the package's bundled default model (`defaultModel`), checked against its SHA-256.
-   * options: { onProgress({phase, loaded, total}), integrity, cache = true, worker = 'auto',
+   * omitted, the package's default model (`needle-web/default-model`), checked against its SHA-256.
+   * options: { onProgress({phase, loaded, total}), integrity, cache = 'auto', fetch, logger, logLevel, worker = 'auto',
    *            kv: 'f32' | 'int8', numerics: 'exact' | 'deploy', layers, maxContext,
-   *            simd: 'auto' | boolean, signal }
+   *            simd: 'auto' | boolean, transfer = false, signal }
    * Phases: 'download' | 'cache' | 'read' | 'init'. Rejects with a NeedleError.
    */
-  static async load(source = defaultModel, options = {}) {
-    const wire = toSource(source);
-    const host = await startHost(options.worker ?? 'auto');
-    const needle = new Needle(host);
+  static async load(source = undefined, options = {}) {
+    options = options ?? {};
+    const log = makeLogger(options);
+    const fallback = source === undefined || source === null ? await bundledDefault() : null;
     const { onProgress, signal } = options;
+    const integrity = options.integrity ?? (fallback ? fallback.sha256 : undefined);
+    integrityHex(integrity); // a malformed one rejects before anything starts
+    let wire = toSource(fallback ? fallback.url : source);
+    let cache = options.cache;
+    if (wire.kind === 'url' && (typeof options.fetch === 'function' || storage.isCustomStore(cache))) {
+      // Functions cannot cross to the worker: this thread downloads (and stores), the worker gets bytes.
+      const got = await fetchModel(wire.url, { integrity, cache, fetch: options.fetch, onProgress, signal, log });
+      wire = { kind: 'bytes', bytes: got.bytes, sha256: got.sha256, from: got.from, storage: got.storage };
+      cache = 'none';
+    }
+    const host = await startHost(options.worker ?? 'auto', spawnWebWorker);
+    const needle = new Needle(host, log);
+    const handed = handOver(wire, host, options.transfer === true);
     const opts = {
-      integrity: options.integrity ?? (String(source) === defaultModel ? defaultModelSha256 : undefined),
-      cache: options.cache,
+      integrity,
+      cache,
+      fetch: options.fetch && typeof options.fetch === 'object' ? { headers: Object.fromEntries(new Headers(options.fetch.headers)) } : undefined,
       kv: options.kv,
       numerics: options.numerics,
       layers: options.layers,
@@ -118,7 +138,7 @@ export class Needle {
       simd: options.simd === 'auto' ? undefined : options.simd,
     };
     try {
-      needle.#info = await needle.#call(Req.LOAD, { source: wire, options: opts }, { onProgress, signal });
+      needle.#info = await needle.#call(Req.LOAD, { source: handed.wire, options: opts }, { onProgress, signal, transfer: handed.transfer });
     } catch (e) {
       needle.dispose();
       throw e;
@@ -126,19 +146,19 @@ export class Needle {
     return needle;
   }
 
-  /** Whether Cache Storage holds a copy of the model at `url`. */
-  static cached(url) {
-    return modelCache.isCached(resolveUrl(url));
+  /** Whether model storage (`options.cache`, default 'auto') holds a copy of the model at `url`. */
+  static cached(url, options = {}) {
+    return storage.isCached(resolveUrl(url), options.cache);
   }
 
-  /** Deletes the cached copy of the model at `url`; resolves to whether there was one. */
-  static evict(url) {
-    return modelCache.evict(resolveUrl(url));
+  /** Deletes the stored copy of the model at `url`; resolves to whether there was one. */
+  static evict(url, options = {}) {
+    return storage.evict(resolveUrl(url), options.cache);
   }
 
-  /** `{ models: [{url, bytes, sha256, cachedAt}], bytes, usage, quota }`. */
-  static cacheUsage() {
-    return modelCache.cacheUsage();
+  /** `{ backend, models: [{url, bytes, sha256, cachedAt}], bytes, usage, quota }`. */
+  static cacheUsage(options = {}) {
+    return storage.cacheUsage(options.cache);
   }
 
   /** Model facts (generation, geometry, heads, kv bits) and how it was loaded. */
@@ -158,8 +178,8 @@ export class Needle {
    * AbortError whose `result` holds what was generated so far.
    */
   complete(query, options = {}) {
-    const { signal, onToken } = options;
-    return this.#call(Req.COMPLETE, { request: toRequest(query, options) }, { signal, onToken });
+    const { signal, onToken } = options ?? {};
+    return this.#request(Req.COMPLETE, () => ({ request: toRequest(query, options ?? {}) }), { signal, onToken });
   }
 
   /**
@@ -207,6 +227,27 @@ export class Needle {
     }
   }
 
+  /** A multi-turn conversation: options { tools, system, autoDate = true, stateless, logger } (conversation.js). */
+  conversation(options = {}) {
+    return new Conversation(this, options);
+  }
+
+  /** The agent loop on a fresh conversation: tools may carry functions (agent.js). */
+  run(query, options = {}) {
+    const { tools, system, autoDate, logger, ...rest } = options;
+    return new Conversation(this, { tools, system, autoDate, logger }).run(query, rest);
+  }
+
+  /** One-shot structured extraction: the record, or null when the model declines (extract.js). */
+  extract(text, schema, options = {}) {
+    return extract(this, text, schema, options);
+  }
+
+  /** The OpenAI-compatible surface: `chat.completions.create({messages, tools, ...})` (openai.js). */
+  get chat() {
+    return (this.#chat ??= { completions: new Completions(this) });
+  }
+
   /** Clears the conversation state (KV cache). */
   reset() {
     return this.#call(Req.RESET, {});
@@ -214,29 +255,29 @@ export class Needle {
 
   /** Token ids of `text` (no BOS). */
   tokenize(text) {
-    return this.#call(Req.TOKENIZE, { text: String(text) });
+    return this.#request(Req.TOKENIZE, () => ({ text: String(text) }));
   }
 
-  /** Text of token ids. */
+  /** Text of token ids; an id outside the vocabulary rejects with token_out_of_vocab. */
   detokenize(ids) {
-    return this.#call(Req.DETOKENIZE, { ids: Array.from(ids) });
+    return this.#request(Req.DETOKENIZE, () => ({ ids: Array.from(ids, Number) }));
   }
 
   /** The exact prompt text the model sees for a query. */
   render(query, options = {}) {
-    return this.#call(Req.RENDER, {
+    return this.#request(Req.RENDER, () => ({
       query: String(query),
-      tools: toolsToJson(options.tools),
-      system: options.system ?? null,
-    });
+      tools: toolsToJson(options?.tools),
+      system: optionalText(options?.system),
+    }));
   }
 
   /** Logits after each of `ids` (a Float32Array of ids.length x vocab), from a fresh state. */
   logits(ids) {
-    return this.#call(Req.LOGITS, { ids: Array.from(ids) });
+    return this.#request(Req.LOGITS, () => ({ ids: Array.from(ids, Number) }));
   }
 
-  /** Stops the worker and frees the model. Pending calls reject with code 'disposed'. */
+  /** Stops the worker and frees the model. Pending calls reject with code 'disposed' (or 'worker_died'). */
   dispose() {
     if (this.#disposed) return;
     this.#disposed = true;
@@ -253,14 +294,31 @@ export class Needle {
       this.#pending.set(id, { id, resolve: close, reject: close });
       port.postMessage({ type: Req.DISPOSE, id });
     }
-    for (const p of pending) p.reject(new NeedleError('disposed', 'this model was disposed'));
+    const why = this.#death ?? new NeedleError('disposed', 'this model was disposed');
+    for (const p of pending) p.reject(why);
   }
 
+  /** True after `dispose()`, and after the engine's worker died (then calls reject with worker_died). */
   get disposed() {
     return this.#disposed;
   }
 
-  #call(type, payload, { signal, onToken, onProgress } = {}) {
+  /**
+   * Sends one request whose payload `build` makes from the caller's arguments: whatever it throws
+   * becomes a rejected promise with a NeedleError, never a synchronous throw.
+   */
+  #request(type, build, options) {
+    let payload;
+    try {
+      payload = build();
+    } catch (e) {
+      return Promise.reject(asArgumentError(e));
+    }
+    return this.#call(type, payload, options);
+  }
+
+  #call(type, payload, { signal, onToken, onProgress, transfer } = {}) {
+    if (this.#death) return Promise.reject(this.#death);
     if (this.#disposed) return Promise.reject(new NeedleError('disposed', 'this model was disposed'));
     if (signal && signal.aborted) return Promise.reject(new NeedleError('aborted', 'aborted before it started'));
     const id = this.#nextId++;
@@ -275,7 +333,14 @@ export class Needle {
         reject: (e) => (cleanup(), reject(e)),
       });
       if (signal) signal.addEventListener('abort', onAbort, { once: true });
-      this.#host.port.postMessage({ type, id, ...payload });
+      try {
+        this.#host.port.postMessage({ type, id, ...payload }, transfer || []);
+      } catch (e) {
+        // Something in the payload cannot be cloned.
+        this.#pending.delete(id);
+        cleanup();
+        reject(asArgumentError(e));
+      }
     });
   }
 
@@ -285,6 +350,9 @@ export class Needle {
     switch (msg.type) {
       case Reply.PROGRESS:
         if (p.onProgress) p.onProgress({ phase: msg.phase, loaded: msg.loaded, total: msg.total });
+        break;
+      case Reply.LOG:
+        if (this.#log[msg.level]) this.#log[msg.level](msg.message);
         break;
       case Reply.TOKEN:
         if (p.onToken) p.onToken({ token: msg.token, text: msg.text });
@@ -300,11 +368,22 @@ export class Needle {
     }
   }
 
-  #failAll(error) {
-    const all = [...this.#pending.values()];
-    this.#pending.clear();
-    for (const p of all) p.reject(error);
+  /** The engine's worker is gone (crashed, killed, out of memory): this instance is disposed for good. */
+  #die(why) {
+    if (this.#disposed) return;
+    this.#death = new NeedleError('worker_died', `the engine's worker died (${why}); load the model again`);
+    this.dispose();
   }
+}
+
+/** A caller's argument that could not be converted or posted, as a typed error. */
+function asArgumentError(e) {
+  return e instanceof NeedleError ? e : new NeedleError('invalid_argument', `cannot send this request: ${(e && e.message) || e}`);
+}
+
+/** An optional text argument: null when absent, else its string form. */
+function optionalText(v) {
+  return v === undefined || v === null ? null : String(v);
 }
 
 function toRequest(query, o) {
@@ -312,7 +391,9 @@ function toRequest(query, o) {
   return {
     query: String(query),
     tools: toolsToJson(o.tools),
-    system: o.system ?? null,
+    system: optionalText(o.system),
+    turns: o.turns ?? null,
+    date: o.date ?? null,
     maxTokens: num(o.maxTokens, DEFAULTS.maxTokens),
     temperature: num(o.temperature, DEFAULTS.temperature),
     seed: num(o.seed, DEFAULTS.seed),
@@ -321,9 +402,11 @@ function toRequest(query, o) {
     constrained: Boolean(o.constrained ?? DEFAULTS.constrained),
     extractive: Boolean(o.extractive ?? DEFAULTS.extractive),
     valueSearch: Boolean(o.valueSearch ?? DEFAULTS.valueSearch),
-    layers: o.layers ?? null,
-    kv: o.kv ?? null,
-    numerics: o.numerics ?? null,
+    requireCall: Boolean(o.requireCall),
+    allowControlTokens: Boolean(o.allowControlTokens ?? false),
+    layers: num(o.layers, null),
+    kv: optionalText(o.kv),
+    numerics: optionalText(o.numerics),
   };
 }
 

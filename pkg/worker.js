@@ -2,7 +2,12 @@
 // Runs as a module Web Worker (started by index.js), or inline on the caller's thread through
 // `serve(port)` where no Worker exists (Node).
 import { Req, Reply, NeedleError, errorToWire } from './protocol.js';
-import { fetchModel } from './cache.js';
+import { fetchModel, integrityHex } from './storage/model.js';
+import { sha256Hex } from './storage/sha256.js';
+// Static imports (not `import()`), so the worker is one chunk: Vite's default worker format (iife)
+// cannot split code, and every bundler then sees both glue files.
+import * as simdGlue from './wasm/simd/needle.js';
+import * as baselineGlue from './wasm/baseline/needle.js';
 
 const isNode = typeof process !== 'undefined' && !!(process.versions && process.versions.node);
 const inWorker = typeof WorkerGlobalScope !== 'undefined' && globalThis instanceof WorkerGlobalScope;
@@ -27,9 +32,12 @@ const wasmModules = new Map(); // variant -> initialised glue namespace (one ins
 async function loadWasm(variant) {
   if (wasmModules.has(variant)) return wasmModules.get(variant);
   try {
-    // Two literal imports (not a template) so bundlers see both files.
-    const glue = variant === 'simd' ? await import('./wasm/simd/needle.js') : await import('./wasm/baseline/needle.js');
-    const wasmUrl = new URL(`./wasm/${variant}/needle_bg.wasm`, import.meta.url);
+    const glue = variant === 'simd' ? simdGlue : baselineGlue;
+    // Literal `new URL(..., import.meta.url)` per file: the pattern bundlers rewrite to an asset.
+    const wasmUrl =
+      variant === 'simd'
+        ? new URL('./wasm/simd/needle_bg.wasm', import.meta.url)
+        : new URL('./wasm/baseline/needle_bg.wasm', import.meta.url);
     if (isNode && wasmUrl.protocol === 'file:') {
       const { readFile } = await nodeImport('node:fs/promises');
       await glue.default({ module_or_path: await readFile(wasmUrl) });
@@ -73,32 +81,67 @@ function engineConfig(o = {}) {
 }
 const sameConfig = (a, b) => a.kv === b.kv && a.numerics === b.numerics && a.layers === b.layers && a.context === b.context;
 
-/** Turns a load source from the client into bytes. */
-async function sourceBytes(source, options, post, signal) {
+/**
+ * Turns a load source from the client into bytes: `{ bytes, sha256, from, storage }`. `lent` takes
+ * bytes an inline client handed over by reference. Every source is held to `integrity`.
+ */
+async function sourceBytes(source, options, post, signal, lent) {
   const onProgress = (p) => post({ type: Reply.PROGRESS, ...p });
-  if (source.kind === 'bytes') return { bytes: source.bytes, sha256: null, from: 'bytes' };
-  if (source.kind === 'blob') {
+  if (source.kind === 'url') {
+    // Warnings (storage refused, a full quota) and resumes go to the client's logger.
+    const log = Object.fromEntries(['error', 'warn', 'info', 'debug'].map((level) => [level, (message) => post({ type: Reply.LOG, level, message })]));
+    return fetched(source.url, { integrity: options.integrity, cache: options.cache, fetch: options.fetch, onProgress, signal, log });
+  }
+  if (source.kind === 'lent') source = { ...source, kind: 'bytes', bytes: lent(source.handle) };
+  let src;
+  // The client already fetched (and checked) it with its own `fetch` function or store.
+  if (source.kind === 'bytes' && source.from) return { bytes: source.bytes, sha256: source.sha256 ?? null, from: source.from, storage: source.storage };
+  if (source.kind === 'bytes') src = { bytes: source.bytes, from: 'bytes' };
+  else if (source.kind === 'blob') {
     const bytes = new Uint8Array(await source.blob.arrayBuffer());
     onProgress({ phase: 'read', loaded: bytes.length, total: bytes.length });
-    return { bytes, sha256: null, from: 'blob' };
+    src = { bytes, from: 'blob' };
+  } else throw new NeedleError('bad_source', `unknown source kind ${source.kind}`);
+  const want = integrityHex(options.integrity);
+  const sha256 = want ? await sha256Hex(src.bytes) : null;
+  if (want && sha256 !== want) throw new NeedleError('integrity', `the ${src.from} source: expected sha256 ${want}, got sha256 ${sha256}`);
+  return { ...src, sha256 };
+}
+
+/** A URL's bytes; a transfer that fails mid-way (a cut body, a bad encoding) is `fetch_failed`. */
+async function fetched(url, options) {
+  try {
+    return await fetchModel(url, options);
+  } catch (e) {
+    if (e instanceof NeedleError || (e && e.name === 'AbortError')) throw e;
+    throw new NeedleError('fetch_failed', `cannot read ${url}: ${(e && e.message) || e}`);
   }
-  if (source.kind === 'url') {
-    return fetchModel(source.url, { integrity: options.integrity, cache: options.cache, onProgress, signal });
+}
+
+/** Token ids from the client, each checked to be a whole number below `vocab`. */
+function tokenIds(ids, vocab) {
+  for (const id of ids) {
+    if (!(Number.isInteger(id) && id >= 0 && id < vocab)) {
+      throw new NeedleError('token_out_of_vocab', `token id ${id} is outside the vocabulary of ${vocab}`);
+    }
   }
-  throw new NeedleError('bad_source', `unknown source kind ${source.kind}`);
+  return Uint32Array.from(ids);
 }
 
 /**
  * Serves the protocol on `port` (anything with postMessage and an assignable onmessage: a worker
- * scope, a MessagePort, or an in-process pair). Registers the handler synchronously.
+ * scope, a MessagePort, or an in-process pair). Registers the handler synchronously. `thread`:
+ * what `info.thread` reports ('worker' | 'inline').
  */
-export function serve(port) {
+export function serve(port, { thread = inWorker ? 'worker' : 'inline' } = {}) {
   let session = null;
   let loaded = null; // how the current model was loaded: { base: { variant, source, bytes, ... } }
   let loadConfig = engineConfig(); // the options Needle.load asked for
   let config = loadConfig; // the options the engine is built with now (a request may override)
   let disposed = false;
-  let crashed = false; // a wasm trap killed the engine
+  let crashed = null; // the trap that killed the engine
+  const lentBytes = new Map(); // handle -> bytes an inline client lent for a load
+  let nextLend = 1;
   let chain = Promise.resolve();
   const queued = new Set(); // ids received and not yet answered
   const aborted = new Set(); // those of them whose abort arrived (before or during their run)
@@ -109,7 +152,7 @@ export function serve(port) {
 
   function need() {
     if (disposed) throw new NeedleError('disposed', 'this model was disposed');
-    if (crashed) throw new NeedleError('internal', 'the engine stopped after an internal error; load the model again');
+    if (crashed) throw new NeedleError('engine_trap', `the engine stopped after a trap (${crashed}); load the model again`);
     if (!session) throw new NeedleError('disposed', 'no model is loaded');
     return session;
   }
@@ -117,6 +160,17 @@ export function serve(port) {
   function info() {
     const s = need();
     return { ...s.info(), kv_bytes: s.kv_bytes(), ...loaded.base };
+  }
+
+  function vocab() {
+    return need().info().vocab;
+  }
+
+  function takeLent(handle) {
+    const bytes = lentBytes.get(handle);
+    lentBytes.delete(handle);
+    if (!bytes) throw new NeedleError('bad_source', 'lent bytes were already used');
+    return bytes;
   }
 
   function reconfigure(want) {
@@ -130,28 +184,33 @@ export function serve(port) {
     loadAborts.set(id, ctl);
     try {
       const post = (m) => send({ ...m, id });
-      const t0 = now();
-      const src = await sourceBytes(source, options, post, ctl.signal);
-      const t1 = now();
-      post({ type: Reply.PROGRESS, phase: 'init', loaded: 0, total: 1 });
       const variant = options.simd === false || !simdSupported() ? 'baseline' : 'simd';
       if (options.simd === true && variant !== 'simd') {
         throw new NeedleError('unsupported', 'this engine has no WebAssembly SIMD128');
       }
-      const glue = await loadWasm(variant);
+      // The module compiles while the model downloads.
+      const wasm = loadWasm(variant);
+      wasm.catch(() => {}); // reported below, once the bytes are in
+      const t0 = now();
+      const src = await sourceBytes(source, options, post, ctl.signal, takeLent);
+      const t1 = now();
+      post({ type: Reply.PROGRESS, phase: 'init', loaded: 0, total: 1 });
+      const glue = await wasm;
       if (ctl.signal.aborted) throw new NeedleError('aborted', 'load aborted');
       if (session) session.free();
       session = null;
       const want = engineConfig(options);
+      glue.reserve(src.bytes.length);
       session = new glue.Session(src.bytes, want.kv, want.numerics, want.layers, want.context);
       loadConfig = config = want;
       post({ type: Reply.PROGRESS, phase: 'init', loaded: 1, total: 1 });
       const t2 = now();
       loaded = {
         base: {
-          thread: inWorker ? 'worker' : 'inline',
+          thread,
           variant,
           source: src.from,
+          storage: src.storage ?? null,
           bytes: src.bytes.length,
           sha256: src.sha256,
           load_ms: { fetch: t1 - t0, init: t2 - t1 },
@@ -173,7 +232,9 @@ export function serve(port) {
       layers: r.layers ?? loadConfig.layers,
     });
     const t0 = now();
-    s.start(r.query, r.tools, r.system ?? undefined, r.maxTokens, r.temperature, r.seed, r.topK, r.topP, r.constrained, r.extractive, r.valueSearch);
+    // `turns` travel to the core as JSON text; the state keeps whatever prefix the new prompt shares.
+    const turns = r.turns ? JSON.stringify(r.turns) : undefined;
+    s.start(r.query, r.tools, r.system ?? undefined, r.maxTokens, r.temperature, r.seed, r.topK, r.topP, r.constrained, r.extractive, r.valueSearch, turns, r.date ?? undefined, r.requireCall, r.allowControlTokens);
     const prefillMs = now() - t0;
     let decodeMs = 0;
     let wasAborted = false;
@@ -207,6 +268,7 @@ export function serve(port) {
         tokens_per_s: decodeMs > 0 ? (c.tokens.length * 1000) / decodeMs : 0,
       },
       type: c.type,
+      validation: c.validation,
       parse_error: c.parse_error ?? null,
       tokens: c.tokens,
       kv_bytes: s.kv_bytes(),
@@ -222,13 +284,14 @@ export function serve(port) {
     [Req.RESET]: () => (need().reset(), null),
     [Req.INFO]: () => info(),
     [Req.TOKENIZE]: (id, m) => need().encode(m.text),
-    [Req.DETOKENIZE]: (id, m) => need().decode(Uint32Array.from(m.ids)),
+    [Req.DETOKENIZE]: (id, m) => need().decode(tokenIds(m.ids, vocab())),
     [Req.RENDER]: (id, m) => need().render(m.query, m.tools, m.system ?? undefined),
-    [Req.LOGITS]: (id, m) => need().logits(Uint32Array.from(m.ids)),
+    [Req.LOGITS]: (id, m) => need().logits(tokenIds(m.ids, vocab())),
     [Req.DISPOSE]: () => {
       if (session) session.free();
       session = null;
       disposed = true;
+      lentBytes.clear();
       return null;
     },
   };
@@ -246,7 +309,7 @@ export function serve(port) {
       // A wasm trap leaves the instance in an unknown state: drop the engine rather than reuse it.
       if (e instanceof WebAssembly.RuntimeError) {
         session = null;
-        crashed = true;
+        crashed = e.message;
       }
       fail(id, e);
     } finally {
@@ -266,7 +329,31 @@ export function serve(port) {
     queued.add(msg.id);
     chain = chain.then(() => run(msg));
   };
+
+  /** For an inline client: hands `bytes` to the next load by reference (same thread, no copy). */
+  const lend = (bytes) => {
+    const handle = nextLend++;
+    lentBytes.set(handle, bytes);
+    return handle;
+  };
+  return { lend };
+}
+
+/**
+ * A Web Worker host holds a Web Lock named after itself for its whole life and says so: the
+ * client asks for the same lock and is granted it only once this worker is gone (host/index.js).
+ */
+function holdLifeLock(scope) {
+  const locks = scope.navigator && scope.navigator.locks;
+  if (!locks || !scope.name) return;
+  locks.request(scope.name, () => {
+    scope.postMessage({ type: Reply.ALIVE });
+    return new Promise(() => {});
+  });
 }
 
 // In a module worker, register at once: a handler set after a top-level await misses messages.
-if (inWorker) serve(globalThis);
+if (inWorker) {
+  serve(globalThis);
+  holdLifeLock(globalThis);
+}

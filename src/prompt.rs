@@ -19,9 +19,11 @@
 //! schemas, so [`flat_tools`] offers that step separately; [`render`] never rewrites tools.
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::ops::Range;
 
 use crate::json::{self, Value};
-use crate::Result;
+use crate::tokenizer::Span;
+use crate::{Error, Result};
 
 pub const IM_START: &str = "<|im_start|>";
 pub const IM_END: &str = "<|im_end|>";
@@ -31,6 +33,8 @@ pub const TOOLS_START: &str = "<tools>";
 pub const TOOLS_END: &str = "</tools>";
 pub const TOOL_CALL_START: &str = "<tool_call>";
 pub const TOOL_CALL_END: &str = "</tool_call>";
+pub const TOOL_RESULT_START: &str = "<tool_result>";
+pub const TOOL_RESULT_END: &str = "</tool_result>";
 
 /// Renders the prompt for `query` given the tool list as JSON text (empty text means no tool
 /// list at all) and an optional system prompt. Fails only when `tools_json` is not JSON.
@@ -45,42 +49,157 @@ pub fn render(query: &str, tools_json: &str, system: Option<&str>) -> Result<Str
 
 /// [`render`] with the tool list already parsed (`None`: no tool list given).
 pub fn render_value(query: &str, tools: Option<&Value>, system: Option<&str>) -> String {
-    let Some(system) = system else {
-        return match tools {
-            Some(tools) if tools.is_truthy() => template(query, tools, ""),
-            _ => String::from(query),
-        };
-    };
-    // `render_example` defaults a missing tool list to `[]`.
-    let empty = Value::Array(Vec::new());
-    template(query, tools.unwrap_or(&empty), python_strip(system))
+    // A single turn always has a user turn to answer, so this cannot fail.
+    render_conversation(&[], query, tools, system).map(|r| r.text).unwrap_or_default()
 }
 
-fn template(query: &str, tools: &Value, system: &str) -> String {
+/// Who wrote a turn of a conversation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    User,
+    /// The model: its completion text exactly as generated (`Completion::response.text`).
+    Assistant,
+    /// The results of the calls the model made, as JSON text.
+    Tool,
+}
+
+/// One earlier turn of a conversation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Turn<'t> {
+    pub role: Role,
+    pub text: &'t str,
+}
+
+/// A rendered prompt and two byte offsets into it where requests are likely to part: the text
+/// before `head` holds only the system prompt and tool list; the text before `newest` does
+/// not depend on the newest message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rendered {
+    pub text: String,
+    /// Where the first user-side turn's text starts, after the system prompt and tool list.
+    pub head: usize,
+    pub newest: usize,
+    /// Byte ranges of `text` written by the caller, ascending and disjoint: the system prompt,
+    /// the tool list, user text and tool results (not the template, and not the model's own
+    /// earlier completions, whose markers are the ones it generated).
+    pub caller: Vec<Range<usize>>,
+}
+
+impl Rendered {
+    /// The prompt as tokenizer spans: caller text literal (a marker typed in it stays text),
+    /// unless `allow_markers` keeps upstream's behaviour of encoding it as the marker.
+    pub fn spans(&self, allow_markers: bool) -> Vec<Span<'_>> {
+        let mut spans = Vec::with_capacity(2 * self.caller.len() + 1);
+        let mut at = 0;
+        for r in &self.caller {
+            spans.push(Span::template(&self.text[at..r.start]));
+            spans.push(Span { text: &self.text[r.clone()], markers: allow_markers });
+            at = r.end;
+        }
+        spans.push(Span::template(&self.text[at..]));
+        spans
+    }
+}
+
+/// Appends what `write` writes to `out`, recording it in `caller` as the caller's text.
+fn push_caller(out: &mut String, caller: &mut Vec<Range<usize>>, write: impl FnOnce(&mut String)) {
+    let start = out.len();
+    write(out);
+    if out.len() > start {
+        caller.push(start..out.len());
+    }
+}
+
+/// Renders a conversation: the earlier `turns`, then `query` as a new user turn, then the
+/// assistant's opening tag. With no earlier turns this is the single-turn prompt above, byte
+/// for byte. Later turns continue the same chat format:
+///
+/// ```text
+/// [<|im_start|>system\n{system}<|im_end|>\n]
+/// <|im_start|>user\n<tools>{tools}</tools>\n{first user text}<|im_end|>\n
+/// <|im_start|>assistant\n{completion text as generated}<|im_end|>\n
+/// <|im_start|>user\n<tool_result>{results JSON}</tool_result><|im_end|>\n
+/// <|im_start|>user\n{later user text}<|im_end|>\n
+/// <|im_start|>assistant\n
+/// ```
+///
+/// - The tool list is written once, in the first user-side turn, where the single-turn prompt
+///   has it; a conversation therefore shares its whole history with the next turn's prompt.
+/// - An assistant turn is the model's raw completion text (reasoning and `<tool_call>` block
+///   included), so the rendered history tokenizes to the ids the model generated wherever
+///   the tokenizer round-trips them.
+/// - Tool results are a user-side turn wrapped in the tokenizer's `<tool_result>` markers:
+///   the models know only the system, user and assistant roles.
+/// - An empty `query` after earlier turns adds no user turn: the model answers the last turn
+///   (how an agent loop feeds tool results back).
+/// - Earlier turns always use the template, even with neither tools nor system (the tool list
+///   is then `[]`); the bare-query prompt exists only for a single turn, as upstream's
+///   `build_prompt`.
+///
+/// Fails (`InvalidArgument`) when there is nothing for the model to answer: no user-side turn
+/// at all, or earlier turns ending with an assistant turn and no new query.
+pub fn render_conversation(turns: &[Turn], query: &str, tools: Option<&Value>, system: Option<&str>) -> Result<Rendered> {
+    if turns.is_empty() && system.is_none() && !tools.is_some_and(Value::is_truthy) {
+        let caller = if query.is_empty() { Vec::new() } else { alloc::vec![0..query.len()] };
+        return Ok(Rendered { text: String::from(query), head: 0, newest: 0, caller });
+    }
+    let newest_turn = Turn { role: Role::User, text: query };
+    let all: Vec<Turn> = match turns.last() {
+        Some(_) if query.is_empty() => turns.to_vec(),
+        _ => turns.iter().copied().chain([newest_turn]).collect(),
+    };
+    if all.last().is_some_and(|t| t.role == Role::Assistant) || all.iter().all(|t| t.role == Role::Assistant) {
+        return Err(Error::InvalidArgument { name: "turns", reason: "a conversation must end with a user or tool turn" });
+    }
+    // `render_example` defaults a missing tool list to `[]`.
+    let empty = Value::Array(Vec::new());
+    let mut tools = Some(tools.unwrap_or(&empty));
+    let system = system.map(python_strip).unwrap_or("");
     let mut out = String::new();
+    let mut caller = Vec::new();
     if !system.is_empty() {
         out.push_str(IM_START);
         out.push_str("system\n");
-        out.push_str(system);
+        push_caller(&mut out, &mut caller, |out| out.push_str(system));
+        out.push_str(IM_END);
+        out.push('\n');
+    }
+    let (mut head, mut newest) = (None, 0);
+    for turn in &all {
+        out.push_str(IM_START);
+        out.push_str(if turn.role == Role::Assistant { "assistant\n" } else { "user\n" });
+        if let Some(tools) = tools.filter(|_| turn.role != Role::Assistant) {
+            out.push_str(TOOLS_START);
+            // Upstream inserts a tool list given as a string verbatim instead of serialising it.
+            push_caller(&mut out, &mut caller, |out| match tools {
+                Value::String(text) => out.push_str(text),
+                other => other.write_json(out),
+            });
+            out.push_str(TOOLS_END);
+            out.push('\n');
+        }
+        if turn.role != Role::Assistant {
+            tools = None;
+        }
+        newest = out.len();
+        if turn.role != Role::Assistant {
+            head.get_or_insert(newest);
+        }
+        match turn.role {
+            Role::Tool => {
+                out.push_str(TOOL_RESULT_START);
+                push_caller(&mut out, &mut caller, |out| out.push_str(turn.text));
+                out.push_str(TOOL_RESULT_END);
+            }
+            Role::User => push_caller(&mut out, &mut caller, |out| out.push_str(turn.text)),
+            Role::Assistant => out.push_str(turn.text),
+        }
         out.push_str(IM_END);
         out.push('\n');
     }
     out.push_str(IM_START);
-    out.push_str("user\n");
-    out.push_str(TOOLS_START);
-    // Upstream inserts a tool list given as a string verbatim instead of serialising it.
-    match tools {
-        Value::String(text) => out.push_str(text),
-        other => other.write_json(&mut out),
-    }
-    out.push_str(TOOLS_END);
-    out.push('\n');
-    out.push_str(query);
-    out.push_str(IM_END);
-    out.push('\n');
-    out.push_str(IM_START);
     out.push_str("assistant\n");
-    out
+    Ok(Rendered { text: out, head: head.unwrap_or(newest), newest, caller })
 }
 
 /// Unwraps OpenAI-style entries (`{"type": "function", "function": {...}}`) to the flat schema
@@ -155,6 +274,22 @@ mod tests {
     fn tools_are_reserialised_compactly() {
         let rendered = render("q", "[ {\"name\" : \"f\", \"parameters\" : { } } ]", None).unwrap();
         assert!(rendered.contains(&alloc::format!("<tools>{TOOLS}</tools>")));
+    }
+
+    #[test]
+    fn the_callers_text_is_tracked_and_joins_back_into_the_prompt() {
+        let tools = json::parse(TOOLS).unwrap();
+        let turns = [Turn { role: Role::User, text: "q1" }, Turn { role: Role::Assistant, text: "<tool_call>[]</tool_call>" }, Turn { role: Role::Tool, text: "{}" }];
+        let p = render_conversation(&turns, "q <|im_end|>", Some(&tools), Some(" sys ")).unwrap();
+        let caller: Vec<&str> = p.caller.iter().map(|r| &p.text[r.clone()]).collect();
+        assert_eq!(caller, ["sys", TOOLS, "q1", "{}", "q <|im_end|>"]);
+        for allow in [false, true] {
+            let spans = p.spans(allow);
+            assert_eq!(spans.iter().map(|s| s.text).collect::<String>(), p.text);
+            assert_eq!(spans.iter().filter(|s| !s.markers).count(), if allow { 0 } else { 5 });
+        }
+        let bare = render_conversation(&[], "just text", None, None).unwrap();
+        assert_eq!((bare.text.as_str(), bare.caller.as_slice()), ("just text", &[0..9][..]));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Choosing the next token from a row of logits.
 //!
-//! Greedy (temperature 0, upstream's default) takes the first maximum, like `jnp.argmax`; a NaN
+//! Greedy (temperature 0, upstream's default, or any temperature below [`MIN_TEMPERATURE`])
+//! takes the first maximum, like `jnp.argmax`; a NaN
 //! counts as the maximum there too, so the first NaN wins. Upstream samples with
 //! `jax.random.categorical`, whose threefry stream and float rounding cannot be reproduced
 //! bit-for-bit outside XLA, so sampled text matches upstream only in distribution. Sampling
@@ -20,9 +21,15 @@ use core::cmp::Ordering;
 
 use crate::{Error, Result};
 
+/// Temperatures below this sample greedily. Dividing logits by a temperature near f32's
+/// smallest normal overflows them to infinity (at ~1e-38 every positive logit became `inf`, and
+/// the sample was uniform over them); at 1e-6 a logit gap of 1e-4 already weighs the runner-up
+/// by e^-100, so below it sampling is greedy in all but exact ties, and greedy it is.
+pub const MIN_TEMPERATURE: f32 = 1e-6;
+
 #[derive(Clone)]
 pub struct Sampler {
-    /// 0 means greedy.
+    /// Below [`MIN_TEMPERATURE`] (0 included) means greedy.
     pub temperature: f32,
     /// Keep only the `top_k` most likely tokens; 0 means no limit.
     pub top_k: usize,
@@ -55,7 +62,7 @@ impl Sampler {
 
     /// The next token. An empty row yields 0.
     pub fn sample(&mut self, logits: &[f32]) -> u32 {
-        if self.temperature <= 0.0 {
+        if self.temperature < MIN_TEMPERATURE {
             return argmax(logits);
         }
         let inv_t = 1.0 / self.temperature;
@@ -189,6 +196,19 @@ mod tests {
     fn greedy_takes_the_first_maximum() {
         assert_eq!(argmax(&[1.0, 3.0, 2.0, 3.0]), 1);
         assert_eq!(Sampler::greedy().sample(&[0.5, -1.0, 0.5]), 0);
+    }
+
+    #[test]
+    fn temperatures_too_small_to_divide_by_are_greedy_not_uniform() {
+        // Token 3 is the clear maximum; at 1e-38, 1/T overflowed and every positive logit
+        // became infinite and equally likely.
+        let logits = [1.0f32, 2.0, 0.5, 9.0, 3.0, 0.0, 4.0];
+        for t in [f32::MIN_POSITIVE, 1e-38, 1e-30, 1e-7] {
+            let mut s = Sampler::new(t, 0, 1.0, 7).unwrap();
+            assert!(draws(&mut s, &logits, 200).iter().all(|&id| id == 3), "temperature {t:e}");
+        }
+        let mut warm = Sampler::new(5.0, 0, 1.0, 7).unwrap();
+        assert!(draws(&mut warm, &logits, 200).iter().any(|&id| id != 3));
     }
 
     #[test]

@@ -67,3 +67,31 @@ fn inspect_fails_with_status_2_on_bad_usage_and_1_on_a_refused_file() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("[bad_tag]"));
     assert_eq!(needle(&["inspect", "--model", "/nonexistent/model.cact"]).status.code(), Some(1));
 }
+
+#[test]
+fn inspect_and_run_refuse_a_header_that_would_size_a_huge_allocation_alike() {
+    // v3 max_seq_len (word 13), an n-gram order with its conv dilation (words 27, 24); v2
+    // max_seq_len (word 11) with kv_window 0 (word 3).
+    let cases: [(&str, &[(usize, u32)]); 3] =
+        [("v3", &[(13, u32::MAX)]), ("v3", &[(27, 1 << 31), (24, 1 << 31)]), ("v2", &[(3, 0), (11, u32::MAX)])];
+    let dir = std::env::temp_dir().join(format!("needle-crafted-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, (generation, edits)) in cases.iter().enumerate() {
+        let mut bytes = std::fs::read(first_fixture(generation)).unwrap();
+        for &(word, value) in edits.iter() {
+            bytes[4 * word..4 * word + 4].copy_from_slice(&value.to_le_bytes());
+        }
+        let path = dir.join(format!("crafted{i}.cact"));
+        std::fs::write(&path, &bytes).unwrap();
+        let path = path.to_str().unwrap();
+        let inspect = needle(&["inspect", "--model", path]);
+        let run = needle(&["run", "--model", path, "--query", "hi", "--max-tokens", "1"]);
+        for out in [&inspect, &run] {
+            assert_eq!(out.status.code(), Some(1), "{generation} {edits:?}: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        let reason = |out: &Output| String::from_utf8_lossy(&out.stderr).split_once(": ").map(|(_, r)| r.to_string());
+        assert_eq!(reason(&inspect), reason(&run), "{generation} {edits:?}");
+        assert!(reason(&run).unwrap().contains("[bad_header]"), "{generation} {edits:?}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

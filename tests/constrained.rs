@@ -173,3 +173,29 @@ fn random_weights_under_extraction_copy_every_free_string_from_the_request() {
     assert!(free_foreign > 0, "constrained random weights only ever wrote pieces of the request: the check is vacuous");
     assert!(copied > 0, "no extractive turn on random weights wrote a free string");
 }
+
+#[test]
+fn a_required_call_is_never_the_refusal_and_without_tools_the_refusal_stays() {
+    let mut finished = 0;
+    for case in cases("v3") {
+        let mut engine = Engine::load(&case.bytes, &LoadOptions::default()).unwrap();
+        for seed in 0..4 {
+            let mut req = Request::new("turn the kitchen lights on", TOOLS);
+            req.max_tokens = 160;
+            req.temperature = 1.0;
+            req.seed = seed;
+            req.require_call = true; // implies constrained
+            let done = engine.generate(&req, |_| true).unwrap();
+            if matches!(done.stop_reason, StopReason::ImEnd | StopReason::Eos) {
+                finished += 1;
+                assert!(!done.response.function_calls.is_empty(), "{} seed {seed}: {:?}", case.name, done.response.text);
+            }
+        }
+        let mut bare = Request::new("turn the kitchen lights on", "");
+        bare.require_call = true;
+        bare.max_tokens = 40;
+        let done = engine.generate(&bare, |_| true).unwrap();
+        assert!(done.response.function_calls.is_empty(), "{}: {:?}", case.name, done.response.text);
+    }
+    assert!(finished > 0, "no constrained turn finished");
+}

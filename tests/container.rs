@@ -466,6 +466,43 @@ fn huge_geometry_is_refused_as_a_shape_mismatch_not_an_overflow_or_allocation() 
 }
 
 #[test]
+fn header_fields_that_size_allocations_are_bounded_before_anything_is_allocated() {
+    // (word, value) edits of the v3 header, and the field each refusal names: the context
+    // length, and an n-gram order with the conv dilation that must equal it.
+    let built = V3::tiny().build();
+    let v3: &[(&[(usize, u32)], &str)] = &[
+        (&[(13, u32::MAX)], "max_seq_len"),
+        (&[(13, 1 << 24)], "max_seq_len"),
+        (&[(13, cact::MAX_SEQ_LEN + 1)], "max_seq_len"),
+        (&[(27, 1 << 31), (24, 1 << 31)], "engram_orders"),
+        (&[(28, 1 << 31), (24, 1 << 31)], "engram_orders"),
+        (&[(27, cact::MAX_ENGRAM_ORDER + 1), (24, cact::MAX_ENGRAM_ORDER + 1)], "engram_orders"),
+        (&[(24, 1 << 31)], "engram_conv_dilation"),
+        // without Engram sites the orders still size the recent-id buffer
+        (&[(31, 0), (27, 1 << 31)], "engram_orders"),
+    ];
+    for &(edits, field) in v3 {
+        let mut m = built.bytes.clone();
+        for &(word, value) in edits {
+            set_u32(&mut m, 4 * word, value);
+        }
+        assert_eq!(header_field_of(V3Container::parse(&m).unwrap_err()), field, "{edits:?}");
+    }
+    let mut at_limit = built.bytes.clone();
+    set_u32(&mut at_limit, 4 * 13, cact::MAX_SEQ_LEN);
+    V3Container::parse(&at_limit).expect("a context of MAX_SEQ_LEN is allowed");
+
+    // v2: max_seq_len with and without a window.
+    let built = V2::tiny().build();
+    for window in [0, 8] {
+        let mut m = built.bytes.clone();
+        set_u32(&mut m, 4 * 3, window);
+        set_u32(&mut m, 4 * 11, u32::MAX);
+        assert_eq!(header_field_of(V2Container::parse(&m).unwrap_err()), "max_seq_len", "kv_window {window}");
+    }
+}
+
+#[test]
 fn global_layer_bits_past_the_stack_are_ignored_like_upstreams_reader() {
     let mut g = V3::tiny();
     g.global_layers = 0b1100; // layer 3 does not exist in a 3-layer stack

@@ -240,8 +240,10 @@ fn retrieve_tools_ranks_tools_as_upstream_does() {
         let want: Vec<usize> = nums(get(r, "ranking")).into_iter().map(|x| x as usize).collect();
         let options = Options { window: 0, max_tokens: model.geometry().max_seq_len.min(512), track_heads: true, ..model.default_options() };
         let mut state = model.new_state(&options).unwrap();
-        let before = state.bytes();
         let ranked = model.retrieve_tools(&mut state, &tokenizer, query, &tools, k).unwrap();
+        let before = state.bytes();
+        let again = model.retrieve_tools(&mut state, &tokenizer, query, &tools, k).unwrap();
+        assert_eq!(again, ranked, "{}: a reused state ranks alike", case.name);
         let got: Vec<usize> = ranked.iter().map(|r| r.index).collect();
         eprintln!("v2 retrieve {:16} {} tools, top {k}: {got:?} (scores {:?})", case.name, tools.len(), ranked.iter().map(|r| r.score).collect::<Vec<_>>());
         assert_eq!(got, want, "{}: ranking", case.name);
@@ -249,7 +251,7 @@ fn retrieve_tools_ranks_tools_as_upstream_does() {
             let dev = deviation(&ranked.iter().map(|r| r.score).collect::<Vec<_>>(), &floats(scores));
             assert!(dev <= F32_BAR, "{}: scores deviate by {dev:.3e}", case.name);
         }
-        assert_eq!(state.bytes(), before, "{}: retrieval grows no state", case.name);
+        assert_eq!(state.bytes(), before, "{}: a second retrieval grows no state", case.name);
         seen += 1;
     }
     assert!(seen > 0, "no case records a retrieval");
@@ -270,8 +272,8 @@ fn a_window_wider_than_the_allocated_rings_is_a_typed_error_that_changes_nothing
     let model = Model::new(&container).unwrap();
     let mut row = vec![0.0f32; model.logits_len()];
     let mut state = fresh(&model, 64, 8);
-    assert_eq!(state.kv_bytes(), model.kv_bytes(64, KvPrecision::F32, 8));
     model.prefill(&mut state, &[2, 10, 11], &mut row).unwrap();
+    assert_eq!(state.kv_bytes(), model.kv_bytes(3, KvPrecision::F32, 8));
     for wider in [0, 9, 64] {
         assert!(matches!(state.set_window(wider), Err(Error::InvalidArgument { name: "window", .. })), "window {wider}");
         assert_eq!((state.window(), state.position()), (8, 3));
@@ -280,9 +282,9 @@ fn a_window_wider_than_the_allocated_rings_is_a_typed_error_that_changes_nothing
     assert_eq!((state.window(), state.position()), (4, 0));
     // A state whose rings hold the whole session can take any window, full causal included.
     let mut state = fresh(&model, 16, 32);
-    assert_eq!(state.kv_bytes(), model.kv_bytes(16, KvPrecision::F32, 0));
     state.set_window(0).unwrap();
     model.prefill(&mut state, &[2; 16], &mut row).unwrap();
+    assert_eq!(state.kv_bytes(), model.kv_bytes(16, KvPrecision::F32, 0));
     assert!(state.is_full_causal());
     // Retrieval runs full causal, so it refuses a state that cannot hold a whole text.
     let mut small = model.new_state(&Options { max_tokens: 64, window: 8, track_heads: true, ..model.default_options() }).unwrap();
@@ -348,13 +350,18 @@ fn decoding_and_prefilling_do_no_heap_work_in_any_mode() {
             for kv in [KvPrecision::F32, KvPrecision::Int8] {
                 let options = Options { numerics, kv, track_heads: true, ..model.default_options() };
                 let mut state = model.new_state(&options).unwrap();
-                let before = allocations();
                 model.prefill(&mut state, &prompt, &mut row).unwrap();
+                let mut quiet = 0;
                 for _ in 0..8 {
+                    let (before, kv_before) = (allocations(), state.kv_bytes());
                     let next = argmax(&row);
                     model.step(&mut state, next, &mut row).unwrap();
+                    if state.kv_bytes() == kv_before {
+                        assert_eq!(allocations(), before, "{} {numerics:?} {kv:?}: heap allocations between growth steps", case.name);
+                        quiet += 1;
+                    }
                 }
-                assert_eq!(allocations(), before, "{} {numerics:?} {kv:?}: heap allocations while running", case.name);
+                assert!(quiet >= 6, "{} {numerics:?} {kv:?}: the rings grew on {} of 8 steps", case.name, 8 - quiet);
             }
         }
     }
@@ -377,8 +384,11 @@ fn the_int8_kv_cache_stays_within_int8_rounding_noise_of_the_f32_reference() {
         let (reference, v, _) = reference_rows(&case, mode);
         let rows = stepped_rows(&model, &options, &tokens);
         let worst = rows.chunks_exact(v).zip(reference.chunks_exact(v)).map(|(a, r)| deviation(a, r)).fold(0f64, f64::max);
-        let f32_state = model.new_state(&Options { kv: KvPrecision::F32, ..options }).unwrap();
-        let int8_state = model.new_state(&options).unwrap();
+        let mut f32_state = model.new_state(&Options { kv: KvPrecision::F32, ..options }).unwrap();
+        let mut int8_state = model.new_state(&options).unwrap();
+        let mut row = vec![0.0f32; v];
+        model.prefill(&mut f32_state, &tokens, &mut row).unwrap();
+        model.prefill(&mut int8_state, &tokens, &mut row).unwrap();
         eprintln!(
             "v2 int8kv {:16} worst row deviation from the f32 reference {worst:.3e}; KV {} B instead of {} B",
             case.name,

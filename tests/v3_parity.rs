@@ -271,15 +271,31 @@ fn decoding_and_prefilling_do_no_heap_work_in_any_mode() {
         for mode in ["f32", "kv8", "deploy"] {
             let options = Options { track_heads: true, ..mode_options(&model, mode) };
             let mut state = model.new_state(&options).unwrap();
-            let before = allocations();
+            // The prompt reserves what it needs: the prefill allocates only that growth.
+            let (before, kv_before) = (allocations(), state.kv_bytes());
             model.prefill(&mut state, &prompt, &mut row).unwrap();
+            assert!(state.kv_bytes() > kv_before);
+            assert_eq!(allocations(), before + growth_steps(&state), "{} {mode}: prefill allocations", case.name);
+            let mut quiet = 0;
             for _ in 0..8 {
+                let (before, kv_before) = (allocations(), state.kv_bytes());
                 let next = argmax(&row);
                 model.step(&mut state, next, &mut row).unwrap();
+                if state.kv_bytes() == kv_before {
+                    assert_eq!(allocations(), before, "{} {mode}: heap allocations between growth steps", case.name);
+                    quiet += 1;
+                }
             }
-            assert_eq!(allocations(), before, "{} {mode}: heap allocations while running", case.name);
+            assert!(quiet >= 6, "{} {mode}: the rings grew on {} of 8 steps", case.name, 8 - quiet);
         }
     }
+}
+
+/// Allocations one growth of every ring of `state` makes: one per buffer of each ring (keys
+/// and values, plus their scales in int8), and one for the attention scores.
+fn growth_steps(state: &needle_web::v3::State) -> usize {
+    let per_ring = if state.options().kv == KvPrecision::Int8 { 4 } else { 2 };
+    per_ring * state.options().depth + 1
 }
 
 #[test]
@@ -292,8 +308,19 @@ fn a_states_kv_rings_hold_exactly_the_bytes_the_model_predicts() {
             for depth in [2.min(layers), layers] {
                 for max_tokens in [1, 40, model.geometry().max_seq_len] {
                     let options = Options { kv, depth, max_tokens, ..model.default_options() };
-                    let state = model.new_state(&options).unwrap();
-                    assert_eq!(state.kv_bytes(), model.kv_bytes(max_tokens, kv, depth).unwrap(), "{}", case.name);
+                    let mut state = model.new_state(&options).unwrap();
+                    assert_eq!(state.kv_bytes(), 0, "{}: a fresh state holds no KV", case.name);
+                    // A prompt of n tokens holds the bytes of an n-token session, whatever
+                    // the capacity; decoding past it doubles, never past the capacity.
+                    let n = max_tokens.min(5);
+                    let mut row = vec![0.0f32; model.logits_len()];
+                    model.prefill(&mut state, &vec![2; n], &mut row).unwrap();
+                    assert_eq!(state.kv_bytes(), model.kv_bytes(n, kv, depth).unwrap(), "{}", case.name);
+                    if n < max_tokens {
+                        model.step(&mut state, 2, &mut row).unwrap();
+                        let grown = (2 * n).min(max_tokens);
+                        assert_eq!(state.kv_bytes(), model.kv_bytes(grown, kv, depth).unwrap(), "{}", case.name);
+                    }
                 }
             }
         }

@@ -13,14 +13,18 @@ ensure_rust_targets() {
 
 ensure_wasm_bindgen() {
   if ! wasm-bindgen --version 2>/dev/null | grep -q " $WASM_BINDGEN_VERSION\$"; then
-    # No --locked: the published lockfile does not resolve offline here (see shared/TOOLCHAIN-NOTES.md).
+    # No --locked: with it this install fails on the project's machines (the crate's published
+    # lockfile does not resolve against the registry they reach); without it cargo takes current
+    # semver-compatible dependencies, and the CLI is still exactly $WASM_BINDGEN_VERSION (~140 s).
     cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
   fi
 }
 
 ensure_npm_dev() {
-  # binaryen (wasm-opt) and playwright-core, pinned in the top-level package.json.
-  if [ ! -x node_modules/.bin/wasm-opt ] || [ ! -d node_modules/playwright-core ]; then
+  # The devDependencies pinned in the top-level package.json (binaryen's wasm-opt, playwright-core,
+  # the bundlers, typescript, publint): installed again whenever the lockfile is newer than the
+  # install npm recorded in node_modules/.package-lock.json.
+  if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi
   fi
 }
@@ -30,4 +34,10 @@ ensure_chromium() {
     apt-get update -q
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver >/dev/null
   fi
+}
+
+ensure_cargo_fuzz() {
+  # The fuzz crate (fuzz/) needs nightly (libFuzzer's -Z flags) and cargo-fuzz; nothing else does.
+  rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+  cargo fuzz --version >/dev/null 2>&1 || cargo install cargo-fuzz --locked
 }

@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
-const PKG_FILES = ['index.js', 'protocol.js', 'cache.js', 'worker.js', 'default-model.js'];
+const PKG_FILES = ['index.js', 'protocol.js', 'log.js', 'storage', 'host', 'worker.js', 'default-model.js', 'tools.js', 'conversation.js', 'agent.js', 'extract.js', 'openai.js'];
 const WASM_FILES = ['simd/needle.js', 'simd/needle_bg.wasm', 'baseline/needle.js', 'baseline/needle_bg.wasm'];
 
 /** Writes the unpacked extension to `out` (replacing it); returns `{ out }`. */
@@ -21,7 +21,9 @@ export function assembleExtension({ out = join(ROOT, 'target/extension'), model 
     cpSync(src, join(out, to), { recursive: true });
   };
   rmSync(out, { recursive: true, force: true });
-  for (const f of ['popup.html', 'popup.js', 'popup.css', 'options.html', 'options.js', 'user-model.js']) copy(`extension/${f}`, f);
+  for (const f of ['popup.html', 'popup.js', 'popup.css', 'options.html', 'options.js', 'user-model.js', 'background.js', 'engine.html', 'engine.js']) {
+    copy(`extension/${f}`, f);
+  }
   for (const n of [16, 32, 48, 128]) copy(`extension/icons/${n}.png`, `icons/${n}.png`);
   for (const f of PKG_FILES) copy(`pkg/${f}`, `pkg/${f}`);
   for (const f of WASM_FILES) copy(`pkg/wasm/${f}`, `pkg/wasm/${f}`);

@@ -36,7 +36,7 @@ const ISOLATION = {
 
 /** Maps a URL path to a file, or null. Never leaves the mounted directories. */
 function locate(pathname, mounts, model) {
-  if (pathname === '/models/default.cact') return model;
+  if (model && pathname === '/models/default.cact') return model;
   for (const [prefix, dir] of mounts) {
     if (!pathname.startsWith(prefix)) continue;
     let rel = pathname.slice(prefix.length);
@@ -50,14 +50,17 @@ function locate(pathname, mounts, model) {
 
 /**
  * Starts the server. Resolves to `{ url, port, close() }`. `onRequest({method, path, status})`
- * sees every request (the e2e tests use it to prove what was and was not fetched).
+ * sees every request (the e2e tests use it to prove what was and was not fetched). `root`: serve
+ * that one directory at / instead of the demo (the bundler tests serve each build's output).
  */
-export async function startServer({ port = 8080, model, onRequest } = {}) {
-  const modelFile = resolve(ROOT, model || process.env.NEEDLE_MODEL || 'tests/fixtures/v3/default/model.cact');
-  const mounts = [
-    ['/pkg/', join(ROOT, 'pkg')],
-    ['/', join(ROOT, 'www')],
-  ];
+export async function startServer({ port = 8080, model, root, onRequest } = {}) {
+  const modelFile = root ? null : resolve(ROOT, model || process.env.NEEDLE_MODEL || 'tests/fixtures/v3/default/model.cact');
+  const mounts = root
+    ? [['/', resolve(root)]]
+    : [
+        ['/pkg/', join(ROOT, 'pkg')],
+        ['/', join(ROOT, 'www')],
+      ];
   const server = createServer(async (req, res) => {
     const url = new URL(req.url, 'http://127.0.0.1');
     let pathname;

@@ -2,6 +2,9 @@
 import { Needle } from './pkg/index.js';
 import { loadPresets } from './presets.js';
 import { callCards } from './calls.js';
+import { initTabs } from './tabs.js';
+import { initConversationView } from './conversation-view.js';
+import { initAgentView } from './agent-view.js';
 
 let PRESETS = [];
 
@@ -270,6 +273,9 @@ async function init() {
     await Promise.all(usage.models.map((m) => Needle.evict(m.url)));
     refreshCache();
   });
+  initTabs($('tabs'));
+  initConversationView({ getNeedle: () => needle, getOptions: requestOptions });
+  initAgentView({ getNeedle: () => needle }).catch((e) => ($('agent-status').textContent = `The agent mode is unavailable: ${e.message}`));
   $('isolation').textContent = globalThis.crossOriginIsolated ? '(cross-origin isolated)' : '';
   if ('serviceWorker' in navigator) navigator.serviceWorker.register('./sw.js').catch(() => {});
   setState('empty');

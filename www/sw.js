@@ -1,13 +1,18 @@
 // Keeps the demo working offline: the page, its scripts and the wasm are served from this cache
 // when the network is unavailable (network first, so a rebuilt page is picked up when online).
 // Models are not handled here: the package keeps them in its own cache, with integrity checks.
-const SHELL = 'needle-demo-shell-v3';
+const SHELL = 'needle-demo-shell-v5';
 const ASSETS = [
   './',
   './index.html',
   './app.js',
   './presets.js',
   './calls.js',
+  './tabs.js',
+  './turns.js',
+  './house.js',
+  './conversation-view.js',
+  './agent-view.js',
   './presets/smart_home.json',
   './presets/media_player.json',
   './presets/kitchen_appliance.json',
@@ -18,7 +23,21 @@ const ASSETS = [
   './pkg/index.js',
   './pkg/worker.js',
   './pkg/protocol.js',
-  './pkg/cache.js',
+  './pkg/tools.js',
+  './pkg/conversation.js',
+  './pkg/agent.js',
+  './pkg/extract.js',
+  './pkg/openai.js',
+  './pkg/log.js',
+  './pkg/host/index.js',
+  './pkg/host/local.js',
+  './pkg/storage/index.js',
+  './pkg/storage/cache-api.js',
+  './pkg/storage/indexeddb.js',
+  './pkg/storage/body.js',
+  './pkg/storage/download.js',
+  './pkg/storage/sha256.js',
+  './pkg/storage/model.js',
   './pkg/wasm/simd/needle.js',
   './pkg/wasm/simd/needle_bg.wasm',
   './pkg/wasm/baseline/needle.js',

@@ -88,9 +88,17 @@ pub(crate) struct AttnScratch {
 }
 
 impl AttnScratch {
-    /// Scratch for keys over at most `max_keys` positions.
-    pub(crate) fn new(h: &Heads, max_keys: usize) -> Self {
-        Self { qkv: vec![0.0; h.qkv_width()], scores: vec![0.0; max_keys], q8: vec![0; h.qk] }
+    /// Scratch for no keys yet ([`Self::reserve`] grows it with the KV rings).
+    pub(crate) fn new(h: &Heads) -> Self {
+        Self { qkv: vec![0.0; h.qkv_width()], scores: Vec::new(), q8: vec![0; h.qk] }
+    }
+
+    /// Room for the scores of `keys` positions.
+    pub(crate) fn reserve(&mut self, keys: usize) {
+        if keys > self.scores.len() {
+            self.scores.reserve_exact(keys - self.scores.len());
+            self.scores.resize(keys, 0.0);
+        }
     }
 
     pub(crate) fn bytes(&self) -> usize {

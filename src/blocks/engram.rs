@@ -147,8 +147,11 @@ pub(crate) struct ValueTail {
 }
 
 impl ValueTail {
-    pub(crate) fn new(g: &EngramGeometry) -> Self {
-        let len = g.conv_taps.saturating_sub(1) * g.conv_dilation;
+    /// A tail for a sequence of at most `capacity` tokens: the conv reaches back
+    /// `(taps - 1) * dilation` positions, never before position 0, so holding more than
+    /// `capacity` positions would never be read.
+    pub(crate) fn new(g: &EngramGeometry, capacity: usize) -> Self {
+        let len = g.conv_taps.saturating_sub(1).saturating_mul(g.conv_dilation).min(capacity);
         Self { values: vec![0.0; len * g.d_model], dilation: g.conv_dilation, d: g.d_model }
     }
 
@@ -252,7 +255,7 @@ mod tests {
     fn the_value_conv_reads_values_a_dilation_apart_once_they_exist() {
         let g = geometry(&[2], 1, 0, 7);
         let taps: Vec<f32> = (0..4).flat_map(|j| [10f32.powi(j); 8]).collect();
-        let mut tail = ValueTail::new(&g);
+        let mut tail = ValueTail::new(&g, 100);
         let mut out = [0.0f32; 8];
         // value at position p is p+1; taps weigh p, p-2, p-4, p-6 by 1, 10, 100, 1000
         let mut seen = Vec::new();

@@ -1,11 +1,12 @@
 //! The per-layer KV ring of one sequence.
 //!
-//! The ring holds `slots` positions, position `p` in slot `p % slots`. A layer that sees the
-//! whole context gets one slot per position of the session, so it never wraps; a windowed layer
-//! gets its window, and the position a write evicts is exactly the one that just left the
-//! window. Int8 entries follow Needle 3's `a8_fake_quant_kv`: per (position, kv head) symmetric
+//! The ring holds up to `slots` positions, position `p` in slot `p % slots`. A layer that sees
+//! the whole context gets one slot per position of the session, so it never wraps; a windowed
+//! layer gets its window, and the position a write evicts is exactly the one that just left the
+//! window. Storage grows with the sequence ([`KvRing::reserve`], outside the per-token path)
+//! up to `slots`: a short session pays for the positions it uses. Growth only ever happens
+//! before the first wrap (slot = position there), so it never moves an entry. Int8 entries follow Needle 3's `a8_fake_quant_kv`: per (position, kv head) symmetric
 //! codes and one f32 scale, dequantised inside the attention dot products.
-use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::kernels::{axpy, axpy_i8, dot, dot_i8_i8, quantize_i8};
@@ -41,43 +42,72 @@ enum Store {
 #[derive(Clone)]
 pub(crate) struct KvRing {
     store: Store,
+    /// Positions the ring holds once grown (its cap).
     slots: usize,
+    /// Positions the storage holds now (at most `slots`).
+    held: usize,
     kv_heads: usize,
     qk: usize,
     v: usize,
 }
 
 impl KvRing {
+    /// An empty ring that can grow to `slots` positions.
     pub(crate) fn new(kv: KvPrecision, slots: usize, kv_heads: usize, qk: usize, v: usize) -> Self {
-        let (kn, vn) = (slots * kv_heads * qk, slots * kv_heads * v);
         let store = match kv {
-            KvPrecision::F32 => Store::F32 { k: vec![0.0; kn], v: vec![0.0; vn] },
-            KvPrecision::Int8 => Store::Int8 {
-                k: vec![0; kn],
-                v: vec![0; vn],
-                k_scale: vec![0.0; slots * kv_heads],
-                v_scale: vec![0.0; slots * kv_heads],
-            },
+            KvPrecision::F32 => Store::F32 { k: Vec::new(), v: Vec::new() },
+            KvPrecision::Int8 => Store::Int8 { k: Vec::new(), v: Vec::new(), k_scale: Vec::new(), v_scale: Vec::new() },
         };
-        Self { store, slots, kv_heads, qk, v }
+        Self { store, slots, held: 0, kv_heads, qk, v }
     }
 
-    /// Positions the ring holds.
+    /// Positions the ring holds once grown.
     pub(crate) fn slots(&self) -> usize {
         self.slots
     }
 
-    /// Bytes held by the cache entries.
+    /// Positions the storage holds now.
+    pub(crate) fn held(&self) -> usize {
+        self.held
+    }
+
+    /// Grows the storage so that positions `0..positions` can be written (never past `slots`).
+    /// A ring grows to at least twice what it held, so a sequence that grows one token at a
+    /// time reallocates O(log n) times; a batch (a prompt) gets exactly what it needs.
+    pub(crate) fn reserve(&mut self, positions: usize) {
+        let want = positions.min(self.slots);
+        if want <= self.held {
+            return;
+        }
+        let n = want.max(2 * self.held).min(self.slots);
+        let (kn, vn, sn) = (n * self.kv_heads * self.qk, n * self.kv_heads * self.v, n * self.kv_heads);
+        match &mut self.store {
+            Store::F32 { k, v } => {
+                grow(k, kn, 0.0);
+                grow(v, vn, 0.0);
+            }
+            Store::Int8 { k, v, k_scale, v_scale } => {
+                grow(k, kn, 0);
+                grow(v, vn, 0);
+                grow(k_scale, sn, 0.0);
+                grow(v_scale, sn, 0.0);
+            }
+        }
+        self.held = n;
+    }
+
+    /// Bytes held by the cache entries (the storage's allocation, not just what is written).
     pub(crate) fn bytes(&self) -> usize {
         match &self.store {
-            Store::F32 { k, v } => 4 * (k.len() + v.len()),
-            Store::Int8 { k, v, k_scale, v_scale } => k.len() + v.len() + 4 * (k_scale.len() + v_scale.len()),
+            Store::F32 { k, v } => 4 * (k.capacity() + v.capacity()),
+            Store::Int8 { k, v, k_scale, v_scale } => k.capacity() + v.capacity() + 4 * (k_scale.capacity() + v_scale.capacity()),
         }
     }
 
     /// Stores the keys and values (all kv heads, head-major) of position `pos`.
     pub(crate) fn write(&mut self, pos: usize, k: &[f32], v: &[f32]) {
         let s = pos % self.slots;
+        debug_assert!(s < self.held, "position {pos} written before the ring was reserved for it");
         let (kw, vw) = (self.kv_heads * self.qk, self.kv_heads * self.v);
         match &mut self.store {
             Store::F32 { k: ks, v: vs } => {
@@ -155,6 +185,12 @@ impl KvRing {
     }
 }
 
+/// Grows `buf` to exactly `len` entries (no spare capacity: the ring decides how far it grows).
+fn grow<T: Copy>(buf: &mut Vec<T>, len: usize, zero: T) {
+    buf.reserve_exact(len - buf.len());
+    buf.resize(len, zero);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,6 +198,7 @@ mod tests {
     #[test]
     fn a_ring_wraps_onto_the_position_that_left_the_window() {
         let mut ring = KvRing::new(KvPrecision::F32, 3, 1, 2, 1);
+        ring.reserve(5);
         for pos in 0..5 {
             ring.write(pos, &[pos as f32, 0.5], &[-(pos as f32)]);
         }
@@ -177,6 +214,7 @@ mod tests {
     #[test]
     fn int8_entries_keep_codes_and_one_scale_per_position_and_head() {
         let mut ring = KvRing::new(KvPrecision::Int8, 2, 2, 2, 2);
+        ring.reserve(2);
         ring.write(1, &[1.27, -0.5, 0.0, 0.0], &[2.54, 1.0, -3.81, 0.0]);
         let Store::Int8 { k, v, k_scale, v_scale } = &ring.store else { panic!("not an int8 ring") };
         assert_eq!(&k[4..8], [127, -50, 0, 0]);
@@ -189,6 +227,7 @@ mod tests {
     #[test]
     fn int8_scores_round_the_query_and_use_integer_dot_products() {
         let mut ring = KvRing::new(KvPrecision::Int8, 1, 1, 2, 1);
+        ring.reserve(1);
         ring.write(0, &[1.27, -0.5], &[2.0]);
         let mut scores = [0.0f32];
         // q = (2.54, 1.0): codes (127, 50), scale 0.02; key codes (127, -50), scale 0.01
@@ -198,5 +237,31 @@ mod tests {
         let mut out = [0.0f32];
         ring.mix(&[0.5], 0, 0, &mut out);
         assert_eq!(out, [0.5 * (127.0 * (2.0f32 * (1.0 / 127.0)))]);
+    }
+
+    #[test]
+    fn a_ring_grows_with_the_sequence_to_its_cap_and_keeps_what_it_holds() {
+        for kv in [KvPrecision::F32, KvPrecision::Int8] {
+            let mut ring = KvRing::new(kv, 10, 1, 2, 1);
+            assert_eq!((ring.held(), ring.bytes()), (0, 0));
+            // a batch gets exactly what it needs
+            ring.reserve(3);
+            assert_eq!(ring.held(), 3);
+            let per_slot = ring.bytes() / 3;
+            assert_eq!(per_slot, kv.slot_bytes(3, 1));
+            for pos in 0..3 {
+                ring.write(pos, &[pos as f32, 1.0], &[pos as f32]);
+            }
+            // one more position doubles, then growth stops at the cap
+            ring.reserve(4);
+            assert_eq!(ring.held(), 6);
+            ring.reserve(7);
+            assert_eq!(ring.held(), 10);
+            ring.reserve(1000);
+            assert_eq!((ring.held(), ring.bytes()), (10, 10 * per_slot));
+            let mut out = [0.0f32];
+            ring.mix(&[1.0, 1.0, 1.0], 0, 0, &mut out);
+            assert!((out[0] - 3.0).abs() < 0.05, "{kv:?}: entries written before growth were kept ({})", out[0]);
+        }
     }
 }

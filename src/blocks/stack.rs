@@ -85,8 +85,10 @@ pub(crate) struct LayerPlan {
     pub(crate) slots: usize,
 }
 
-/// Everything one sequence of a [`Stack`] needs, allocated once: per-layer KV rings and conv
-/// tails, Engram value tails and the recent ids they hash, and the scratch of a chunk.
+/// Everything one sequence of a [`Stack`] needs: per-layer KV rings and conv tails, Engram
+/// value tails and the recent ids they hash, and the scratch of a chunk. All of it is
+/// allocated once, except the KV rings and the attention scores, which grow with the sequence
+/// ([`Sequence::reserve`]) up to the capacity.
 pub(crate) struct Sequence<S> {
     /// The blocks run, ascending.
     pub(crate) plan: Vec<LayerPlan>,
@@ -188,8 +190,7 @@ impl<'a, M: Mlp> Stack<'a, M> {
         let rings = plan.iter().map(|p| KvRing::new(kv, p.slots, h.kv_heads, h.qk, h.v)).collect();
         let conv = plan.iter().map(|p| ConvTail::new(self.layers[p.layer].attn.conv_taps(h), h.qkv_width())).collect();
         let site_tails =
-            self.sites.iter().map(|s| plan.iter().any(|p| p.layer == s.layer).then(|| ValueTail::new(&self.engram))).collect();
-        let max_keys = plan.iter().map(|p| p.slots).max().unwrap_or(0);
+            self.sites.iter().map(|s| plan.iter().any(|p| p.layer == s.layer).then(|| ValueTail::new(&self.engram, capacity))).collect();
         let seq = Sequence {
             rings,
             conv,
@@ -198,7 +199,7 @@ impl<'a, M: Mlp> Stack<'a, M> {
             pos: 0,
             capacity,
             deploy,
-            s: Scratch::new(self, chunk, max_keys),
+            s: Scratch::new(self, chunk),
             mlp: M::scratch(plan.iter().map(|p| &self.layers[p.layer].mlp)),
             plan,
         };
@@ -224,6 +225,7 @@ impl<'a, M: Mlp> Stack<'a, M> {
         if needed > seq.capacity {
             return Err(Error::ContextFull { needed, max: seq.capacity });
         }
+        seq.reserve(needed);
         let (b, v) = (seq.s.b, self.logits_len());
         let chunks = tokens.len().div_ceil(b);
         for (ci, chunk) in tokens.chunks(b).enumerate() {
@@ -427,6 +429,17 @@ impl<S> Sequence<S> {
         self.pos = 0;
     }
 
+    /// Grows the KV rings (and the attention scores with them) to hold `tokens` positions,
+    /// each up to its cap. Between growth steps a token allocates nothing.
+    pub(crate) fn reserve(&mut self, tokens: usize) {
+        let tokens = tokens.min(self.capacity);
+        for ring in &mut self.rings {
+            ring.reserve(tokens);
+        }
+        // A token attends to at most the positions its ring holds (its window fits the ring).
+        self.s.attn.reserve(self.rings.iter().map(KvRing::held).max().unwrap_or(0));
+    }
+
     /// A copy of where the sequence is.
     pub(crate) fn mark(&self) -> Mark {
         Mark { rings: self.rings.clone(), conv: self.conv.clone(), site_tails: self.site_tails.clone(), recent: self.recent.clone(), pos: self.pos }
@@ -441,7 +454,7 @@ impl<S> Sequence<S> {
         self.pos = mark.pos;
     }
 
-    /// Bytes held by the KV rings.
+    /// Bytes held by the KV rings (what they have grown to).
     pub(crate) fn kv_bytes(&self) -> usize {
         self.rings.iter().map(KvRing::bytes).sum()
     }
@@ -513,7 +526,7 @@ struct Scratch {
 }
 
 impl Scratch {
-    fn new<M: Mlp>(stack: &Stack<'_, M>, b: usize, max_keys: usize) -> Self {
+    fn new<M: Mlp>(stack: &Stack<'_, M>, b: usize) -> Self {
         let h = &stack.heads;
         let (d, lanes) = (stack.d_model, stack.lanes);
         let (qd, kd, vd, od) = (h.heads * h.qk, h.kv_heads * h.qk, h.kv_heads * h.v, h.heads * h.v);
@@ -551,7 +564,7 @@ impl Scratch {
             qkv: vec![0.0; h.qkv_width()],
             cos: vec![0.0; b * h.qk / 2],
             sin: vec![0.0; b * h.qk / 2],
-            attn: AttnScratch::new(h, max_keys),
+            attn: AttnScratch::new(h),
             mlp_out: vec![0.0; d],
             slots: vec![None; b * stack.engram.tables],
             e: vec![0.0; b * e_width],

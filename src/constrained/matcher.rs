@@ -180,7 +180,7 @@ impl Matcher {
             }
             Phase::ListStart | Phase::ListNext => match b {
                 _ if ws => true,
-                b']' => self.go(Phase::Literal(Literal::ToolCallClose, 0)),
+                b']' if self.phase == Phase::ListNext || !g.require_call => self.go(Phase::Literal(Literal::ToolCallClose, 0)),
                 b'{' if self.phase == Phase::ListStart && !g.tools.is_empty() => {
                     self.go(Phase::Literal(Literal::NameKey, 0))
                 }

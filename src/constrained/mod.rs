@@ -99,6 +99,12 @@ impl Constraint {
         Ok(Constraint { grammar: Grammar::new(tools, extract_from)?, matcher: Matcher::default(), allowed: Vec::new() })
     }
 
+    /// Masks the refusal `[]`, so the answer calls at least one tool (OpenAI's `tool_choice:
+    /// "required"`). Without tools the refusal is all there is, and it stays.
+    pub fn require_call(&mut self) {
+        self.grammar.require_call = !self.grammar.tools.is_empty();
+    }
+
     /// Sets the logits of tokens the format does not allow next to -inf. When nothing is
     /// allowed (a vocabulary that cannot spell what must come next), only the stop tokens
     /// stay, so the turn ends instead of running on unconstrained.

@@ -77,6 +77,8 @@ pub struct Grammar {
     pub tools: Vec<Tool>,
     /// The request free-text strings are copied from (`None`: strings are free).
     pub source: Option<Source>,
+    /// The refusal `[]` is not allowed: at least one call must be written.
+    pub require_call: bool,
 }
 
 impl Grammar {
@@ -95,7 +97,7 @@ impl Grammar {
             names.push((quoted(name), i as u32));
             compiled.push(compile_tool(entry.get("parameters")));
         }
-        Ok(Grammar { names: LiteralSet::new(names), tools: compiled, source: source.map(Source::new) })
+        Ok(Grammar { names: LiteralSet::new(names), tools: compiled, source: source.map(Source::new), require_call: false })
     }
 }
 

@@ -150,6 +150,16 @@ fn without_tools_only_the_refusal_is_possible() {
 }
 
 #[test]
+fn a_required_call_masks_the_refusal_only() {
+    let mut g = grammar();
+    g.require_call = true;
+    assert_eq!(run(&g, "<tool_call>[]</tool_call>").0, "<tool_call>[".len());
+    assert_eq!(run(&g, "<tool_call>[ ]").0, "<tool_call>[ ".len());
+    assert!(accepts(&g, r#"<tool_call>[{"name":"pause","arguments":{}}]</tool_call>"#));
+    walk(&g);
+}
+
+#[test]
 fn tool_lists_that_cannot_be_compiled_are_typed_errors() {
     for bad in [r#"{"name":"x"}"#, r#"[{"description":"nameless"}]"#, r#"[3]"#] {
         let err = Grammar::new(&json::parse(bad).unwrap(), None).expect_err(bad);

@@ -6,6 +6,16 @@ use crate::{Error, Result};
 /// bound so no layer loop is sized by an unchecked field).
 pub const MAX_LAYERS: u32 = 64;
 
+/// Longest context a header may declare: 2^20 positions, 128 times the published models' 8192.
+/// The KV rings grow with the sequence, so the field sizes nothing up front, but it is the
+/// default session capacity: bounding it keeps every position count, and every byte count
+/// computed from one, far from overflow on a 32-bit target.
+pub const MAX_SEQ_LEN: u32 = 1 << 20;
+
+/// Longest Engram n-gram order a header may declare (upstream's models use 2 and 3). The order
+/// sizes the per-sequence buffer of recent ids and, as the conv dilation, the value tail.
+pub const MAX_ENGRAM_ORDER: u32 = 16;
+
 /// One header value, for listing (`needle inspect`, fixture comparisons).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Field<'h> {
@@ -57,6 +67,9 @@ impl Core {
         nonzero("num_heads", self.num_heads)?;
         nonzero("num_kv_heads", self.num_kv_heads)?;
         nonzero("max_seq_len", self.max_seq_len)?;
+        if self.max_seq_len > MAX_SEQ_LEN {
+            return Err(bad("max_seq_len", self.max_seq_len.into(), "exceeds the 2^20 positions a runtime holds"));
+        }
         nonzero("mhc_lanes", self.mhc_lanes)?;
         if self.num_heads % self.num_kv_heads != 0 {
             return Err(bad("num_kv_heads", self.num_kv_heads.into(), "must divide num_heads"));
@@ -99,6 +112,11 @@ impl Engram<'_> {
     pub(crate) fn check(&self) -> Result<()> {
         if self.num_sites as usize > self.sites.len() {
             return Err(bad("num_engram_sites", self.num_sites.into(), "more sites than the header holds"));
+        }
+        // The runtime sizes its recent-id buffer by the orders even without a site to use them.
+        let declared = &self.orders[..(self.num_orders as usize).min(self.orders.len())];
+        if let Some(&long) = declared.iter().find(|&&o| o > MAX_ENGRAM_ORDER) {
+            return Err(bad("engram_orders", long.into(), "an n-gram order may be at most 16"));
         }
         if self.num_sites == 0 {
             return Ok(());

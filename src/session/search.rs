@@ -11,7 +11,7 @@
 //! likely value; past it, the best found, never worse than the greedy one. What lies between the
 //! values (which tools, how many calls) stays greedy.
 //!
-//! The score was chosen on the generator's held-out examples (tools/train/README.md, session 19):
+//! The score was chosen on the generator's held-out examples (tools/train/LOG.md, session 19):
 //! scoring by the full-softmax probability instead, or half way between the two, does no better.
 //!
 //! The sequence is marked where the value starts. Running a path that does not extend the one

@@ -10,7 +10,7 @@ use alloc::collections::BinaryHeap;
 use alloc::vec::Vec;
 use core::cmp::Ordering;
 
-use super::Tokenizer;
+use super::{PieceKind, Tokenizer};
 
 const NONE: u32 = u32::MAX;
 
@@ -113,14 +113,14 @@ fn push_pair(tok: &Tokenizer, seg: &str, symbols: &[Symbol], left: u32, heap: &m
     }
     let r = symbols[l.next as usize];
     let text = &seg[l.start as usize..(r.start + r.len) as usize];
-    if let Some(id) = tok.vocab.lookup(text) {
+    if let Some(id) = piece(tok, text) {
         heap.push(Candidate { score: tok.vocab.pieces[id as usize].score, left, left_len: l.len, right_len: r.len });
     }
 }
 
 /// One final symbol: its piece, else its UTF-8 bytes as byte pieces, else `unk`.
 fn emit(tok: &Tokenizer, text: &str, out: &mut Vec<u32>) {
-    if let Some(id) = tok.vocab.lookup(text) {
+    if let Some(id) = piece(tok, text) {
         out.push(id);
     } else if tok.byte_fallback {
         // A byte without a byte piece would be a KeyError upstream; `unk` is the safe stand-in.
@@ -128,4 +128,11 @@ fn emit(tok: &Tokenizer, text: &str, out: &mut Vec<u32>) {
     } else {
         out.push(tok.specials[3]);
     }
+}
+
+/// The piece `text` merges into. Never a marker: in template text every marker's surface was
+/// cut out before BPE, so no segment holds one (upstream's ids are unchanged), and in literal
+/// text a typed marker must stay plain pieces.
+fn piece(tok: &Tokenizer, text: &str) -> Option<u32> {
+    tok.vocab.lookup(text).filter(|&id| !matches!(tok.vocab.pieces[id as usize].kind, PieceKind::UserDefined))
 }

@@ -4,9 +4,11 @@
 //!
 //! Encoding: spaces become `▁` (U+2581); with `add_dummy_prefix` (Needle 2's exporter always
 //! sets it, Needle 3 copies it from the model) one `▁` is prepended; the text is then cut at
-//! user-defined pieces (the chat markers), longest first, wherever they occur — a marker typed
-//! by the user is encoded as the marker token. Each piece between markers is BPE-merged by
-//! score ([`bpe`]); a symbol left without a piece falls back to byte pieces (or `unk`).
+//! user-defined pieces (the chat markers), longest first, wherever they occur in template text
+//! (upstream cuts everywhere, so a marker typed by a user becomes the marker token; text marked
+//! [`Span::literal`] is not cut, see [`Tokenizer::encode_spans`]). Each piece between markers is
+//! BPE-merged by score ([`bpe`]); a symbol left without a piece falls back to byte pieces (or
+//! `unk`).
 //!
 //! Decoding concatenates surfaces (byte pieces contribute their byte, control and unknown
 //! pieces nothing), decodes UTF-8 replacing invalid sequences with U+FFFD, turns `▁` into a
@@ -19,10 +21,11 @@ mod vocab;
 
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::ops::Range;
 
 pub use incremental::IncrementalDecoder;
 
-use crate::Result;
+use crate::{Error, Result};
 use vocab::Vocab;
 
 /// The word-boundary mark SentencePiece substitutes for spaces.
@@ -46,6 +49,27 @@ pub(crate) struct Piece {
     kind: PieceKind,
 }
 
+/// A run of text to encode, and whether chat markers in it are markers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span<'t> {
+    pub text: &'t str,
+    /// Markers in the text become their ids (template text); otherwise they are ordinary text.
+    pub markers: bool,
+}
+
+impl<'t> Span<'t> {
+    /// Text whose markers are the template's own (`<|im_start|>` and the like become their ids).
+    pub fn template(text: &'t str) -> Self {
+        Span { text, markers: true }
+    }
+
+    /// Text from a user, a page or a tool: a marker's text in it is encoded as plain pieces, so
+    /// it cannot close a turn or forge a tool call.
+    pub fn literal(text: &'t str) -> Self {
+        Span { text, markers: false }
+    }
+}
+
 #[derive(Clone)]
 pub struct Tokenizer {
     vocab: Vocab,
@@ -58,6 +82,8 @@ pub struct Tokenizer {
     specials: [u32; 4],
     add_dummy_prefix: bool,
     byte_fallback: bool,
+    /// See [`Tokenizer::max_token_bytes`].
+    max_token_bytes: usize,
 }
 
 impl Tokenizer {
@@ -89,7 +115,9 @@ impl Tokenizer {
         for &(_, id) in &markers {
             marker_first_byte[vocab.surface(id).as_bytes()[0] as usize] = true;
         }
+        let longest = (0..vocab.pieces.len() as u32).map(|id| vocab.surface(id).len()).max().unwrap_or(0);
         Ok(Tokenizer {
+            max_token_bytes: longest.max(4),
             vocab,
             markers,
             marker_first_byte,
@@ -140,33 +168,93 @@ impl Tokenizer {
         Some((self.vocab.surface(id), piece.kind))
     }
 
-    /// Token ids of `text`, without BOS/EOS.
+    /// Token ids of `text`, without BOS/EOS; markers in it become their ids (upstream's
+    /// behaviour, and the template's own markers).
     pub fn encode(&self, text: &str) -> Vec<u32> {
-        let mut ids = Vec::new();
-        if text.is_empty() {
-            return ids;
+        self.encode_spans(&[Span::template(text)], usize::MAX).expect("no token limit")
+    }
+
+    /// Bytes of text one token covers at most: the longest piece surface, and at least 4 (an
+    /// `unk` token covers one whole character). See [`Self::min_tokens`].
+    pub fn max_token_bytes(&self) -> usize {
+        self.max_token_bytes
+    }
+
+    /// The fewest tokens `bytes` bytes of text can encode to.
+    ///
+    /// Why this is a bound: escaping only widens the text (a space, 1 byte, becomes `▁`, 3
+    /// bytes; the dummy prefix adds 3), and every token covers a contiguous run of the escaped
+    /// text of at most [`Self::max_token_bytes`] bytes: a normal or marker piece its surface, a
+    /// byte-fallback piece one byte, `unk` one character (at most 4 bytes). The tokens tile
+    /// the escaped text, so there are at least `escaped / max ≥ bytes / max` of them.
+    pub fn min_tokens(&self, bytes: usize) -> usize {
+        bytes.div_ceil(self.max_token_bytes)
+    }
+
+    /// Token ids of the concatenated `spans` (without BOS/EOS), at most `limit` of them:
+    /// text that cannot fit is refused from its length alone, before any work, and encoding
+    /// stops at the first marker-delimited segment that overflows (`ContextFull`; `needed` is
+    /// then a lower bound). Markers are matched only inside [`Span::template`] spans: a
+    /// marker's text inside a [`Span::literal`] span is encoded as ordinary pieces. The spans
+    /// join into one text before BPE, so a text with no marker in its literal spans encodes
+    /// exactly as [`Self::encode`] encodes the concatenation.
+    pub fn encode_spans(&self, spans: &[Span<'_>], limit: usize) -> Result<Vec<u32>> {
+        let bytes: usize = spans.iter().map(|s| s.text.len()).sum();
+        if self.min_tokens(bytes) > limit {
+            return Err(Error::ContextFull { needed: self.min_tokens(bytes), max: limit });
         }
-        let mut escaped = String::with_capacity(text.len() + 3);
+        let mut ids = Vec::new();
+        if bytes == 0 {
+            return Ok(ids);
+        }
+        let mut escaped = String::with_capacity(bytes + 3);
+        // Escaped byte ranges where markers are not matched.
+        let mut literal: Vec<Range<usize>> = Vec::new();
         if self.add_dummy_prefix {
             escaped.push(META_SPACE);
         }
-        for c in text.chars() {
-            escaped.push(if c == ' ' { META_SPACE } else { c });
+        for span in spans {
+            let start = escaped.len();
+            for c in span.text.chars() {
+                escaped.push(if c == ' ' { META_SPACE } else { c });
+            }
+            if !span.markers && escaped.len() > start {
+                literal.push(start..escaped.len());
+            }
         }
         let bytes = escaped.as_bytes();
+        let mut next_literal = literal.iter().peekable();
         let (mut segment_start, mut i) = (0, 0);
         while i < bytes.len() {
-            if let Some((len, id)) = self.marker_at(&escaped[i..]) {
+            // Skip literal text whole; a marker must end before the next literal span.
+            while next_literal.peek().is_some_and(|r| r.end <= i) {
+                next_literal.next();
+            }
+            let fence = match next_literal.peek() {
+                Some(r) if r.start <= i => {
+                    i = r.end;
+                    continue;
+                }
+                Some(r) => r.start,
+                None => bytes.len(),
+            };
+            if let Some((len, id)) = self.marker_at(&escaped[i..fence]) {
                 bpe::encode_segment(self, &escaped[segment_start..i], &mut ids);
                 ids.push(id);
                 i += len;
                 segment_start = i;
+                if ids.len() > limit {
+                    return Err(Error::ContextFull { needed: ids.len(), max: limit });
+                }
             } else {
                 i += utf8_width(bytes[i]);
             }
         }
         bpe::encode_segment(self, &escaped[segment_start..], &mut ids);
-        ids
+        if ids.len() > limit {
+            return Err(Error::ContextFull { needed: ids.len(), max: limit });
+        }
+        Ok(ids)
     }
 
     fn marker_at(&self, rest: &str) -> Option<(usize, u32)> {

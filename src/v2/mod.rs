@@ -2,8 +2,9 @@
 //! incremental decoder `_forward_cached` runs it), incremental.
 //!
 //! A [`Model`] borrows the container's weights and never changes; a [`State`] holds everything
-//! one sequence needs (KV rings, Engram tails, streamed head pools, scratch), allocated once by
-//! [`Model::new_state`], so decoding does no heap work. Tokens enter through
+//! one sequence needs (KV rings, Engram tails, streamed head pools, scratch), made by
+//! [`Model::new_state`]; the KV rings grow with the sequence up to its capacity (doubling), so
+//! decoding does no heap work between growth steps. Tokens enter through
 //! [`Model::prefill`] (batched) or [`Model::step`]; both run the same per-token arithmetic, so
 //! they agree bit for bit.
 //!

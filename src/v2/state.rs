@@ -1,5 +1,5 @@
-//! Everything one Needle 2 sequence needs, allocated once: the shared stack's sequence state
-//! (KV rings, Engram tails, chunk scratch) and the streamed head pools.
+//! Everything one Needle 2 sequence needs: the shared stack's sequence state (KV rings that grow
+//! with the sequence, Engram tails, chunk scratch) and the streamed head pools.
 use alloc::vec::Vec;
 
 use super::geometry::Geometry;

@@ -1,5 +1,5 @@
-//! Everything one Needle 3 sequence needs, allocated once: the shared stack's sequence state
-//! (KV rings, conv and Engram tails, chunk scratch) and the streamed head pools.
+//! Everything one Needle 3 sequence needs: the shared stack's sequence state (KV rings that grow
+//! with the sequence, conv and Engram tails, chunk scratch) and the streamed head pools.
 use alloc::vec::Vec;
 
 use super::heads::Pool;
@@ -17,8 +17,8 @@ pub struct Options {
     pub numerics: Numerics,
     /// Blocks to run: the model's layer count, or a shallower ladder rung (2 and up).
     pub depth: usize,
-    /// Session capacity in tokens (at most the model's `max_seq_len`); sizes the global
-    /// layers' KV rings.
+    /// Session capacity in tokens (at most the model's `max_seq_len`): the most the global
+    /// layers' KV rings grow to.
     pub max_tokens: usize,
     /// Tokens [`Model::prefill`] pushes through each weight matrix at once.
     pub prefill_chunk: usize,

@@ -1,13 +1,17 @@
 //! `Session`: one loaded model and its per-sequence state, as a JS class.
 use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::vec::Vec;
 use core::mem::ManuallyDrop;
 use core::ptr::NonNull;
 
 use wasm_bindgen::prelude::*;
 
 use super::js::{error, Obj};
-use crate::json::Value;
+use crate::json::{self, Value};
+use crate::prompt::{Role, Turn};
 use crate::session::{Engine, HeadKind, KvPrecision, LoadOptions, Numerics, Request};
+use crate::tokenizer::Span;
 use crate::{Error, Result};
 
 /// A model loaded from `.cact` bytes (generation detected from the container tag).
@@ -102,9 +106,11 @@ impl Session {
         self.engine.render(query, tools_json, system.as_deref()).map_err(error)
     }
 
-    /// Token ids of `text` (no BOS).
-    pub fn encode(&self, text: &str) -> Vec<u32> {
-        self.engine.tokenizer().encode(text)
+    /// Token ids of `text` (no BOS), at most the session's capacity of them: longer text is
+    /// refused (`context_full`), from its length alone where it cannot fit.
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>, JsValue> {
+        let spans = [Span::template(text)];
+        self.engine.tokenizer().encode_spans(&spans, self.engine.info().capacity).map_err(error)
     }
 
     /// Text of token ids.
@@ -112,7 +118,21 @@ impl Session {
         self.engine.tokenizer().decode(ids)
     }
 
-    /// Renders, tokenizes and prefills a request; returns the prompt length in tokens.
+    /// Renders, tokenizes and prefills a request; returns the prompt length in tokens. What the
+    /// state already holds of the prompt is reused (a fresh session's result, bit for bit).
+    ///
+    /// `turns` (JSON text, optional): the conversation so far, oldest first,
+    /// `[{"role": "user" | "assistant" | "tool", "content": "…"}]`, rendered before `query`
+    /// (see `prompt::render_conversation`); an assistant turn's content is a previous
+    /// result's `text`, a tool turn's the JSON of the results. `date` (optional): the date
+    /// fact's value, `"YYYY-MM-DD Ddd HH:MM"` on the host's clock, prefixed to the system text
+    /// as `date: …` unless it already has one (upstream's `auto_date`).
+    ///
+    /// `require_call`: constrained, with the refusal `[]` masked (OpenAI's `tool_choice:
+    /// "required"`).
+    ///
+    /// `finish` then returns the envelope with `validation: {ungrounded: ["tool.path"],
+    /// negation}` and `usage.cached_tokens` (prompt tokens reused).
     #[allow(clippy::too_many_arguments)]
     pub fn start(
         &mut self,
@@ -127,11 +147,19 @@ impl Session {
         constrained: bool,
         extractive: bool,
         value_search: bool,
+        turns: Option<String>,
+        date: Option<String>,
+        require_call: bool,
+        allow_control_tokens: bool,
     ) -> Result<u32, JsValue> {
+        let history = turns.as_deref().map(parse_turns).transpose().map_err(error)?.unwrap_or_default();
+        let turns: Vec<Turn> = history.iter().map(|(role, text)| Turn { role: *role, text }).collect();
         let req = Request {
             query,
+            turns: &turns,
             tools_json,
             system: system.as_deref(),
+            date: date.as_deref(),
             max_tokens: count("max_tokens", max_tokens).map_err(error)?,
             temperature,
             seed: seed_from_js(seed).map_err(error)?,
@@ -140,6 +168,8 @@ impl Session {
             constrained,
             extractive,
             value_search,
+            require_call,
+            allow_control_tokens,
         };
         self.engine.start(&req).map(|n| n as u32).map_err(error)
     }
@@ -176,7 +206,7 @@ impl Session {
         self.engine.logits_for(ids).map_err(error)
     }
 
-    /// Bytes of the KV cache (allocated for the session's capacity at load).
+    /// Bytes the KV cache holds now (it grows with the sequence up to the session's capacity).
     pub fn kv_bytes(&self) -> f64 {
         self.engine.kv_bytes() as f64
     }
@@ -193,6 +223,24 @@ impl Drop for Session {
         unsafe { ManuallyDrop::drop(&mut self.engine) };
         // SAFETY: `bytes` came from Box::leak in `new`; the engine that borrowed it is gone.
         drop(unsafe { Box::from_raw(self.bytes.as_ptr()) });
+    }
+}
+
+/// Headroom [`reserve`] adds to the container for the engine's own first allocations.
+const LOAD_HEADROOM: usize = 16 << 20;
+
+/// Grows the heap once, before a container of `container_bytes` is copied in: the allocator then
+/// carves the copy and the engine's first allocations from one free block. Without it linear
+/// memory grows step by step during the load, and engines that copy the whole memory on each
+/// `memory.grow` (V8 where it cannot reserve address space) spend most of a load doing that.
+/// Best effort: a heap that cannot grow that far is left as it is (the load then reports it).
+#[wasm_bindgen]
+pub fn reserve(container_bytes: f64) {
+    let Ok(n) = count("container_bytes", container_bytes) else { return };
+    let mut block: Vec<u8> = Vec::new();
+    if block.try_reserve_exact(n.saturating_add(LOAD_HEADROOM)).is_ok() {
+        // Keeps the allocation from being optimised away; freeing it returns it to the heap.
+        core::hint::black_box(&mut block);
     }
 }
 
@@ -219,6 +267,26 @@ fn load_options(kv: Option<&str>, numerics: Option<&str>, layers: Option<f64>, c
     let layers = layers.map(|v| count("layers", v)).transpose()?;
     let max_tokens = context.map(|v| count("context", v)).transpose()?;
     Ok(LoadOptions { kv, numerics, layers, max_tokens })
+}
+
+/// A conversation's turns from `[{"role", "content"}]` JSON.
+fn parse_turns(text: &str) -> Result<Vec<(Role, String)>> {
+    let bad = |reason| Error::InvalidArgument { name: "turns", reason };
+    let value = json::parse(text)?;
+    let items = value.as_array().ok_or(bad("expected an array of {role, content}"))?;
+    items
+        .iter()
+        .map(|item| {
+            let role = match item.get("role").and_then(Value::as_str) {
+                Some("user") => Role::User,
+                Some("assistant") => Role::Assistant,
+                Some("tool") => Role::Tool,
+                _ => return Err(bad("role must be \"user\", \"assistant\" or \"tool\"")),
+            };
+            let content = item.get("content").and_then(Value::as_str).ok_or(bad("content must be a string"))?;
+            Ok((role, String::from(content)))
+        })
+        .collect()
 }
 
 /// A JS number used as a count: a whole number from 0 to 2^32 - 1.

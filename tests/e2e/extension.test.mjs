@@ -1,7 +1,8 @@
 // The offline browser extension in Chromium (Playwright, Debian's /usr/bin/chromium): assembled by
 // tools/extension.mjs, loaded unpacked, its popup page answers from the bundled model with the
 // network switched off and gives the native CLI's calls (schema-constrained, extractive by
-// default); its choices survive a reopening; its options page swaps in another model.
+// default); its choices survive a reopening, which reuses the engine in the offscreen document
+// (no model reload); its options page swaps in another model.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -59,10 +60,14 @@ after(async () => {
   for (const d of [dir, profile]) if (d) rmSync(d, { recursive: true, force: true });
 });
 
+let firstOpenMs;
+
 test('the popup loads the bundled model with the network off', async () => {
   await context.setOffline(true);
+  const t0 = Date.now();
   await page.goto(popupUrl);
   await waitState('ready', 'error');
+  firstOpenMs = Date.now() - t0;
   assert.equal(await page.evaluate(() => document.body.dataset.state), 'ready', await page.textContent('#status'));
   assert.match(await page.textContent('#model-info'), /Needle 3 .* simd/);
   const options = await page.$$eval('#preset option', (os) => os.map((o) => o.textContent));
@@ -89,14 +94,41 @@ test('its calls are the native CLI\'s, values searched whole: extractive by defa
   assert.deepEqual(requests.filter((u) => !u.startsWith('chrome-extension://')), []);
 });
 
-test('a reopened popup keeps the tool set, the request and the toggle', async () => {
+test('a reopened popup keeps the tool set, the request and the toggle, and reuses the loaded engine', async () => {
+  const firstLoad = await page.evaluate(() => document.body.dataset.modelLoadedAt);
+  const t0 = Date.now();
   await page.goto(popupUrl);
   await waitState('ready', 'error');
+  const reopenMs = Date.now() - t0;
+  console.log(`popup ready: first open ${firstOpenMs} ms (engine document started, model loaded), second open ${reopenMs} ms`);
+  assert.ok(firstLoad, 'the first open reported when its model was loaded');
+  assert.equal(await page.evaluate(() => document.body.dataset.modelLoadedAt), firstLoad, 'the model was not loaded again');
   assert.equal(await page.$eval('#preset', (s) => s.selectedOptions[0].textContent), 'Productivity (environment)');
   assert.equal(await page.inputValue('#query'), 'Create a task called quarterly budget review due Friday');
   assert.equal(await page.isChecked('#extractive'), false);
   await context.setOffline(false);
   assert.deepEqual(pageErrors, []);
+});
+
+test('a popup cancels a generation in the shared engine with an abort message', async () => {
+  const outcome = await page.evaluate(async () => {
+    const { connectEngine } = await import('./pkg/host/extension.js');
+    const engine = await connectEngine();
+    const stop = new AbortController();
+    let tokens = 0;
+    try {
+      await engine.complete('Turn on the kitchen lights and tell me a long story', {
+        maxTokens: 2000, temperature: 1, seed: 3, signal: stop.signal, onToken: () => ++tokens === 2 && stop.abort(),
+      });
+      return { finished: true };
+    } catch (e) {
+      return { code: e.code, name: e.name, stop: e.result && e.result.stop_reason, tokens };
+    } finally {
+      engine.close();
+    }
+  });
+  assert.deepEqual({ code: outcome.code, name: outcome.name, stop: outcome.stop }, { code: 'aborted', name: 'AbortError', stop: 'aborted' }, JSON.stringify(outcome));
+  assert.ok(outcome.tokens < 50, `stopped within a few tokens (${outcome.tokens})`);
 });
 
 test('the options page swaps in a model from a file; the popup runs it offline, then the bundled one again', async () => {

@@ -1,4 +1,5 @@
-// The default model bundled in the npm package: Needle.load() with no source, its integrity check,
+// The default model in the npm package (its own entry, needle-web/default-model): Needle.load() with
+// no source, its integrity check,
 // the environments export, the Node example (against the native CLI's embedded model) and the published file list.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -7,7 +8,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { Needle, defaultModel } from '../../pkg/index.js';
+import { Needle } from '../../pkg/index.js';
+import { defaultModel } from '../../pkg/default-model.js';
 import { environments } from '../../pkg/environments.js';
 import { ROOT, cli } from './helpers.mjs';
 

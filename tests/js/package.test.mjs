@@ -1,9 +1,9 @@
-// The npm package on the real wasm builds (inline host in Node): parity with the native CLI,
+// The npm package on the real wasm builds (a worker_threads host in Node): parity with the native CLI,
 // streaming, abort, queueing, typed errors and load sources.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import { Needle, NeedleError } from '../../pkg/index.js';
 import { startServer } from '../../tools/serve.mjs';
@@ -25,7 +25,7 @@ after(async () => {
 });
 
 test('the SIMD128 build runs where WebAssembly validates SIMD, the baseline build when asked', async () => {
-  assert.equal(needle.info.thread, 'inline', 'Node has no Worker: the engine runs inline');
+  assert.equal(needle.info.thread, 'worker', 'in Node the engine runs in a worker_threads Worker');
   assert.equal(needle.info.variant, 'simd');
   const base = await Needle.load(BYTES, { simd: false });
   try {
@@ -136,18 +136,24 @@ test('wasm logits equal the native CLI logits: bit for bit on the baseline build
   assert.ok(worst <= 1e-5 * scale, `max |simd - native| = ${worst} (scale ${scale})`);
 });
 
-test('per-request layers, kv and numerics match the CLI with the same flags, and hold for that request only', async (t) => {
-  const rungs = caseOf(MODEL)?.rungs ?? [];
-  if (rungs.length === 0) return t.skip('the default model has no depth-ladder rung');
-  const depth = rungs[0].depth;
+test('per-request layers, kv and numerics match the CLI with the same flags, and hold for that request only', async () => {
+  // A committed fixture with a depth-ladder rung, so this runs whatever the default model is.
+  const fixture = fileURLToPath(new URL('../fixtures/v3/eos_confidence_rung/model.cact', import.meta.url));
+  const [rung] = caseOf(fixture).rungs;
+  const depth = rung.depth;
   const flags = ['--layers', String(depth), '--kv', 'f32', '--numerics', 'deploy'];
-  const native = nativeRun(MODEL, QUERY, SMART_HOME_TOOLS, ['--max-tokens', '12', ...flags]);
+  const native = nativeRun(fixture, QUERY, SMART_HOME_TOOLS, ['--max-tokens', '12', ...flags]);
   const opts = { tools: SMART_HOME_TOOLS, maxTokens: 12 };
-  const plain = await needle.complete(QUERY, opts);
-  const shallow = await needle.complete(QUERY, { ...opts, layers: depth, kv: 'f32', numerics: 'deploy' });
-  assertSameAsNative(shallow, native, false);
-  assert.notDeepEqual(shallow.tokens, plain.tokens, 'the rung changes the output');
-  assert.deepEqual((await needle.complete(QUERY, opts)).tokens, plain.tokens, 'the next request is back to the load options');
+  const model = await Needle.load(new Uint8Array(readFileSync(fixture)));
+  try {
+    const plain = await model.complete(QUERY, opts);
+    const shallow = await model.complete(QUERY, { ...opts, layers: depth, kv: 'f32', numerics: 'deploy' });
+    assertSameAsNative(shallow, native, false);
+    assert.notDeepEqual(shallow.tokens, plain.tokens, 'the rung changes the output');
+    assert.deepEqual((await model.complete(QUERY, opts)).tokens, plain.tokens, 'the next request is back to the load options');
+  } finally {
+    model.dispose();
+  }
 });
 
 test('stream yields every token as it is generated, then the final result', async () => {

@@ -1,13 +1,23 @@
 //! Hand-written option parsing shared by the subcommands: options are taken out by name, and
 //! whatever is left over is an error, so every command rejects what it does not understand.
+//!
+//! Arguments arrive as the OS gave them (`args_os`): a value that is not UTF-8 is refused as
+//! `invalid_argument` (exit 1) when its option is taken, never a panic.
+use std::ffi::OsString;
+
 use crate::Failure;
 
 pub struct Args {
-    rest: Vec<String>,
+    rest: Vec<OsString>,
+}
+
+/// The refusal of a value (or a stray argument) that is not UTF-8.
+fn not_utf8(name: &'static str) -> Failure {
+    Failure::Needle(needle_web::Error::InvalidArgument { name, reason: "not valid UTF-8" })
 }
 
 impl Args {
-    pub fn new(rest: Vec<String>) -> Self {
+    pub fn new(rest: Vec<OsString>) -> Self {
         Self { rest }
     }
 
@@ -19,23 +29,26 @@ impl Args {
     }
 
     /// Removes `--name VALUE` or `--name=VALUE` and returns the value.
-    pub fn value(&mut self, name: &str) -> Result<Option<String>, Failure> {
+    pub fn value(&mut self, name: &'static str) -> Result<Option<String>, Failure> {
         let prefix = format!("{name}=");
-        let Some(i) = self.rest.iter().position(|a| a == name || a.starts_with(&prefix)) else {
+        let is_option = |a: &OsString| a == name || a.as_encoded_bytes().starts_with(prefix.as_bytes());
+        let Some(i) = self.rest.iter().position(is_option) else {
             return Ok(None);
         };
         let arg = self.rest.remove(i);
-        if let Some(v) = arg.strip_prefix(&prefix) {
-            return Ok(Some(v.to_string()));
+        if arg != name {
+            let value = &arg.as_encoded_bytes()[prefix.len()..];
+            return std::str::from_utf8(value).map(|v| Some(v.to_string())).map_err(|_| not_utf8(name));
         }
-        if i < self.rest.len() && !self.rest[i].starts_with("--") {
-            return Ok(Some(self.rest.remove(i)));
+        let next_is_value = self.rest.get(i).is_some_and(|a| !a.as_encoded_bytes().starts_with(b"--"));
+        if next_is_value {
+            return self.rest.remove(i).into_string().map(Some).map_err(|_| not_utf8(name));
         }
         Err(Failure::Usage(format!("{name} needs a value")))
     }
 
     /// Like [`Self::value`], but the option must be present.
-    pub fn required(&mut self, name: &str) -> Result<String, Failure> {
+    pub fn required(&mut self, name: &'static str) -> Result<String, Failure> {
         self.value(name)?.ok_or_else(|| Failure::Usage(format!("{name} is required")))
     }
 
@@ -43,7 +56,10 @@ impl Args {
     pub fn finish(self) -> Result<(), Failure> {
         match self.rest.first() {
             None => Ok(()),
-            Some(a) => Err(Failure::Usage(format!("unexpected argument '{a}'"))),
+            Some(a) => match a.to_str() {
+                Some(a) => Err(Failure::Usage(format!("unexpected argument '{a}'"))),
+                None => Err(not_utf8("argument")),
+            },
         }
     }
 }

@@ -4,6 +4,8 @@
 use std::fmt::Write as _;
 
 use needle_web::container::{self, Container, Field, NamedTensor};
+use needle_web::tokenizer::Tokenizer;
+use needle_web::{v2, v3};
 
 use crate::model;
 use crate::{Args, Failure};
@@ -15,8 +17,20 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
     let json = args.flag("--json");
     args.finish()?;
     let c = container::parse(&model.bytes)?;
+    check_runnable(&c)?;
     let out = if json { render_json(&c, model.bytes.len()) } else { render_text(&c, &model.source, model.bytes.len()) };
     print!("{out}");
+    Ok(())
+}
+
+/// Refuses what `run` would refuse when loading: the tokenizer and the model built from the
+/// container (geometry the forward pass cannot run), so a file `inspect` accepts loads.
+fn check_runnable(c: &Container<'_>) -> Result<(), Failure> {
+    Tokenizer::from_blob(c.tokenizer())?;
+    match c {
+        Container::V3(c) => drop(v3::Model::new(c)?),
+        Container::V2(c) => drop(v2::Model::new(c)?),
+    }
     Ok(())
 }
 

@@ -4,6 +4,8 @@
 //! `USAGE` line, and is listed once in [`COMMANDS`].
 mod args;
 mod bench;
+mod chat;
+mod extract;
 mod inspect;
 mod logits;
 mod model;
@@ -24,6 +26,8 @@ pub enum Failure {
     Needle(needle_web::Error),
     /// The input could not be read or the output written (exit 1).
     Io(String, std::io::Error),
+    /// Strict extraction found values the input does not license (exit 1): their paths.
+    Ungrounded(Vec<String>),
 }
 
 impl From<needle_web::Error> for Failure {
@@ -41,6 +45,8 @@ struct Command {
 const COMMANDS: &[Command] = &[
     Command { name: "inspect", usage: inspect::USAGE, run: inspect::run },
     Command { name: "run", usage: run::USAGE, run: run::run },
+    Command { name: "chat", usage: chat::USAGE, run: chat::run },
+    Command { name: "extract", usage: extract::USAGE, run: extract::run },
     Command { name: "logits", usage: logits::USAGE, run: logits::run },
     Command { name: "tokenize", usage: tokenize::USAGE, run: tokenize::run },
     Command { name: "detokenize", usage: tokenize::DETOKENIZE_USAGE, run: tokenize::detokenize },
@@ -62,11 +68,12 @@ fn usage() -> String {
 }
 
 fn main() -> ExitCode {
-    let mut argv = std::env::args().skip(1);
+    let mut argv = std::env::args_os().skip(1);
     let Some(name) = argv.next() else {
         eprint!("{}", usage());
         return ExitCode::from(2);
     };
+    let name = name.to_string_lossy().into_owned();
     if matches!(name.as_str(), "help" | "-h" | "--help") {
         print!("{}", usage());
         return ExitCode::SUCCESS;
@@ -87,6 +94,10 @@ fn main() -> ExitCode {
         }
         Err(Failure::Io(what, e)) => {
             eprintln!("needle {name}: {what}: {e}");
+            ExitCode::from(1)
+        }
+        Err(Failure::Ungrounded(paths)) => {
+            eprintln!("needle {name}: values not grounded in the input: {} [ungrounded]", paths.join(", "));
             ExitCode::from(1)
         }
     }

@@ -44,8 +44,28 @@ pub fn options(args: &mut Args) -> Result<LoadOptions, Failure> {
     Ok(LoadOptions { kv, numerics, layers: number(args, "--layers")?, max_tokens: number(args, "--max-context")? })
 }
 
+/// Takes `--date "YYYY-MM-DD Ddd HH:MM"` or `--auto-date` (this machine's clock, in UTC: the
+/// CLI carries no time-zone data): the date fact's value, prefixed to the system text by
+/// upstream's `auto_date` rule. Neither: no date fact, the prompt as upstream's one-shot CLI
+/// renders it.
+pub fn date(args: &mut Args) -> Result<Option<String>, Failure> {
+    let auto = args.flag("--auto-date");
+    match (args.value("--date")?, auto) {
+        (Some(_), true) => Err(Failure::Usage("--date and --auto-date both give the date: pass one".into())),
+        (Some(date), false) => Ok(Some(date)),
+        (None, true) => Ok(Some(clock_date())),
+        (None, false) => Ok(None),
+    }
+}
+
+/// The date fact's value for now, in UTC.
+pub fn clock_date() -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+    needle_web::grounding::fact_from_unix(secs, 0)
+}
+
 /// Takes an optional numeric option.
-pub fn number<T: std::str::FromStr>(args: &mut Args, name: &str) -> Result<Option<T>, Failure> {
+pub fn number<T: std::str::FromStr>(args: &mut Args, name: &'static str) -> Result<Option<T>, Failure> {
     args.value(name)?
         .map(|v| v.parse().map_err(|_| Failure::Usage(format!("{name} must be a number, not '{v}'"))))
         .transpose()

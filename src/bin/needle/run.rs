@@ -9,33 +9,24 @@ use crate::model::{self, ms_since, number};
 use crate::presets;
 use crate::{Args, Failure};
 
-pub const USAGE: &str = "run [--model F] --query Q [--preset NAME | --tools T.json] [--system S] [--max-tokens N] \
-[--temperature X --seed N] [--top-k K] [--top-p P] [--constrained] [--extractive] [--value-search] [--kv f32|int8] [--numerics exact|deploy] \
+pub const USAGE: &str = "run [--model F] (--query Q | --query-file F) [--preset NAME | --tools T.json] [--system S] [--date D | --auto-date] [--max-tokens N] \
+[--temperature X --seed N] [--top-k K] [--top-p P] [--constrained] [--extractive] [--value-search] [--require-call] [--raw-markers] [--kv f32|int8] [--numerics exact|deploy] \
 [--layers N] [--max-context N] [--json]";
 
 pub fn run(mut args: Args) -> Result<(), Failure> {
     let model = model::read(&mut args)?;
     let options = model::options(&mut args)?;
-    let query = args.required("--query")?;
-    let preset = args.value("--preset")?.map(|name| presets::get(&name)).transpose()?;
-    let tools = match (args.value("--tools")?, &preset) {
-        (Some(_), Some(_)) => return Err(Failure::Usage("--preset and --tools both give the tools: pass one".into())),
-        (Some(path), None) => std::fs::read_to_string(&path).map_err(|e| Failure::Io(path, e))?,
-        (None, Some(p)) => p.tools.clone(),
-        (None, None) => String::new(),
+    // --query-file: a query longer than one command-line argument may be (128 KiB on Linux).
+    let query = match args.value("--query-file")? {
+        Some(path) => std::fs::read_to_string(&path).map_err(|e| Failure::Io(path, e))?,
+        None => args.required("--query")?,
     };
-    // An explicit --system replaces the preset's.
-    let system = args.value("--system")?.or_else(|| preset.and_then(|p| p.system));
+    let (tools, system) = presets::tools_and_system(&mut args)?;
+    let date = model::date(&mut args)?;
     let mut req = Request::new(&query, &tools);
     req.system = system.as_deref();
-    req.max_tokens = number(&mut args, "--max-tokens")?.unwrap_or(req.max_tokens);
-    req.temperature = number(&mut args, "--temperature")?.unwrap_or(req.temperature);
-    req.seed = number(&mut args, "--seed")?.unwrap_or(req.seed);
-    req.top_k = number(&mut args, "--top-k")?.unwrap_or(req.top_k);
-    req.top_p = number(&mut args, "--top-p")?.unwrap_or(req.top_p);
-    req.constrained = args.flag("--constrained");
-    req.extractive = args.flag("--extractive");
-    req.value_search = args.flag("--value-search");
+    req.date = date.as_deref();
+    decoding(&mut args, &mut req)?;
     let json = args.flag("--json");
     args.finish()?;
 
@@ -83,5 +74,21 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
         );
         eprintln!("{}", completion.to_value().to_json());
     }
+    Ok(())
+}
+
+/// Takes the decoding options (`--max-tokens`, `--temperature`, `--seed`, `--top-k`, `--top-p`,
+/// `--constrained`, `--extractive`, `--value-search`) into `req`.
+pub fn decoding(args: &mut Args, req: &mut Request) -> Result<(), Failure> {
+    req.max_tokens = number(args, "--max-tokens")?.unwrap_or(req.max_tokens);
+    req.temperature = number(args, "--temperature")?.unwrap_or(req.temperature);
+    req.seed = number(args, "--seed")?.unwrap_or(req.seed);
+    req.top_k = number(args, "--top-k")?.unwrap_or(req.top_k);
+    req.top_p = number(args, "--top-p")?.unwrap_or(req.top_p);
+    req.constrained = args.flag("--constrained");
+    req.extractive = args.flag("--extractive");
+    req.value_search = args.flag("--value-search");
+    req.require_call = args.flag("--require-call");
+    req.allow_control_tokens = args.flag("--raw-markers");
     Ok(())
 }

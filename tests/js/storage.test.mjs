@@ -1,13 +1,14 @@
-// cache.js: downloads, Cache Storage entries with their length and hash, integrity, eviction.
-// Node has no Cache Storage, so these tests install an in-memory one; the browser e2e test runs the
-// same paths against Chromium's.
+// pkg/storage: downloads, Cache Storage entries with their length and hash, integrity, eviction.
+// Node has no Cache Storage, so these tests install an in-memory one; the browser e2e tests run the
+// same paths against Chromium's (tests/e2e/storage.test.mjs: fallbacks, quota).
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { fetchModel, isCached, evict, cacheUsage, integrityHex, CACHE_NAME } from '../../pkg/cache.js';
+import { isCached, evict, cacheUsage, CACHE_NAME } from '../../pkg/storage/index.js';
+import { fetchModel, integrityHex } from '../../pkg/storage/model.js';
 import { startServer } from '../../tools/serve.mjs';
 import { FakeCaches, tempDir } from './helpers.mjs';
 
@@ -122,6 +123,7 @@ test('cache: false neither reads nor writes the cache', async () => {
 test('cacheUsage lists stored models with their sizes and evict removes them', async () => {
   await fetchModel(url);
   const usage = await cacheUsage();
+  assert.equal(usage.backend, 'cache-api');
   assert.equal(usage.models.length, 1);
   assert.equal(usage.models[0].url, url);
   assert.equal(usage.models[0].bytes, BODY.length);

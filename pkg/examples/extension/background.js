@@ -1,0 +1,3 @@
+import { onEnsureEngine } from './needle-web/host/extension.js';
+
+onEnsureEngine('engine.html');

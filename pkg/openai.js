@@ -1,0 +1,229 @@
+// An OpenAI-compatible surface, in the shape WebLLM users already write:
+//
+//   const r = await needle.chat.completions.create({ messages, tools, tool_choice: 'auto' });
+//   r.choices[0].message.tool_calls; // [{ id, type: 'function', function: { name, arguments: '{"room":"kitchen"}' } }]
+//   messages.push(r.choices[0].message, { role: 'tool', tool_call_id, content: JSON.stringify(result) });
+//
+// Messages map onto a conversation: system messages are the system text, `user` and `assistant`
+// messages are turns, consecutive `tool` messages are one tool-result turn (the JSON list of their
+// results, as the agent loop sends). `tool_choice` maps onto constrained decoding, which is on:
+// 'auto' any call or the refusal, 'required' a call (the refusal `[]` masked), `{function: {name}}`
+// only that tool, called; 'none' offers no tools (only the refusal can be written).
+import { NeedleError } from './protocol.js';
+import { toolName } from './tools.js';
+import { toolResultsText } from './conversation.js';
+
+// Assistant messages this surface returned -> the completion text the model generated, so a
+// message fed back replays exactly (reasoning included) and the engine's prefix cache holds.
+const generated = new WeakMap();
+
+const bad = (message) => new NeedleError('invalid_argument', message);
+
+function randomId(prefix) {
+  const bytes = new Uint8Array(12);
+  globalThis.crypto.getRandomValues(bytes);
+  return prefix + Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** The text of a message's content: a string, or the text parts of an array of parts. */
+function contentText(content) {
+  if (content === undefined || content === null) return '';
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((part) => {
+        if (part && part.type === 'text' && typeof part.text === 'string') return part.text;
+        throw bad(`unsupported content part ${part && part.type}: Needle reads text only`);
+      })
+      .join('');
+  }
+  throw bad('message content must be a string or an array of text parts');
+}
+
+/** An assistant message as the completion text the model writes. */
+function assistantText(message) {
+  if (generated.has(message)) return generated.get(message);
+  const calls = message.tool_calls || [];
+  if (calls.length === 0) return contentText(message.content) || '<tool_call>[]</tool_call>';
+  const list = calls.map((c) => {
+    const fn = (c && c.function) || {};
+    let args = fn.arguments ?? '{}';
+    if (typeof args === 'string') {
+      try {
+        args = JSON.parse(args || '{}');
+      } catch (e) {
+        throw bad(`tool call ${fn.name}: arguments are not JSON (${e.message})`);
+      }
+    }
+    return { name: String(fn.name), arguments: args };
+  });
+  return `<tool_call>${JSON.stringify(list)}</tool_call>`;
+}
+
+/** A tool message's content as a result value: its JSON when it is JSON, else the text. */
+function toolResult(message) {
+  const text = contentText(message.content);
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** `{system, turns, last}`: the conversation before the new turn, and the new turn. */
+export function messagesToTurns(messages) {
+  if (!Array.isArray(messages) || messages.length === 0) throw bad('messages must be a non-empty array');
+  const system = [];
+  const turns = [];
+  let results = null; // the tool-result turn being collected
+  const flush = () => {
+    if (results) turns.push({ role: 'tool', content: toolResultsText(results) });
+    results = null;
+  };
+  for (const m of messages) {
+    const role = m && m.role;
+    if (role === 'tool') {
+      (results ??= []).push(toolResult(m));
+      continue;
+    }
+    flush();
+    if (role === 'system' || role === 'developer') {
+      if (turns.length) throw bad('system messages must come before the conversation: Needle has one system text');
+      system.push(contentText(m.content));
+    } else if (role === 'user') {
+      turns.push({ role: 'user', content: contentText(m.content) });
+    } else if (role === 'assistant') {
+      turns.push({ role: 'assistant', content: assistantText(m) });
+    } else {
+      throw bad(`unknown message role ${role}`);
+    }
+  }
+  flush();
+  const last = turns.pop();
+  if (!last || last.role === 'assistant') throw bad('the last message must be from the user or a tool');
+  return { system: system.length ? system.join('\n') : undefined, turns, last };
+}
+
+/** `{tools, requireCall}` for a tool_choice. */
+function chooseTools(tools, choice) {
+  const list = tools ?? [];
+  if (!Array.isArray(list)) throw bad('tools must be an array');
+  if (choice === undefined || choice === null || choice === 'auto') return { tools: list, requireCall: false };
+  if (choice === 'none') return { tools: [], requireCall: false };
+  if (choice === 'required') {
+    if (list.length === 0) throw bad("tool_choice 'required' needs tools");
+    return { tools: list, requireCall: true };
+  }
+  const name = choice && choice.function && choice.function.name;
+  if (typeof name !== 'string') throw bad("tool_choice must be 'none', 'auto', 'required' or {type: 'function', function: {name}}");
+  const only = list.filter((t) => toolName(t) === name);
+  if (only.length === 0) throw bad(`tool_choice names ${name}, which is not among the tools`);
+  return { tools: only, requireCall: true };
+}
+
+/** The answer text outside the reasoning and the tool-call markup, as far as it is written. */
+export function visibleText(text) {
+  let out = text.split('<|im_end|>')[0];
+  out = out.replace(/<think>[\s\S]*?(<\/think>|$)/g, '').replace(/<tool_call>[\s\S]*?(<\/tool_call>|$)/g, '');
+  // Hold back what may be the start of a marker still being written.
+  const open = out.lastIndexOf('<');
+  if (open >= 0 && !out.slice(open).includes('>') && ['<think>', '<tool_call>', '<|im_end|>'].some((m) => m.startsWith(out.slice(open)))) {
+    out = out.slice(0, open);
+  }
+  return out;
+}
+
+function finishReason(result) {
+  if (result.stop_reason === 'max_tokens' || result.stop_reason === 'context_full') return 'length';
+  return result.function_calls.length ? 'tool_calls' : 'stop';
+}
+
+function toolCalls(result) {
+  return result.function_calls.map((call) => ({
+    id: randomId('call_'),
+    type: 'function',
+    function: { name: call.name, arguments: JSON.stringify(call.arguments ?? {}) },
+  }));
+}
+
+function usage(result) {
+  const { prompt_tokens, completion_tokens } = result.usage;
+  return { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens };
+}
+
+/** The complete() options of a request (validated), and the new turn's text. */
+function toRequest(body) {
+  if (!body || typeof body !== 'object') throw bad('create() needs a request object');
+  const { system, turns, last } = messagesToTurns(body.messages);
+  const { tools, requireCall } = chooseTools(body.tools, body.tool_choice);
+  if ((body.n ?? 1) !== 1) throw bad('n must be 1');
+  const options = {
+    tools,
+    system,
+    // A tool-result turn is the last of `turns`, with no new user query (conversation.js).
+    turns: last.role === 'tool' ? [...turns, last] : turns,
+    constrained: true,
+    requireCall,
+    maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
+    temperature: body.temperature ?? undefined,
+    seed: body.seed ?? undefined,
+    topP: body.top_p ?? undefined,
+  };
+  return { text: last.role === 'tool' ? '' : last.content, options };
+}
+
+/** `needle.chat.completions`. */
+export class Completions {
+  #needle;
+
+  constructor(needle) {
+    this.#needle = needle;
+  }
+
+  /**
+   * A chat completion (`stream: false`), or an async iterable of chunks (`stream: true`).
+   * `options.signal` aborts (as the OpenAI SDK's second argument).
+   */
+  async create(body, options = {}) {
+    const { text, options: request } = toRequest(body);
+    const meta = { id: randomId('chatcmpl-'), created: Math.floor(Date.now() / 1000), model: body.model ?? 'needle' };
+    if (body.stream) return this.#chunks(text, { ...request, signal: options.signal }, meta, body.stream_options);
+    const result = await this.#needle.complete(text, { ...request, signal: options.signal });
+    const calls = toolCalls(result);
+    const message = { role: 'assistant', content: visibleText(result.text) || null };
+    if (calls.length) message.tool_calls = calls;
+    generated.set(message, result.text);
+    return {
+      ...meta,
+      object: 'chat.completion',
+      choices: [{ index: 0, message, finish_reason: finishReason(result), logprobs: null }],
+      usage: usage(result),
+    };
+  }
+
+  async *#chunks(text, request, meta, streamOptions) {
+    const chunk = (delta, finish = null) => ({
+      ...meta,
+      object: 'chat.completion.chunk',
+      choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+    });
+    yield chunk({ role: 'assistant', content: '' });
+    let raw = '';
+    let shown = '';
+    for await (const item of this.#needle.stream(text, request)) {
+      if (!('token' in item)) {
+        const calls = toolCalls(item);
+        if (calls.length) yield chunk({ tool_calls: calls.map((c, index) => ({ index, ...c })) });
+        yield chunk({}, finishReason(item));
+        if (streamOptions && streamOptions.include_usage) yield { ...meta, object: 'chat.completion.chunk', choices: [], usage: usage(item) };
+        return;
+      }
+      raw += item.text;
+      const visible = visibleText(raw);
+      if (visible.length > shown.length && visible.startsWith(shown)) {
+        yield chunk({ content: visible.slice(shown.length) });
+        shown = visible;
+      }
+    }
+  }
+}

@@ -1,0 +1,126 @@
+// A model download that survives a cut connection: the bytes already received are kept and the
+// rest is asked for with `Range: bytes=N-` (where the server advertised `Accept-Ranges: bytes`),
+// guarded by `If-Range` with the first response's validator, so a file changed in between is
+// fetched whole instead of spliced. Bounded retries with exponential backoff; progress counts on.
+import { NeedleError } from '../protocol.js';
+import { concat, readBody } from './body.js';
+
+const RETRIES = 4;
+const BACKOFF_MS = 200;
+
+const sleep = (ms, signal) =>
+  new Promise((ok, fail) => {
+    const t = setTimeout(ok, ms);
+    if (signal) signal.addEventListener('abort', () => (clearTimeout(t), fail(new NeedleError('aborted', 'load aborted'))), { once: true });
+  });
+
+/** `If-Range` needs a strong validator: a strong ETag, else Last-Modified. */
+function validatorOf(response) {
+  const etag = response.headers.get('etag');
+  if (etag && !etag.startsWith('W/')) return etag;
+  return response.headers.get('last-modified');
+}
+
+/** Where the server says a 206 body starts (`Content-Range: bytes 100-999/1000`), or null. */
+function rangeStart(response) {
+  const m = /^bytes (\d+)-\d+\/(\d+|\*)$/.exec(response.headers.get('content-range') || '');
+  return m ? Number(m[1]) : null;
+}
+
+/**
+ * The `fetch` option: a function (called like fetch) or `{ headers }` added to each request (a
+ * model behind auth). Returns a fetch-like function.
+ */
+export function fetcher(option) {
+  if (typeof option === 'function') return option;
+  const base = option && option.headers;
+  return (url, init) => {
+    const headers = new Headers(base || undefined);
+    for (const [k, v] of new Headers(init.headers || undefined)) headers.set(k, v);
+    return globalThis.fetch(url, { ...init, headers });
+  };
+}
+
+/**
+ * Downloads `url` to one Uint8Array. options: { fetch, signal, onProgress, log, retries, backoffMs }.
+ * `log.info` hears each resume; failures reject with a NeedleError ('fetch_failed' or 'aborted').
+ */
+export async function download(url, options = {}) {
+  const { signal, log } = options;
+  const onProgress = options.onProgress || (() => {});
+  const doFetch = fetcher(options.fetch);
+  const retries = options.retries ?? RETRIES;
+  const backoffMs = options.backoffMs ?? BACKOFF_MS;
+  let chunks = [];
+  let loaded = 0;
+  let total = null;
+  let validator = null;
+  let resumable = false;
+  let failures = 0;
+
+  const retry = async (why) => {
+    if (signal && signal.aborted) throw new NeedleError('aborted', 'load aborted');
+    if (failures >= retries) throw new NeedleError('fetch_failed', `GET ${url}: ${why} (after ${failures + 1} tries)`);
+    const wait = backoffMs * 2 ** failures;
+    failures += 1;
+    if (!resumable && loaded > 0) {
+      chunks = [];
+      loaded = 0;
+    }
+    if (log) log.info(`needle-web: ${why}; ${loaded ? `resuming at byte ${loaded}` : 'starting again'} in ${wait} ms`);
+    await sleep(wait, signal);
+  };
+
+  for (;;) {
+    const headers = {};
+    if (loaded > 0) {
+      headers.range = `bytes=${loaded}-`;
+      if (validator) headers['if-range'] = validator;
+    }
+    let response;
+    try {
+      response = await doFetch(url, { signal, headers, credentials: 'same-origin' });
+    } catch (e) {
+      if (signal && signal.aborted) throw new NeedleError('aborted', 'load aborted');
+      await retry(`the request failed (${e.message})`);
+      continue;
+    }
+    if (loaded > 0 && response.status === 206 && rangeStart(response) === loaded) {
+      // The rest of the same file: append to what we hold.
+    } else if (response.ok && response.status !== 206) {
+      // A whole file: the first response, or the server ignored the range (or the file changed).
+      chunks = [];
+      loaded = 0;
+      const length = Number(response.headers.get('content-length'));
+      total = Number.isFinite(length) && length > 0 && !response.headers.get('content-encoding') ? length : null;
+      validator = validatorOf(response);
+      resumable = response.headers.get('accept-ranges') === 'bytes' && total !== null;
+    } else if (response.status >= 500 || response.status === 206) {
+      await retry(`HTTP ${response.status}`);
+      continue;
+    } else {
+      throw new NeedleError('fetch_failed', `GET ${url}: HTTP ${response.status} ${response.statusText}`.trim(), {
+        status: response.status,
+      });
+    }
+    try {
+      await readBody(response, 'download', onProgress, signal, {
+        start: loaded,
+        total,
+        sink: (chunk) => {
+          chunks.push(chunk);
+          loaded += chunk.length;
+        },
+      });
+    } catch (e) {
+      if (e instanceof NeedleError && e.code === 'aborted') throw e;
+      await retry(`the connection was lost after ${loaded} bytes (${e.message})`);
+      continue;
+    }
+    if (total !== null && loaded < total) {
+      await retry(`the body ended after ${loaded} of ${total} bytes`);
+      continue;
+    }
+    return concat(chunks, loaded);
+  }
+}

@@ -1,0 +1,15 @@
+//! The session: where the model generations meet the text layer.
+//!
+//! [`Engine`] (engine.rs) runs one request at a time over the generation-agnostic model
+//! and state (net.rs); [`Request`], [`Token`] and [`Completion`] (request.rs) are what crosses its edge;
+//! value search (search.rs) is a decoding mode of the engine.
+mod engine;
+mod net;
+mod prefix;
+mod request;
+mod search;
+
+pub use engine::{Engine, LoadOptions, ModelInfo};
+pub use request::{Completion, Request, StopReason, Token};
+
+pub use crate::v3::{HeadKind, KvPrecision, Numerics};

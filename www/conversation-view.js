@@ -1,0 +1,67 @@
+// The Conversation tab: turns with the tools and settings of the editor, every turn kept in
+// context until "New conversation" (or a change of tools or system prompt).
+import { turnItems, pendingItem } from './turns.js';
+
+const $ = (id) => document.getElementById(id);
+
+/** `getNeedle()`: the loaded model or null; `getOptions()`: the editor's complete() options. */
+export function initConversationView({ getNeedle, getOptions }) {
+  const view = $('view-convo');
+  const log = $('convo-log');
+  let convo = null;
+  let made = ''; // the tools and system the conversation was made with
+  const details = new Map(); // history index -> full result
+  const setState = (state, message) => {
+    view.dataset.state = state;
+    $('convo-send').disabled = state === 'running';
+    if (message !== undefined) $('convo-status').textContent = message;
+  };
+  const notice = (text) => {
+    $('convo-notice').hidden = !text;
+    $('convo-notice').textContent = text || '';
+  };
+  const draw = () => log.replaceChildren(...(convo ? turnItems(convo.history, details) : []));
+  const reset = () => {
+    convo = null;
+    details.clear();
+    notice('');
+    draw();
+    setState('idle', '');
+  };
+
+  $('convo-reset').addEventListener('click', reset);
+  $('convo-form').addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const needle = getNeedle();
+    const text = $('convo-input').value.trim();
+    if (!needle || !text || view.dataset.state === 'running') return;
+    const { tools, system, ...options } = getOptions();
+    if (tools === null) return setState('error', 'Fix the tools JSON first.');
+    const autoDate = $('convo-date').checked;
+    const setup = `${tools}\n${system}\n${autoDate}`;
+    if (convo && made !== setup) {
+      reset();
+      notice('The tools, system prompt or date setting changed: a new conversation started.');
+    }
+    if (!convo) {
+      convo = needle.conversation({ tools, system, autoDate, logger: { warn: notice } });
+      made = setup;
+    }
+    const before = convo.history.length;
+    const pending = pendingItem();
+    const user = turnItems([{ role: 'user', content: text }]);
+    log.append(...user, pending.li);
+    setState('running', 'Generating…');
+    let raw = '';
+    try {
+      const result = await convo.send(text, { ...options, onToken: (t) => pending.update((raw += t.text)) });
+      details.set(before + 1, result);
+      $('convo-input').value = '';
+      setState('done', `Turn ${convo.history.length / 2} · ${result.usage.prompt_tokens} prompt tokens`);
+    } catch (e) {
+      setState('error', `Error: ${e.message} (${e.code})`);
+    }
+    draw();
+  });
+  reset();
+}
