@@ -10,7 +10,7 @@ import { Conversation } from './conversation.js';
 import { extract } from './extract.js';
 import { Completions } from './openai.js';
 import * as storage from './storage/index.js';
-import { fetchModel } from './storage/model.js';
+import { fetchModel, integrityHex } from './storage/model.js';
 import { makeLogger } from './log.js';
 import { startHost } from './host/index.js';
 
@@ -34,19 +34,36 @@ export function resolveUrl(url) {
   }
 }
 
-/** The wire form of a load source: a URL, bytes (copied) or a Blob/File (passed by reference). */
+/** A load source, checked: a URL (resolved), a Blob, or a view on the caller's bytes (not copied). */
 function toSource(source) {
   if (typeof source === 'string' || source instanceof URL) return { kind: 'url', url: resolveUrl(source) };
-  if (source instanceof ArrayBuffer) return { kind: 'bytes', bytes: new Uint8Array(source.slice(0)) };
-  if (ArrayBuffer.isView(source)) {
-    return { kind: 'bytes', bytes: new Uint8Array(source.buffer, source.byteOffset, source.byteLength).slice() };
-  }
   if (typeof Blob !== 'undefined' && source instanceof Blob) return { kind: 'blob', blob: source };
+  if (source instanceof ArrayBuffer) return { kind: 'bytes', bytes: new Uint8Array(source) };
+  if (ArrayBuffer.isView(source)) {
+    return { kind: 'bytes', bytes: new Uint8Array(source.buffer, source.byteOffset, source.byteLength) };
+  }
   throw new NeedleError('bad_source', 'source must be a URL, Uint8Array, ArrayBuffer, Blob or File');
 }
 
+/**
+ * How a source crosses to the host, and what to transfer with it. Copies are decided here, once.
+ * A URL is fetched (or read from storage) by the host itself and a Blob/File crosses by
+ * reference, so neither is copied on the way. Bytes reach an inline host by reference (same
+ * thread: their one copy is the one into wasm memory) and a worker by postMessage's clone, the
+ * one extra copy a buffer someone else may still hold needs (the caller's; or a custom store's,
+ * when this thread fetched through the caller's `fetch` or store); `transfer: true` hands the
+ * caller's whole ArrayBuffer over instead (detaching it).
+ */
+function handOver(src, host, transfer) {
+  if (src.kind !== 'bytes') return { wire: src, transfer: [] };
+  const { bytes } = src;
+  if (host.lend) return { wire: { ...src, kind: 'lent', bytes: undefined, handle: host.lend(bytes) }, transfer: [] };
+  const whole = bytes.buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+  return { wire: src, transfer: transfer && whole ? [bytes.buffer] : [] };
+}
+
 // Here, at the package root, so `./worker.js` resolves beside the package in every layout.
-const spawnWebWorker = () => new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'needle-web' });
+const spawnWebWorker = (name) => new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name });
 
 // The default model is its own entry (`needle-web/default-model`), so a bundle that never loads it
 // does not ship its 0.7 MB. A source-less `Needle.load()` still finds it where the package is
@@ -71,6 +88,7 @@ export class Needle {
   #nextId = 1;
   #pending = new Map(); // id -> { resolve, reject, onToken, onProgress }
   #disposed = false;
+  #death = null; // the worker_died error once the engine's worker is gone
   #info = null;
   #chat = null;
   #log;
@@ -80,13 +98,7 @@ export class Needle {
     this.#host = host;
     this.#log = log;
     host.port.onmessage = (e) => this.#receive(e.data);
-    if (host.worker) {
-      host.worker.onerror = (e) => {
-        if (e && typeof e.preventDefault === 'function') e.preventDefault();
-        this.#failAll(new NeedleError('worker_failed', `the worker failed: ${(e && e.message) || 'script error'}`));
-      };
-      host.worker.onmessageerror = () => this.#failAll(new NeedleError('internal', 'a message could not be decoded'));
-    }
+    if (host.onDeath) host.onDeath((why) => this.#die(why));
   }
 
   /**
@@ -94,14 +106,16 @@ export class Needle {
    * omitted, the package's default model (`needle-web/default-model`), checked against its SHA-256.
    * options: { onProgress({phase, loaded, total}), integrity, cache = 'auto', fetch, logger, logLevel, worker = 'auto',
    *            kv: 'f32' | 'int8', numerics: 'exact' | 'deploy', layers, maxContext,
-   *            simd: 'auto' | boolean, signal }
+   *            simd: 'auto' | boolean, transfer = false, signal }
    * Phases: 'download' | 'cache' | 'read' | 'init'. Rejects with a NeedleError.
    */
   static async load(source = undefined, options = {}) {
+    options = options ?? {};
     const log = makeLogger(options);
     const fallback = source === undefined || source === null ? await bundledDefault() : null;
     const { onProgress, signal } = options;
     const integrity = options.integrity ?? (fallback ? fallback.sha256 : undefined);
+    integrityHex(integrity); // a malformed one rejects before anything starts
     let wire = toSource(fallback ? fallback.url : source);
     let cache = options.cache;
     if (wire.kind === 'url' && (typeof options.fetch === 'function' || storage.isCustomStore(cache))) {
@@ -112,6 +126,7 @@ export class Needle {
     }
     const host = await startHost(options.worker ?? 'auto', spawnWebWorker);
     const needle = new Needle(host, log);
+    const handed = handOver(wire, host, options.transfer === true);
     const opts = {
       integrity,
       cache,
@@ -123,7 +138,7 @@ export class Needle {
       simd: options.simd === 'auto' ? undefined : options.simd,
     };
     try {
-      needle.#info = await needle.#call(Req.LOAD, { source: wire, options: opts }, { onProgress, signal });
+      needle.#info = await needle.#call(Req.LOAD, { source: handed.wire, options: opts }, { onProgress, signal, transfer: handed.transfer });
     } catch (e) {
       needle.dispose();
       throw e;
@@ -163,8 +178,8 @@ export class Needle {
    * AbortError whose `result` holds what was generated so far.
    */
   complete(query, options = {}) {
-    const { signal, onToken } = options;
-    return this.#call(Req.COMPLETE, { request: toRequest(query, options) }, { signal, onToken });
+    const { signal, onToken } = options ?? {};
+    return this.#request(Req.COMPLETE, () => ({ request: toRequest(query, options ?? {}) }), { signal, onToken });
   }
 
   /**
@@ -212,7 +227,7 @@ export class Needle {
     }
   }
 
-  /** A multi-turn conversation: options { tools, system, autoDate = true, stateless, logger } (conversation.js). */
+  /** A multi-turn conversation: options { tools, system, autoDate = false, stateless, logger } (conversation.js). */
   conversation(options = {}) {
     return new Conversation(this, options);
   }
@@ -240,29 +255,29 @@ export class Needle {
 
   /** Token ids of `text` (no BOS). */
   tokenize(text) {
-    return this.#call(Req.TOKENIZE, { text: String(text) });
+    return this.#request(Req.TOKENIZE, () => ({ text: String(text) }));
   }
 
-  /** Text of token ids. */
+  /** Text of token ids; an id outside the vocabulary rejects with token_out_of_vocab. */
   detokenize(ids) {
-    return this.#call(Req.DETOKENIZE, { ids: Array.from(ids) });
+    return this.#request(Req.DETOKENIZE, () => ({ ids: Array.from(ids, Number) }));
   }
 
   /** The exact prompt text the model sees for a query. */
   render(query, options = {}) {
-    return this.#call(Req.RENDER, {
+    return this.#request(Req.RENDER, () => ({
       query: String(query),
-      tools: toolsToJson(options.tools),
-      system: options.system ?? null,
-    });
+      tools: toolsToJson(options?.tools),
+      system: optionalText(options?.system),
+    }));
   }
 
   /** Logits after each of `ids` (a Float32Array of ids.length x vocab), from a fresh state. */
   logits(ids) {
-    return this.#call(Req.LOGITS, { ids: Array.from(ids) });
+    return this.#request(Req.LOGITS, () => ({ ids: Array.from(ids, Number) }));
   }
 
-  /** Stops the worker and frees the model. Pending calls reject with code 'disposed'. */
+  /** Stops the worker and frees the model. Pending calls reject with code 'disposed' (or 'worker_died'). */
   dispose() {
     if (this.#disposed) return;
     this.#disposed = true;
@@ -279,14 +294,31 @@ export class Needle {
       this.#pending.set(id, { id, resolve: close, reject: close });
       port.postMessage({ type: Req.DISPOSE, id });
     }
-    for (const p of pending) p.reject(new NeedleError('disposed', 'this model was disposed'));
+    const why = this.#death ?? new NeedleError('disposed', 'this model was disposed');
+    for (const p of pending) p.reject(why);
   }
 
+  /** True after `dispose()`, and after the engine's worker died (then calls reject with worker_died). */
   get disposed() {
     return this.#disposed;
   }
 
-  #call(type, payload, { signal, onToken, onProgress } = {}) {
+  /**
+   * Sends one request whose payload `build` makes from the caller's arguments: whatever it throws
+   * becomes a rejected promise with a NeedleError, never a synchronous throw.
+   */
+  #request(type, build, options) {
+    let payload;
+    try {
+      payload = build();
+    } catch (e) {
+      return Promise.reject(asArgumentError(e));
+    }
+    return this.#call(type, payload, options);
+  }
+
+  #call(type, payload, { signal, onToken, onProgress, transfer } = {}) {
+    if (this.#death) return Promise.reject(this.#death);
     if (this.#disposed) return Promise.reject(new NeedleError('disposed', 'this model was disposed'));
     if (signal && signal.aborted) return Promise.reject(new NeedleError('aborted', 'aborted before it started'));
     const id = this.#nextId++;
@@ -301,7 +333,14 @@ export class Needle {
         reject: (e) => (cleanup(), reject(e)),
       });
       if (signal) signal.addEventListener('abort', onAbort, { once: true });
-      this.#host.port.postMessage({ type, id, ...payload });
+      try {
+        this.#host.port.postMessage({ type, id, ...payload }, transfer || []);
+      } catch (e) {
+        // Something in the payload cannot be cloned.
+        this.#pending.delete(id);
+        cleanup();
+        reject(asArgumentError(e));
+      }
     });
   }
 
@@ -329,11 +368,22 @@ export class Needle {
     }
   }
 
-  #failAll(error) {
-    const all = [...this.#pending.values()];
-    this.#pending.clear();
-    for (const p of all) p.reject(error);
+  /** The engine's worker is gone (crashed, killed, out of memory): this instance is disposed for good. */
+  #die(why) {
+    if (this.#disposed) return;
+    this.#death = new NeedleError('worker_died', `the engine's worker died (${why}); load the model again`);
+    this.dispose();
   }
+}
+
+/** A caller's argument that could not be converted or posted, as a typed error. */
+function asArgumentError(e) {
+  return e instanceof NeedleError ? e : new NeedleError('invalid_argument', `cannot send this request: ${(e && e.message) || e}`);
+}
+
+/** An optional text argument: null when absent, else its string form. */
+function optionalText(v) {
+  return v === undefined || v === null ? null : String(v);
 }
 
 function toRequest(query, o) {
@@ -341,7 +391,7 @@ function toRequest(query, o) {
   return {
     query: String(query),
     tools: toolsToJson(o.tools),
-    system: o.system ?? null,
+    system: optionalText(o.system),
     turns: o.turns ?? null,
     date: o.date ?? null,
     maxTokens: num(o.maxTokens, DEFAULTS.maxTokens),
@@ -354,9 +404,9 @@ function toRequest(query, o) {
     valueSearch: Boolean(o.valueSearch ?? DEFAULTS.valueSearch),
     requireCall: Boolean(o.requireCall),
     allowControlTokens: Boolean(o.allowControlTokens ?? false),
-    layers: o.layers ?? null,
-    kv: o.kv ?? null,
-    numerics: o.numerics ?? null,
+    layers: num(o.layers, null),
+    kv: optionalText(o.kv),
+    numerics: optionalText(o.numerics),
   };
 }
 

@@ -32,14 +32,15 @@ export const Reply = Object.freeze({
   RESULT: 'result', // { value }
   ERROR: 'error', // { error: { name, code, message, result? } }
   LOG: 'log', // { level: 'error' | 'warn' | 'info' | 'debug', message }: for the client's logger
+  ALIVE: 'alive', // no id; a Web Worker host holds its life lock (host/index.js watchWebWorker)
 });
 
 /**
  * Every failure the package reports. `code` is stable and machine-readable: the Rust core's codes
  * (`bad_tag`, `truncated`, `bad_header`, `bad_tensor`, `bad_tokenizer`, `token_out_of_vocab`,
  * `context_full`, `bad_json`, `invalid_utf8`, `invalid_argument`, `unsupported`) plus the JS ones:
- * `aborted`, `bad_source`, `fetch_failed`, `integrity`, `disposed`, `worker_failed`, `wasm_failed`, `ungrounded`,
- * `internal`.
+ * `aborted`, `bad_source`, `fetch_failed`, `integrity`, `disposed`, `worker_died`, `engine_trap`
+ * (a WebAssembly trap: the engine is dropped), `wasm_failed`, `ungrounded`, `internal`.
  */
 export class NeedleError extends Error {
   constructor(code, message, extra = undefined) {
@@ -64,7 +65,10 @@ export function errorToWire(e) {
     return { code: e.code, message: String(e.message) };
   }
   if (e && e.name === 'AbortError') return { code: 'aborted', message: String(e.message || 'aborted') };
-  // A wasm trap (RuntimeError) or a bug: never a raw panic string as the code.
+  if (typeof WebAssembly !== 'undefined' && e instanceof WebAssembly.RuntimeError) {
+    return { code: 'engine_trap', message: `the engine trapped: ${e.message}` };
+  }
+  // A bug: never a raw panic string as the code.
   return { code: 'internal', message: String((e && e.message) || e) };
 }
 
@@ -78,6 +82,14 @@ export function errorFromWire(wire) {
 export function toolsToJson(tools) {
   if (tools === undefined || tools === null) return '[]';
   if (typeof tools === 'string') return tools;
-  // JSON.stringify keeps insertion order, which is the order the prompt must show.
-  return JSON.stringify(tools);
+  if (typeof tools !== 'object') {
+    throw new NeedleError('invalid_argument', `tools must be an array of tool objects or JSON text, not a ${typeof tools}`);
+  }
+  try {
+    // JSON.stringify keeps insertion order, which is the order the prompt must show.
+    return JSON.stringify(tools);
+  } catch (e) {
+    // A cycle or a BigInt: not JSON.
+    throw new NeedleError('invalid_argument', `tools cannot be written as JSON: ${e.message}`);
+  }
 }

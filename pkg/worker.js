@@ -2,7 +2,8 @@
 // Runs as a module Web Worker (started by index.js), or inline on the caller's thread through
 // `serve(port)` where no Worker exists (Node).
 import { Req, Reply, NeedleError, errorToWire } from './protocol.js';
-import { fetchModel } from './storage/model.js';
+import { fetchModel, integrityHex } from './storage/model.js';
+import { sha256Hex } from './storage/sha256.js';
 // Static imports (not `import()`), so the worker is one chunk: Vite's default worker format (iife)
 // cannot split code, and every bundler then sees both glue files.
 import * as simdGlue from './wasm/simd/needle.js';
@@ -80,22 +81,51 @@ function engineConfig(o = {}) {
 }
 const sameConfig = (a, b) => a.kv === b.kv && a.numerics === b.numerics && a.layers === b.layers && a.context === b.context;
 
-/** Turns a load source from the client into bytes. */
-async function sourceBytes(source, options, post, signal) {
+/**
+ * Turns a load source from the client into bytes: `{ bytes, sha256, from, storage }`. `lent` takes
+ * bytes an inline client handed over by reference. Every source is held to `integrity`.
+ */
+async function sourceBytes(source, options, post, signal, lent) {
   const onProgress = (p) => post({ type: Reply.PROGRESS, ...p });
-  // The client already fetched it (its own `fetch` function or store): say where it came from.
-  if (source.kind === 'bytes') return { bytes: source.bytes, sha256: source.sha256 ?? null, from: source.from ?? 'bytes', storage: source.storage };
-  if (source.kind === 'blob') {
-    const bytes = new Uint8Array(await source.blob.arrayBuffer());
-    onProgress({ phase: 'read', loaded: bytes.length, total: bytes.length });
-    return { bytes, sha256: null, from: 'blob' };
-  }
   if (source.kind === 'url') {
     // Warnings (storage refused, a full quota) and resumes go to the client's logger.
     const log = Object.fromEntries(['error', 'warn', 'info', 'debug'].map((level) => [level, (message) => post({ type: Reply.LOG, level, message })]));
-    return fetchModel(source.url, { integrity: options.integrity, cache: options.cache, fetch: options.fetch, onProgress, signal, log });
+    return fetched(source.url, { integrity: options.integrity, cache: options.cache, fetch: options.fetch, onProgress, signal, log });
   }
-  throw new NeedleError('bad_source', `unknown source kind ${source.kind}`);
+  if (source.kind === 'lent') source = { ...source, kind: 'bytes', bytes: lent(source.handle) };
+  let src;
+  // The client already fetched (and checked) it with its own `fetch` function or store.
+  if (source.kind === 'bytes' && source.from) return { bytes: source.bytes, sha256: source.sha256 ?? null, from: source.from, storage: source.storage };
+  if (source.kind === 'bytes') src = { bytes: source.bytes, from: 'bytes' };
+  else if (source.kind === 'blob') {
+    const bytes = new Uint8Array(await source.blob.arrayBuffer());
+    onProgress({ phase: 'read', loaded: bytes.length, total: bytes.length });
+    src = { bytes, from: 'blob' };
+  } else throw new NeedleError('bad_source', `unknown source kind ${source.kind}`);
+  const want = integrityHex(options.integrity);
+  const sha256 = want ? await sha256Hex(src.bytes) : null;
+  if (want && sha256 !== want) throw new NeedleError('integrity', `the ${src.from} source: expected sha256 ${want}, got sha256 ${sha256}`);
+  return { ...src, sha256 };
+}
+
+/** A URL's bytes; a transfer that fails mid-way (a cut body, a bad encoding) is `fetch_failed`. */
+async function fetched(url, options) {
+  try {
+    return await fetchModel(url, options);
+  } catch (e) {
+    if (e instanceof NeedleError || (e && e.name === 'AbortError')) throw e;
+    throw new NeedleError('fetch_failed', `cannot read ${url}: ${(e && e.message) || e}`);
+  }
+}
+
+/** Token ids from the client, each checked to be a whole number below `vocab`. */
+function tokenIds(ids, vocab) {
+  for (const id of ids) {
+    if (!(Number.isInteger(id) && id >= 0 && id < vocab)) {
+      throw new NeedleError('token_out_of_vocab', `token id ${id} is outside the vocabulary of ${vocab}`);
+    }
+  }
+  return Uint32Array.from(ids);
 }
 
 /**
@@ -109,7 +139,9 @@ export function serve(port, { thread = inWorker ? 'worker' : 'inline' } = {}) {
   let loadConfig = engineConfig(); // the options Needle.load asked for
   let config = loadConfig; // the options the engine is built with now (a request may override)
   let disposed = false;
-  let crashed = false; // a wasm trap killed the engine
+  let crashed = null; // the trap that killed the engine
+  const lentBytes = new Map(); // handle -> bytes an inline client lent for a load
+  let nextLend = 1;
   let chain = Promise.resolve();
   const queued = new Set(); // ids received and not yet answered
   const aborted = new Set(); // those of them whose abort arrived (before or during their run)
@@ -120,7 +152,7 @@ export function serve(port, { thread = inWorker ? 'worker' : 'inline' } = {}) {
 
   function need() {
     if (disposed) throw new NeedleError('disposed', 'this model was disposed');
-    if (crashed) throw new NeedleError('internal', 'the engine stopped after an internal error; load the model again');
+    if (crashed) throw new NeedleError('engine_trap', `the engine stopped after a trap (${crashed}); load the model again`);
     if (!session) throw new NeedleError('disposed', 'no model is loaded');
     return session;
   }
@@ -128,6 +160,17 @@ export function serve(port, { thread = inWorker ? 'worker' : 'inline' } = {}) {
   function info() {
     const s = need();
     return { ...s.info(), kv_bytes: s.kv_bytes(), ...loaded.base };
+  }
+
+  function vocab() {
+    return need().info().vocab;
+  }
+
+  function takeLent(handle) {
+    const bytes = lentBytes.get(handle);
+    lentBytes.delete(handle);
+    if (!bytes) throw new NeedleError('bad_source', 'lent bytes were already used');
+    return bytes;
   }
 
   function reconfigure(want) {
@@ -141,19 +184,23 @@ export function serve(port, { thread = inWorker ? 'worker' : 'inline' } = {}) {
     loadAborts.set(id, ctl);
     try {
       const post = (m) => send({ ...m, id });
-      const t0 = now();
-      const src = await sourceBytes(source, options, post, ctl.signal);
-      const t1 = now();
-      post({ type: Reply.PROGRESS, phase: 'init', loaded: 0, total: 1 });
       const variant = options.simd === false || !simdSupported() ? 'baseline' : 'simd';
       if (options.simd === true && variant !== 'simd') {
         throw new NeedleError('unsupported', 'this engine has no WebAssembly SIMD128');
       }
-      const glue = await loadWasm(variant);
+      // The module compiles while the model downloads.
+      const wasm = loadWasm(variant);
+      wasm.catch(() => {}); // reported below, once the bytes are in
+      const t0 = now();
+      const src = await sourceBytes(source, options, post, ctl.signal, takeLent);
+      const t1 = now();
+      post({ type: Reply.PROGRESS, phase: 'init', loaded: 0, total: 1 });
+      const glue = await wasm;
       if (ctl.signal.aborted) throw new NeedleError('aborted', 'load aborted');
       if (session) session.free();
       session = null;
       const want = engineConfig(options);
+      glue.reserve(src.bytes.length);
       session = new glue.Session(src.bytes, want.kv, want.numerics, want.layers, want.context);
       loadConfig = config = want;
       post({ type: Reply.PROGRESS, phase: 'init', loaded: 1, total: 1 });
@@ -237,13 +284,14 @@ export function serve(port, { thread = inWorker ? 'worker' : 'inline' } = {}) {
     [Req.RESET]: () => (need().reset(), null),
     [Req.INFO]: () => info(),
     [Req.TOKENIZE]: (id, m) => need().encode(m.text),
-    [Req.DETOKENIZE]: (id, m) => need().decode(Uint32Array.from(m.ids)),
+    [Req.DETOKENIZE]: (id, m) => need().decode(tokenIds(m.ids, vocab())),
     [Req.RENDER]: (id, m) => need().render(m.query, m.tools, m.system ?? undefined),
-    [Req.LOGITS]: (id, m) => need().logits(Uint32Array.from(m.ids)),
+    [Req.LOGITS]: (id, m) => need().logits(tokenIds(m.ids, vocab())),
     [Req.DISPOSE]: () => {
       if (session) session.free();
       session = null;
       disposed = true;
+      lentBytes.clear();
       return null;
     },
   };
@@ -261,7 +309,7 @@ export function serve(port, { thread = inWorker ? 'worker' : 'inline' } = {}) {
       // A wasm trap leaves the instance in an unknown state: drop the engine rather than reuse it.
       if (e instanceof WebAssembly.RuntimeError) {
         session = null;
-        crashed = true;
+        crashed = e.message;
       }
       fail(id, e);
     } finally {
@@ -281,7 +329,31 @@ export function serve(port, { thread = inWorker ? 'worker' : 'inline' } = {}) {
     queued.add(msg.id);
     chain = chain.then(() => run(msg));
   };
+
+  /** For an inline client: hands `bytes` to the next load by reference (same thread, no copy). */
+  const lend = (bytes) => {
+    const handle = nextLend++;
+    lentBytes.set(handle, bytes);
+    return handle;
+  };
+  return { lend };
+}
+
+/**
+ * A Web Worker host holds a Web Lock named after itself for its whole life and says so: the
+ * client asks for the same lock and is granted it only once this worker is gone (host/index.js).
+ */
+function holdLifeLock(scope) {
+  const locks = scope.navigator && scope.navigator.locks;
+  if (!locks || !scope.name) return;
+  locks.request(scope.name, () => {
+    scope.postMessage({ type: Reply.ALIVE });
+    return new Promise(() => {});
+  });
 }
 
 // In a module worker, register at once: a handler set after a top-level await misses messages.
-if (inWorker) serve(globalThis);
+if (inWorker) {
+  serve(globalThis);
+  holdLifeLock(globalThis);
+}

@@ -66,7 +66,7 @@ export function serveEngine(getNeedle) {
 /** In a popup: the shared engine (the offscreen document is created if it is not there yet). */
 export async function connectEngine() {
   const ready = await chrome.runtime.sendMessage({ type: ENSURE });
-  if (!ready || !ready.ok) throw new NeedleError('worker_failed', `the engine document could not start: ${ready && ready.message}`);
+  if (!ready || !ready.ok) throw new NeedleError('worker_died', `the engine document could not start: ${ready && ready.message}`);
   const port = chrome.runtime.connect({ name: PORT });
   const pending = new Map();
   let nextId = 1;
@@ -79,7 +79,7 @@ export async function connectEngine() {
     else p.reject(errorFromWire(msg.error));
   });
   port.onDisconnect.addListener(() => {
-    for (const p of pending.values()) p.reject(new NeedleError('worker_failed', 'the engine document went away'));
+    for (const p of pending.values()) p.reject(new NeedleError('worker_died', 'the engine document went away'));
     pending.clear();
   });
   const call = (payload, { signal, onToken } = {}) =>

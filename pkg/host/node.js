@@ -1,5 +1,5 @@
 // The client's face of a Node worker_threads Worker: the Web Worker shape the client expects
-// (postMessage, onmessage, onerror). The worker holds the process open only while a request is
+// (postMessage, onmessage) and its death. The worker holds the process open only while a request is
 // unanswered, so a script that forgets dispose() still exits.
 import { Reply, Req } from '../protocol.js';
 
@@ -21,13 +21,16 @@ export function nodeWorkerHost(worker) {
       });
     },
   };
-  const face = {
-    set onerror(fn) {
-      worker.on('error', (e) => (worker.unref(), fn(e)));
-    },
-    set onmessageerror(fn) {
-      worker.on('messageerror', fn);
-    },
+  let ended = false; // terminate() was called: the exit that follows is expected
+  // Any other end of the thread (a crash, an out-of-memory kill, process.exit in it) is an `exit`.
+  const onDeath = (cb) => {
+    worker.on('error', (e) => (worker.unref(), cb(`uncaught error: ${e && e.message}`)));
+    worker.on('messageerror', () => cb('a message could not be decoded'));
+    worker.on('exit', (code) => (worker.unref(), ended || cb(`it exited with code ${code}`)));
   };
-  return { port, terminate: () => void worker.terminate(), worker: face };
+  const terminate = () => {
+    ended = true;
+    void worker.terminate();
+  };
+  return { port, terminate, worker, onDeath };
 }

@@ -8,7 +8,7 @@ use wasm_bindgen::prelude::*;
 mod js;
 mod session;
 
-pub use session::Session;
+pub use session::{reserve, Session};
 
 /// The crate version, so the JS side can check it loaded the module it expects.
 #[wasm_bindgen]

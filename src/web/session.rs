@@ -226,6 +226,24 @@ impl Drop for Session {
     }
 }
 
+/// Headroom [`reserve`] adds to the container for the engine's own first allocations.
+const LOAD_HEADROOM: usize = 16 << 20;
+
+/// Grows the heap once, before a container of `container_bytes` is copied in: the allocator then
+/// carves the copy and the engine's first allocations from one free block. Without it linear
+/// memory grows step by step during the load, and engines that copy the whole memory on each
+/// `memory.grow` (V8 where it cannot reserve address space) spend most of a load doing that.
+/// Best effort: a heap that cannot grow that far is left as it is (the load then reports it).
+#[wasm_bindgen]
+pub fn reserve(container_bytes: f64) {
+    let Ok(n) = count("container_bytes", container_bytes) else { return };
+    let mut block: Vec<u8> = Vec::new();
+    if block.try_reserve_exact(n.saturating_add(LOAD_HEADROOM)).is_ok() {
+        // Keeps the allocation from being optimised away; freeing it returns it to the heap.
+        core::hint::black_box(&mut block);
+    }
+}
+
 /// The session's bytes with the lifetime the engine type needs.
 fn owned(bytes: NonNull<[u8]>) -> &'static [u8] {
     // SAFETY: the one lifetime extension. The allocation is owned by the `Session` (or freed by

@@ -1,6 +1,7 @@
 // How each bundler builds an app that uses needle-web: exactly the recipes pkg/README.md shows
-// ("Bundlers"). Vite and webpack 5 follow the package's `new Worker(new URL(..., import.meta.url))`
-// and `new URL(..., import.meta.url)` assets themselves; esbuild and Rollup do not follow
+// ("Bundlers"). Vite (build and dev server, whose dependency pre-bundling rewrites the URLs) and
+// webpack 5 follow the package's `new Worker(new URL(..., import.meta.url))` and
+// `new URL(..., import.meta.url)` assets with no configuration; esbuild and Rollup do not follow
 // `new URL`, so their recipe copies the package's runtime files beside the bundle.
 //
 // Each recipe: build(appDir, outDir, { model }) -> writes a servable directory; `model` says
@@ -8,10 +9,6 @@
 import { cpSync, mkdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-
-/** The one line of Vite config needle-web needs (the dev server's dependency pre-bundling moves
- * index.js away from worker.js and the wasm, so `import.meta.url` would point elsewhere). */
-export const VITE_CONFIG = { optimizeDeps: { exclude: ['needle-web'] } };
 
 /** The app's `node_modules/needle-web`, found as Node resolution finds it. */
 const packageDir = (appDir) => dirname(createRequire(join(appDir, 'main.js')).resolve('needle-web/package.json'));
@@ -29,7 +26,7 @@ function fresh(outDir) {
 export const recipes = {
   async vite(appDir, outDir) {
     const { build } = await import('vite');
-    await build({ root: appDir, configFile: false, logLevel: 'error', build: { outDir, emptyOutDir: true }, ...VITE_CONFIG });
+    await build({ root: appDir, configFile: false, logLevel: 'error', build: { outDir, emptyOutDir: true } });
   },
 
   async webpack(appDir, outDir) {
@@ -69,7 +66,8 @@ export async function viteDev(appDir) {
     configFile: false,
     logLevel: 'error',
     server: { host: '127.0.0.1', port: 0, strictPort: false },
-    ...VITE_CONFIG,
+    // Test hygiene, not needle-web's needs: pre-bundle afresh for each run, inside the app.
+    cacheDir: join(appDir, '.vite'),
   });
   await server.listen();
   return { url: server.resolvedUrls.local[0], close: () => server.close() };

@@ -110,6 +110,27 @@ test('a reopened popup keeps the tool set, the request and the toggle, and reuse
   assert.deepEqual(pageErrors, []);
 });
 
+test('a popup cancels a generation in the shared engine with an abort message', async () => {
+  const outcome = await page.evaluate(async () => {
+    const { connectEngine } = await import('./pkg/host/extension.js');
+    const engine = await connectEngine();
+    const stop = new AbortController();
+    let tokens = 0;
+    try {
+      await engine.complete('Turn on the kitchen lights and tell me a long story', {
+        maxTokens: 2000, temperature: 1, seed: 3, signal: stop.signal, onToken: () => ++tokens === 2 && stop.abort(),
+      });
+      return { finished: true };
+    } catch (e) {
+      return { code: e.code, name: e.name, stop: e.result && e.result.stop_reason, tokens };
+    } finally {
+      engine.close();
+    }
+  });
+  assert.deepEqual({ code: outcome.code, name: outcome.name, stop: outcome.stop }, { code: 'aborted', name: 'AbortError', stop: 'aborted' }, JSON.stringify(outcome));
+  assert.ok(outcome.tokens < 50, `stopped within a few tokens (${outcome.tokens})`);
+});
+
 test('the options page swaps in a model from a file; the popup runs it offline, then the bundled one again', async () => {
   const own = join(ROOT, 'tests/fixtures/v2/mixed_window/model.cact');
   const options = await context.newPage();

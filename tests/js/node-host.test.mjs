@@ -58,3 +58,19 @@ test('a script that loads a model and never disposes it still exits (the worker 
   assert.equal(run.status, 0, run.stderr);
   assert.match(run.stdout, /answered/);
 });
+
+test('a worker thread that exits on its own is reported; one that is terminated is not', async () => {
+  const { Worker } = await import('node:worker_threads');
+  const { nodeWorkerHost } = await import('../../pkg/host/node.js');
+  const keepAlive = setInterval(() => {}, 1000); // the host unrefs an idle worker
+  const died = nodeWorkerHost(new Worker('setTimeout(() => process.exit(3), 50)', { eval: true }));
+  const reason = await new Promise((resolve) => (died.worker.onerror = resolve)).finally(() => clearInterval(keepAlive));
+  assert.match(reason.message, /exited \(code 3\)/);
+
+  const stopped = nodeWorkerHost(new Worker('setInterval(() => {}, 1000)', { eval: true }));
+  let reported = null;
+  stopped.worker.onerror = (e) => (reported = e);
+  stopped.terminate();
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(reported, null);
+});
