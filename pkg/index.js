@@ -227,7 +227,7 @@ export class Needle {
     }
   }
 
-  /** A multi-turn conversation: options { tools, system, autoDate = true, stateless, logger } (conversation.js). */
+  /** A multi-turn conversation: options { tools, system, autoDate = false, stateless, logger } (conversation.js). */
   conversation(options = {}) {
     return new Conversation(this, options);
   }

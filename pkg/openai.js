@@ -133,6 +133,44 @@ export function visibleText(text) {
   return out;
 }
 
+/**
+ * The calls written so far in `text`: `[{name, args}]`, `name` once its string is complete, `args`
+ * the raw JSON text of the arguments as far as written. Constrained decoding (always on here)
+ * writes each call as `{"name":…,"arguments":{…}}`, so the one object nested in a call is its
+ * arguments.
+ */
+export function partialCalls(text) {
+  const open = text.indexOf('<tool_call>');
+  if (open < 0) return [];
+  const payload = text.slice(open + '<tool_call>'.length).split('</tool_call>')[0];
+  const calls = [];
+  let depth = 0;
+  let inString = false;
+  let call = null; // { start, argsStart, argsEnd }
+  for (let i = 0; i < payload.length; i++) {
+    const c = payload[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === '"') inString = true;
+    else if (c === '{' || c === '[') {
+      depth++;
+      if (depth === 2 && c === '{') calls.push((call = { start: i, argsStart: -1, argsEnd: -1 }));
+      else if (depth === 3 && call && call.argsStart < 0) call.argsStart = i;
+    } else if (c === '}' || c === ']') {
+      if (depth === 3 && call && call.argsEnd < 0) call.argsEnd = i + 1;
+      depth--;
+    }
+  }
+  return calls.map(({ start, argsStart, argsEnd }) => {
+    const head = payload.slice(start, argsStart < 0 ? undefined : argsStart);
+    const name = /"name"\s*:\s*("(?:[^"\\]|\\.)*")/.exec(head);
+    return { name: name ? JSON.parse(name[1]) : null, args: argsStart < 0 ? '' : payload.slice(argsStart, argsEnd < 0 ? undefined : argsEnd) };
+  });
+}
+
 function finishReason(result) {
   if (result.stop_reason === 'max_tokens' || result.stop_reason === 'context_full') return 'length';
   return result.function_calls.length ? 'tool_calls' : 'stop';
@@ -146,9 +184,10 @@ function toolCalls(result) {
   }));
 }
 
+/** OpenAI's usage; the prompt tokens the engine reused are OpenAI's cached tokens. */
 function usage(result) {
-  const { prompt_tokens, completion_tokens } = result.usage;
-  return { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens };
+  const { prompt_tokens, completion_tokens, cached_tokens = 0 } = result.usage;
+  return { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens, prompt_tokens_details: { cached_tokens } };
 }
 
 /** The complete() options of a request (validated), and the new turn's text. */
@@ -210,10 +249,9 @@ export class Completions {
     yield chunk({ role: 'assistant', content: '' });
     let raw = '';
     let shown = '';
+    const sent = []; // per call: { id, args } streamed so far
     for await (const item of this.#needle.stream(text, request)) {
       if (!('token' in item)) {
-        const calls = toolCalls(item);
-        if (calls.length) yield chunk({ tool_calls: calls.map((c, index) => ({ index, ...c })) });
         yield chunk({}, finishReason(item));
         if (streamOptions && streamOptions.include_usage) yield { ...meta, object: 'chat.completion.chunk', choices: [], usage: usage(item) };
         return;
@@ -224,6 +262,20 @@ export class Completions {
         yield chunk({ content: visible.slice(shown.length) });
         shown = visible;
       }
+      // Each call as OpenAI streams one: its id, type and name first, then its arguments in pieces.
+      const deltas = [];
+      partialCalls(raw).forEach((call, index) => {
+        if (call.name === null) return;
+        if (!sent[index]) {
+          sent[index] = { id: randomId('call_'), args: '' };
+          deltas.push({ index, id: sent[index].id, type: 'function', function: { name: call.name, arguments: '' } });
+        }
+        if (call.args.length > sent[index].args.length) {
+          deltas.push({ index, function: { arguments: call.args.slice(sent[index].args.length) } });
+          sent[index].args = call.args;
+        }
+      });
+      if (deltas.length) yield chunk({ tool_calls: deltas });
     }
   }
 }

@@ -40,6 +40,15 @@ fn fits_schemas(tools: &Value, calls: &Value) -> bool {
     })
 }
 
+/// The lights request over `TOOLS`, sampled at temperature 1 with `seed`, up to 160 tokens.
+fn sampled(seed: u64) -> Request<'static> {
+    let mut req = Request::new("turn the kitchen lights on", TOOLS);
+    req.max_tokens = 160;
+    req.temperature = 1.0;
+    req.seed = seed;
+    req
+}
+
 fn calls_of(engine_envelope: &Value) -> Value {
     engine_envelope.get("function_calls").unwrap().clone()
 }
@@ -51,10 +60,7 @@ fn random_weights_under_the_constraint_write_only_schema_valid_calls() {
     for case in cases("v3").iter().chain(cases("v2").iter()) {
         let mut engine = Engine::load(&case.bytes, &LoadOptions::default()).unwrap();
         for seed in 0..4 {
-            let mut req = Request::new("turn the kitchen lights on", TOOLS);
-            req.max_tokens = 160;
-            req.temperature = 1.0;
-            req.seed = seed;
+            let mut req = sampled(seed);
             // Free sampling may even pick the padding id, which a head-tracked state refuses.
             let free_ok = engine.generate(&req, |_| true).is_ok_and(|free| {
                 free.response.parse_error.is_none()
@@ -180,10 +186,7 @@ fn a_required_call_is_never_the_refusal_and_without_tools_the_refusal_stays() {
     for case in cases("v3") {
         let mut engine = Engine::load(&case.bytes, &LoadOptions::default()).unwrap();
         for seed in 0..4 {
-            let mut req = Request::new("turn the kitchen lights on", TOOLS);
-            req.max_tokens = 160;
-            req.temperature = 1.0;
-            req.seed = seed;
+            let mut req = sampled(seed);
             req.require_call = true; // implies constrained
             let done = engine.generate(&req, |_| true).unwrap();
             if matches!(done.stop_reason, StopReason::ImEnd | StopReason::Eos) {

@@ -6,7 +6,7 @@ mod common;
 use common::{case_dirs, fixtures, Case};
 use needle_web::json::Value;
 use needle_web::prompt::{self, Role, Turn};
-use needle_web::session::{Engine, KvPrecision, LoadOptions, Numerics, Request};
+use needle_web::session::{Conversation, Engine, KvPrecision, LoadOptions, Numerics, Request};
 
 #[test]
 fn a_three_turn_conversation_gives_the_logits_of_its_whole_rendering_from_scratch() {
@@ -82,4 +82,40 @@ fn a_conversation_continues_the_single_turn_prompt() {
     // Nothing to answer: a conversation ending with the model's own turn.
     assert!(prompt::render_conversation(&turns, "", Some(&tools), None).is_err());
     assert!(prompt::render_conversation(&turns[..2], "", None, None).is_err());
+}
+
+#[test]
+fn a_conversation_keeps_its_turns_and_answers_as_a_fresh_session_given_them() {
+    let case = Case::load(fixtures().join("v3/local_global_taps"));
+    let tools = case.json.get("prompt").unwrap().get("tools_json").unwrap().as_str().unwrap();
+    let opts = LoadOptions { kv: Some(KvPrecision::F32), max_tokens: Some(200), ..LoadOptions::default() };
+    let mut engine = Engine::load(&case.bytes, &opts).unwrap();
+    let mut fresh = Engine::load(&case.bytes, &opts).unwrap();
+    let mut template = Request::new("", tools);
+    template.max_tokens = 4;
+    let mut convo = Conversation::new();
+    for (role, text) in [(Role::User, "first"), (Role::Tool, "[{\"ok\":true}]"), (Role::User, "second")] {
+        let before: Vec<(Role, String)> = convo.turns().map(|t| (t.role, t.text.to_owned())).collect();
+        let done = convo.send(&mut engine, &template, role, text, |_| true).unwrap();
+        // The same request built by hand, on an engine that holds nothing.
+        let mut turns: Vec<Turn> = before.iter().map(|(r, t)| Turn { role: *r, text: t }).collect();
+        let query = if role == Role::User { text } else { "" };
+        if role == Role::Tool {
+            turns.push(Turn { role, text });
+        }
+        fresh.reset();
+        let want = fresh.generate(&Request { query, turns: &turns, ..template.clone() }, |_| true).unwrap();
+        assert_eq!((done.prompt_ids, done.tokens), (want.prompt_ids, want.tokens));
+        assert_eq!(done.confidence.map(f32::to_bits), want.confidence.map(f32::to_bits));
+    }
+    assert_eq!(convo.sent(), 3);
+    let roles: Vec<Role> = convo.turns().map(|t| t.role).collect();
+    assert_eq!(roles, [Role::User, Role::Assistant, Role::Tool, Role::Assistant, Role::User, Role::Assistant]);
+    // A message that does not fit fails with context_full and changes nothing.
+    let long = "many words ".repeat(80);
+    let err = convo.send(&mut engine, &template, Role::User, &long, |_| true).unwrap_err();
+    assert_eq!(err.code(), "context_full");
+    assert_eq!(convo.turns().count(), 6);
+    convo.reset();
+    assert_eq!((convo.turns().count(), convo.sent()), (0, 0));
 }

@@ -15,7 +15,7 @@ mod common;
 #[path = "common/counting_alloc.rs"]
 mod counting_alloc;
 
-use common::{argmax, check_rows, deviation, floats, get, ids, num, nums, reference_rows, Case, ModeResult, F32_BAR};
+use common::{argmax, check_rows, deviation, floats, get, ids, num, nums, Case, ModeResult, F32_BAR};
 use counting_alloc::allocations;
 use needle_web::container::{V2Container, V3Container};
 use needle_web::json::Value;
@@ -27,15 +27,17 @@ fn cases() -> Vec<Case> {
     common::cases("v2")
 }
 
-/// Numerics and window of a recorded mode (the KV cache stays f32, as upstream's).
+/// Numerics, KV precision and window of a recorded mode (the KV cache stays f32, as
+/// upstream's, except in kv8: the fixture script's int8 KV reference).
 fn mode_options(model: &Model<'_>, mode_name: &str, mode: &Value) -> Options {
-    let numerics = match mode_name {
-        "f32" | "f32_full" => Numerics::Exact,
-        "deploy" => Numerics::Deploy,
+    let (numerics, kv) = match mode_name {
+        "f32" | "f32_full" => (Numerics::Exact, KvPrecision::F32),
+        "kv8" => (Numerics::Exact, KvPrecision::Int8),
+        "deploy" => (Numerics::Deploy, KvPrecision::F32),
         other => panic!("unknown mode {other}"),
     };
     let window = num(get(mode, "window")) as usize;
-    Options { numerics, window, ..model.default_options() }
+    Options { numerics, kv, window, ..model.default_options() }
 }
 
 fn modes(case: &Case) -> Vec<(String, &Value)> {
@@ -367,35 +369,26 @@ fn decoding_and_prefilling_do_no_heap_work_in_any_mode() {
     }
 }
 
-/// Upstream's Needle 2 reference keeps keys and values in f32; the int8 cache is this
-/// runtime's memory option. Its rounding moves logits by a few percent of the largest on these
-/// random weights (Needle 3's kv8 reference moves as much from its f32 one); a broken cache
-/// moves them by their whole size.
+/// Upstream's Needle 2 keeps keys and values in f32; the int8 cache is this runtime's memory
+/// option. Its reference (`kv8`, tools/reference/v2_fixtures.py) applies Needle 3's per-head
+/// int8 fake-quant to upstream's v2 queries, keys and values; the runtime is held to that
+/// reference's own measured noise, like every other mode.
 #[test]
-fn the_int8_kv_cache_stays_within_int8_rounding_noise_of_the_f32_reference() {
-    const INT8_NOISE: f64 = 0.1;
+fn the_int8_kv_cache_matches_its_reference_within_the_measured_tolerance() {
+    check_modes(|m| m == "kv8");
     for case in cases() {
         let container = V2Container::parse(&case.bytes).unwrap();
         let model = Model::new(&container).unwrap();
-        let mode = get(get(&case.json, "modes"), "f32");
-        let options = Options { kv: KvPrecision::Int8, ..mode_options(&model, "f32", mode) };
+        let Some((_, mode)) = modes(&case).into_iter().find(|(n, _)| n == "kv8") else { continue };
+        let options = mode_options(&model, "kv8", mode);
         let (prompt, greedy) = sequence(&case, mode);
         let tokens: Vec<u32> = prompt.into_iter().chain(greedy).collect();
-        let (reference, v, _) = reference_rows(&case, mode);
-        let rows = stepped_rows(&model, &options, &tokens);
-        let worst = rows.chunks_exact(v).zip(reference.chunks_exact(v)).map(|(a, r)| deviation(a, r)).fold(0f64, f64::max);
         let mut f32_state = model.new_state(&Options { kv: KvPrecision::F32, ..options }).unwrap();
         let mut int8_state = model.new_state(&options).unwrap();
-        let mut row = vec![0.0f32; v];
+        let mut row = vec![0.0f32; model.logits_len()];
         model.prefill(&mut f32_state, &tokens, &mut row).unwrap();
         model.prefill(&mut int8_state, &tokens, &mut row).unwrap();
-        eprintln!(
-            "v2 int8kv {:16} worst row deviation from the f32 reference {worst:.3e}; KV {} B instead of {} B",
-            case.name,
-            int8_state.kv_bytes(),
-            f32_state.kv_bytes()
-        );
-        assert!(worst <= INT8_NOISE, "{}: int8 KV deviates by {worst:.3e}", case.name);
+        eprintln!("v2 kv8     {:16} KV {} B instead of {} B", case.name, int8_state.kv_bytes(), f32_state.kv_bytes());
         assert!(4 * int8_state.kv_bytes() < 2 * f32_state.kv_bytes(), "{}: int8 KV is not smaller", case.name);
     }
 }

@@ -69,13 +69,15 @@ export async function initAgentView({ getNeedle }) {
     run.className = 'log-run';
     const pending = pendingItem();
     run.append(...turnItems([{ role: 'user', content: query }]), pending.li);
-    log.append(run);
+    log.prepend(run);
     running = new AbortController();
     setState('running', 'Running…');
     let raw = '';
     let steps = 0;
     try {
+      const maxSteps = Number($('agent-steps').value) || 1;
       const r = await c.run(query, {
+        maxSteps,
         signal: running.signal,
         onToken: (t) => pending.update((raw += t.text)),
         onStep: () => {
@@ -85,9 +87,11 @@ export async function initAgentView({ getNeedle }) {
       });
       const details = new Map();
       details.set(c.history.length - 1, r);
-      run.replaceChildren(...turnItems(c.history, details));
+      const stoppedAtLimit = r.type === 'call' && r.function_calls.length > 0;
+      run.replaceChildren(...turnItems(c.history, details, { stoppedAtLimit }));
       view.dataset.steps = String(r.steps.length);
-      setState('done', r.steps.length ? `${r.results.length} call(s) made in ${r.steps.length} step(s)` : 'No tool fits this request.');
+      const made = `${r.results.length} call${r.results.length === 1 ? '' : 's'} run in ${r.steps.length} step${r.steps.length === 1 ? '' : 's'}`;
+      setState('done', r.steps.length ? `Done: ${made}.` : 'No tool fits this request.');
     } catch (e) {
       pending.li.remove();
       if (e.name === 'AbortError') setState('aborted', `Stopped after ${steps} step(s).`);

@@ -11,9 +11,11 @@ export function initConversationView({ getNeedle, getOptions }) {
   let convo = null;
   let made = ''; // the tools and system the conversation was made with
   const details = new Map(); // history index -> full result
+  let running = null; // AbortController of the turn in flight
   const setState = (state, message) => {
     view.dataset.state = state;
     $('convo-send').disabled = state === 'running';
+    $('convo-stop').disabled = state !== 'running';
     if (message !== undefined) $('convo-status').textContent = message;
   };
   const notice = (text) => {
@@ -29,7 +31,11 @@ export function initConversationView({ getNeedle, getOptions }) {
     setState('idle', '');
   };
 
-  $('convo-reset').addEventListener('click', reset);
+  $('convo-reset').addEventListener('click', () => {
+    if (running) running.abort();
+    reset();
+  });
+  $('convo-stop').addEventListener('click', () => running && running.abort());
   $('convo-form').addEventListener('submit', async (event) => {
     event.preventDefault();
     const needle = getNeedle();
@@ -53,13 +59,18 @@ export function initConversationView({ getNeedle, getOptions }) {
     log.append(...user, pending.li);
     setState('running', 'Generating…');
     let raw = '';
+    running = new AbortController();
     try {
-      const result = await convo.send(text, { ...options, onToken: (t) => pending.update((raw += t.text)) });
+      const result = await convo.send(text, { ...options, signal: running.signal, onToken: (t) => pending.update((raw += t.text)) });
       details.set(before + 1, result);
       $('convo-input').value = '';
       setState('done', `Turn ${convo.history.length / 2} · ${result.usage.prompt_tokens} prompt tokens`);
     } catch (e) {
-      setState('error', `Error: ${e.message} (${e.code})`);
+      // A stopped or failed turn does not join the conversation.
+      if (e.name === 'AbortError') setState('aborted', 'Stopped: that turn was left out of the conversation.');
+      else setState('error', `Error: ${e.message} (${e.code})`);
+    } finally {
+      running = null;
     }
     draw();
   });

@@ -27,9 +27,10 @@ function resultCard(call, result) {
 
 /**
  * A list item per turn of `history` (`convo.history`). `details.get(i)`: the full result of the
- * assistant turn at index i (confidence, validation), when the page has it.
+ * assistant turn at index i (confidence, validation), when the page has it. `stoppedAtLimit`: the
+ * last turn's calls were not run (the agent loop reached its step limit).
  */
-export function turnItems(history, details = new Map()) {
+export function turnItems(history, details = new Map(), { stoppedAtLimit = false } = {}) {
   const items = [];
   let lastCalls = [];
   history.forEach((turn, i) => {
@@ -46,12 +47,16 @@ export function turnItems(history, details = new Map()) {
         const list = el('div', 'calls');
         list.append(...callCards(calls));
         li.append(list);
+        if (stoppedAtLimit && i === history.length - 1) li.append(el('p', 'muted', 'Not run: the step limit was reached.'));
+      } else if (i > 0 && history[i - 1].role === 'tool') {
+        // No further calls after the results: the agent loop is done.
+        li.append(el('p', 'done', 'Done: no further calls.'));
       } else {
         li.append(el('p', 'refusal', 'No tool fits this request.'));
       }
       const meta = [];
       if (r && typeof r.confidence === 'number') meta.push(`confidence ${r.confidence.toFixed(3)}`);
-      if (r && r.usage) meta.push(`${r.usage.prompt_tokens} prompt tokens, ${r.timings.prefill_ms.toFixed(0)} ms prefill`);
+      if (r && r.usage) meta.push(`${r.usage.prompt_tokens} prompt tokens (${r.usage.cached_tokens ?? 0} reused), ${r.timings.prefill_ms.toFixed(0)} ms prefill`);
       const ungrounded = (r && r.validation && r.validation.ungrounded) || [];
       if (ungrounded.length) li.append(el('p', 'error', `Not grounded in the request: ${ungrounded.join(', ')}`));
       if (meta.length) li.append(el('p', 'muted', meta.join(' · ')));

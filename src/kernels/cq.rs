@@ -14,8 +14,8 @@
 //! and the product becomes a codebook-lookup dot product per group, scaled by the group norm
 //! ([`CqMatrix::matvec_rotated`]).
 //!
-//! Accumulation order (shared by the scalar kernel here and the SIMD128 twin, which are
-//! bit-identical): within a group, lane `i` of 16 accumulates codes `k ≡ i (mod 16)`; the group's
+//! Accumulation order (shared by the scalar kernel here, the SIMD128 twin and the 4-bit AVX2
+//! variant, all bit-identical): within a group, lane `i` of 16 accumulates codes `k ≡ i (mod 16)`; the group's
 //! lanes combine to 4 as `(l[i] + l[4+i]) + (l[8+i] + l[12+i])`; each row keeps 4 running sums
 //! `r[i] += s[i] * norm` over the groups in order and finishes as `(r0 + r2) + (r1 + r3)`.
 //! [`CqMatrix::matmul_rotated`] performs exactly that sequence per (input, row), so batched

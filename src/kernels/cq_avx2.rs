@@ -1,10 +1,10 @@
-//! x86-64 AVX2 variant of the 4-bit CQ matvec/matmul in [`super::cq`], chosen at run time (needs
-//! `std` for feature detection) and bit-identical to the scalar kernel.
+//! x86-64 AVX2 variant of the CQ matvec/matmul in [`super::cq`], chosen at run time (needs `std`
+//! for feature detection) and bit-identical to the scalar kernel.
 //!
-//! Decoding uses the codebook as two 8-float registers: 16 codes are split from their nibbles
-//! into 32-bit lanes, `vpermps` looks each one up in both halves and `vblendvps` keeps the half
-//! that bit 3 of the code selects — a handful of register operations per 8 weights instead of
-//! one memory lookup per code.
+//! Decoding keeps the codebook in two 8-float registers: the codes of 8 weights (at most 32 bits)
+//! are broadcast as one word, `vpsrlvd` moves each lane's code to the bottom, and `vpermps` looks
+//! it up; at 4 bits `vblendvps` picks the upper half for codes 8..15 — a handful of register
+//! operations per 8 weights instead of one memory lookup per code.
 //!
 //! Accumulation follows the shared order documented in `cq.rs`: the 16 lane sums of a group are
 //! two 8-float accumulators (lanes 0..8 and 8..16), combined `(l[i] + l[4+i]) + (l[8+i] +
@@ -15,52 +15,89 @@ use core::arch::x86_64::*;
 use super::cq::{CqMatrix, CqWidth, MAX_GROUP, TILE};
 use super::f16;
 
-/// Runs `matmul_rotated` with AVX2 when the CPU has it and the matrix is 4-bit; false otherwise
-/// (the caller then runs the scalar kernel).
+/// Runs `matmul_rotated` with AVX2 when the CPU has it; false otherwise (the caller then runs
+/// the scalar kernel).
 pub(crate) fn matmul_rotated(m: &CqMatrix<'_>, xr: &[f32], n: usize, out: &mut [f32]) -> bool {
-    if m.width() != CqWidth::B4 || !std::is_x86_feature_detected!("avx2") {
+    if !std::is_x86_feature_detected!("avx2") {
         return false;
     }
     // SAFETY: AVX2 is present (checked above); the caller checked the slice lengths.
     unsafe {
-        if n == 1 {
-            matvec(m, xr, out);
-        } else {
-            matmul(m, xr, n, out);
+        match m.width() {
+            CqWidth::B1 => run::<1>(m, xr, n, out),
+            CqWidth::B2 | CqWidth::Ternary => run::<2>(m, xr, n, out),
+            CqWidth::B3 => run::<3>(m, xr, n, out),
+            CqWidth::B4 => run::<4>(m, xr, n, out),
         }
     }
     true
 }
 
-/// The 4-bit codebook as two 8-float halves.
-struct Codebook {
+#[target_feature(enable = "avx2")]
+unsafe fn run<const BITS: usize>(m: &CqMatrix<'_>, xr: &[f32], n: usize, out: &mut [f32]) {
+    // SAFETY: AVX2 (this function's feature).
+    unsafe {
+        let cb = Codebook::<BITS>::new(m.table());
+        if n == 1 {
+            matvec(m, &cb, xr, out);
+        } else {
+            matmul(m, &cb, xr, n, out);
+        }
+    }
+}
+
+/// The codebook of a `BITS`-bit width as two 8-float halves.
+struct Codebook<const BITS: usize> {
     lo: __m256,
     hi: __m256,
 }
 
-impl Codebook {
+impl<const BITS: usize> Codebook<BITS> {
+    /// Packed bytes of 16 codes.
+    const BYTES: usize = 2 * BITS;
+
     #[target_feature(enable = "avx2")]
     unsafe fn new(table: &[f32; 16]) -> Self {
         // SAFETY: 16 floats; AVX2 (this function's feature).
         unsafe { Codebook { lo: _mm256_loadu_ps(table.as_ptr()), hi: _mm256_loadu_ps(table.as_ptr().add(8)) } }
     }
 
-    /// Weights of the 16 codes in the 8 bytes at `p`, in code order (codes 0..8, 8..16).
+    /// Weights of the 16 codes in the `BYTES` bytes at `p`, in code order (codes 0..8, 8..16).
     #[target_feature(enable = "avx2")]
     #[inline]
     unsafe fn weights(&self, p: *const u8) -> [__m256; 2] {
-        // SAFETY: 8 readable bytes (caller).
-        let b = unsafe { _mm_loadl_epi64(p as *const __m128i) };
-        let nib = _mm_set1_epi8(0x0f);
-        let lo = _mm_and_si128(b, nib);
-        let hi = _mm_and_si128(_mm_srli_epi16::<4>(b), nib);
-        let codes = _mm_unpacklo_epi8(lo, hi);
-        let look = |c: __m128i| {
-            let idx = _mm256_cvtepu8_epi32(c);
-            let from_hi = _mm256_castsi256_ps(_mm256_slli_epi32::<28>(idx));
-            _mm256_blendv_ps(_mm256_permutevar8x32_ps(self.lo, idx), _mm256_permutevar8x32_ps(self.hi, idx), from_hi)
+        let bits = BITS as i32;
+        let shifts = _mm256_setr_epi32(0, bits, 2 * bits, 3 * bits, 4 * bits, 5 * bits, 6 * bits, 7 * bits);
+        let mask = _mm256_set1_epi32((1 << BITS) - 1);
+        let look = |half: usize| {
+            // The 8 codes of this half: 8 * BITS bits (BITS bytes) from byte half * BITS.
+            // SAFETY: those bytes lie inside the `BYTES` the caller vouches for.
+            let word = unsafe { word::<BITS>(p.add(half * BITS)) };
+            let idx = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(word as i32), shifts), mask);
+            let w = _mm256_permutevar8x32_ps(self.lo, idx);
+            if BITS == 4 {
+                let from_hi = _mm256_castsi256_ps(_mm256_slli_epi32::<28>(idx));
+                _mm256_blendv_ps(w, _mm256_permutevar8x32_ps(self.hi, idx), from_hi)
+            } else {
+                w
+            }
         };
-        [look(codes), look(_mm_unpackhi_epi64(codes, codes))]
+        [look(0), look(1)]
+    }
+}
+
+/// The `BITS` bytes at `p` (8 codes) as the low bits of a word.
+/// SAFETY: `BITS` bytes at `p` are readable.
+#[inline(always)]
+unsafe fn word<const BITS: usize>(p: *const u8) -> u32 {
+    // SAFETY: BITS bytes (caller).
+    unsafe {
+        match BITS {
+            1 => u32::from(*p),
+            2 => u32::from(core::ptr::read_unaligned(p as *const u16)),
+            3 => u32::from(core::ptr::read_unaligned(p as *const u16)) | u32::from(*p.add(2)) << 16,
+            _ => core::ptr::read_unaligned(p as *const u32),
+        }
     }
 }
 
@@ -84,15 +121,13 @@ unsafe fn finish(r: __m128) -> f32 {
 
 /// Fused decode + dot per row.
 #[target_feature(enable = "avx2")]
-unsafe fn matvec(m: &CqMatrix<'_>, xr: &[f32], out: &mut [f32]) {
-    // SAFETY: AVX2 (this function's feature).
-    let cb = unsafe { Codebook::new(m.table()) };
+unsafe fn matvec<const BITS: usize>(m: &CqMatrix<'_>, cb: &Codebook<BITS>, xr: &[f32], out: &mut [f32]) {
     let (groups, row_bytes, chunks) = (m.groups_per_row(), m.row_bytes(), m.group() / 16);
     let (packed, norms) = (m.packed(), m.norms());
     debug_assert!(packed.len() == m.rows() * row_bytes && xr.len() >= m.cols_padded());
     for (r, o) in out[..m.rows()].iter_mut().enumerate() {
         let row_norms = &norms[r * groups * 2..][..groups * 2];
-        // SAFETY: the row's codes are `row_bytes = groups * chunks * 8` bytes of `packed` (checked
+        // SAFETY: the row's codes are `row_bytes = groups * chunks * BYTES` bytes of `packed` (checked
         // at construction); x offsets stay below cols_padded <= xr.len().
         unsafe {
             let mut p = packed.as_ptr().add(r * row_bytes);
@@ -104,7 +139,7 @@ unsafe fn matvec(m: &CqMatrix<'_>, xr: &[f32], out: &mut [f32]) {
                     let [w0, w1] = cb.weights(p);
                     a = _mm256_add_ps(a, _mm256_mul_ps(w0, _mm256_loadu_ps(x)));
                     b = _mm256_add_ps(b, _mm256_mul_ps(w1, _mm256_loadu_ps(x.add(8))));
-                    p = p.add(8);
+                    p = p.add(Codebook::<BITS>::BYTES);
                     x = x.add(16);
                 }
                 racc = _mm_add_ps(racc, _mm_mul_ps(lanes_to_4(a, b), _mm_set1_ps(f16::at(row_norms, gi))));
@@ -117,9 +152,7 @@ unsafe fn matvec(m: &CqMatrix<'_>, xr: &[f32], out: &mut [f32]) {
 /// Each group decoded once per tile of up to `TILE` inputs; per (input, row) the same sums as
 /// [`matvec`].
 #[target_feature(enable = "avx2")]
-unsafe fn matmul(m: &CqMatrix<'_>, xr: &[f32], n: usize, out: &mut [f32]) {
-    // SAFETY: AVX2 (this function's feature).
-    let cb = unsafe { Codebook::new(m.table()) };
+unsafe fn matmul<const BITS: usize>(m: &CqMatrix<'_>, cb: &Codebook<BITS>, xr: &[f32], n: usize, out: &mut [f32]) {
     let (g, groups, row_bytes, cp, rows) = (m.group(), m.groups_per_row(), m.row_bytes(), m.cols_padded(), m.rows());
     let chunks = g / 16;
     let (packed, norms) = (m.packed(), m.norms());
@@ -134,9 +167,10 @@ unsafe fn matmul(m: &CqMatrix<'_>, xr: &[f32], n: usize, out: &mut [f32]) {
             for gi in 0..groups {
                 // SAFETY: group gi's codes lie inside row r's `row_bytes` (checked at construction).
                 unsafe {
-                    let p = packed.as_ptr().add(r * row_bytes + gi * chunks * 8);
+                    let bytes = Codebook::<BITS>::BYTES;
+                    let p = packed.as_ptr().add(r * row_bytes + gi * chunks * bytes);
                     for c in 0..chunks {
-                        let [w0, w1] = cb.weights(p.add(8 * c));
+                        let [w0, w1] = cb.weights(p.add(bytes * c));
                         wbuf[2 * c] = w0;
                         wbuf[2 * c + 1] = w1;
                     }

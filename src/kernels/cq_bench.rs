@@ -4,7 +4,6 @@
 //! `--release kernels::cq_bench -- --ignored --nocapture`. Compare builds by interleaving runs.
 use super::cq::{CqMatrix, CqWidth};
 use super::test_util::{pseudo_random, pseudo_random_bytes};
-use std::time::Instant;
 
 const GROUP: usize = 128;
 
@@ -48,6 +47,7 @@ fn cpu_seconds() -> f64 {
     #[cfg(not(target_os = "wasi"))]
     {
         use std::sync::OnceLock;
+        use std::time::Instant;
         static START: OnceLock<Instant> = OnceLock::new();
         START.get_or_init(Instant::now).elapsed().as_secs_f64()
     }

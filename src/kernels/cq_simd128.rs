@@ -162,8 +162,16 @@ pub(crate) fn matmul_rotated(m: &CqMatrix<'_>, xr: &[f32], n: usize, out: &mut [
 
 /// Fused decode + dot; the caller checked `xr.len() >= cols_padded` and `out.len() >= rows`.
 fn matvec<D: Decode>(m: &CqMatrix<'_>, dec: &D, xr: &[f32], out: &mut [f32]) {
-    let (g, groups, row_bytes) = (m.group(), m.groups_per_row(), m.row_bytes());
-    let chunks = g / 16;
+    // The shipped models' group (128): a copy with the chunk loop fully unrolled.
+    match m.group() / 16 {
+        8 => matvec_chunks(m, dec, xr, out, 8),
+        chunks => matvec_chunks(m, dec, xr, out, chunks),
+    }
+}
+
+#[inline(always)]
+fn matvec_chunks<D: Decode>(m: &CqMatrix<'_>, dec: &D, xr: &[f32], out: &mut [f32], chunks: usize) {
+    let (groups, row_bytes) = (m.groups_per_row(), m.row_bytes());
     let (packed, norms) = (m.packed(), m.norms());
     debug_assert!(packed.len() == m.rows() * row_bytes && xr.len() >= m.cols_padded());
     for (r, o) in out[..m.rows()].iter_mut().enumerate() {
@@ -197,8 +205,15 @@ fn matvec<D: Decode>(m: &CqMatrix<'_>, dec: &D, xr: &[f32], out: &mut [f32]) {
 /// Decode each group once per tile of up to `TILE` inputs; per (input, row) the arithmetic is the
 /// same sequence as [`matvec`], so results are bit-identical.
 fn matmul<D: Decode>(m: &CqMatrix<'_>, dec: &D, xr: &[f32], n: usize, out: &mut [f32]) {
+    match m.group() / 16 {
+        8 => matmul_chunks(m, dec, xr, n, out, 8),
+        chunks => matmul_chunks(m, dec, xr, n, out, chunks),
+    }
+}
+
+#[inline(always)]
+fn matmul_chunks<D: Decode>(m: &CqMatrix<'_>, dec: &D, xr: &[f32], n: usize, out: &mut [f32], chunks: usize) {
     let (g, groups, row_bytes, cp, rows) = (m.group(), m.groups_per_row(), m.row_bytes(), m.cols_padded(), m.rows());
-    let chunks = g / 16;
     let (packed, norms) = (m.packed(), m.norms());
     debug_assert!(packed.len() == rows * row_bytes && xr.len() >= n * cp && out.len() >= n * rows);
     let mut wbuf = [f32x4_splat(0.0); MAX_GROUP / 4];

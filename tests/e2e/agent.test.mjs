@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 
 import { startServer } from '../../tools/serve.mjs';
-import { ROOT, defaultModel, nativeRun } from '../js/helpers.mjs';
+import { ROOT, defaultModel, nativeChat, nativeRun } from '../js/helpers.mjs';
 
 const MODEL = defaultModel();
 const OUT = join(ROOT, 'target/e2e');
@@ -77,13 +77,18 @@ test('the agent mode executes the calls the native CLI makes on the house, and s
   const cli = native(query);
   assert.deepEqual(cli.function_calls.map((c) => c.name), ['control_blinds', 'control_fan']);
   await runAgent(query);
-  const run = '#agent-log .log-run:last-child';
+  const run = '#agent-log .log-run:first-child';
   const calls = await shownCalls(`${run} .turn.assistant:nth-child(2)`);
   assert.deepEqual(calls, cli.function_calls, 'the first step is the CLI answer');
   assert.equal(await device('living_room', 'blinds'), 'closed');
   assert.equal(await device('study', 'fan'), 'on');
   const results = await page.$$eval(`${run} .turn.tool:nth-child(3) .result`, (cards) => cards.map((c) => c.className));
   assert.deepEqual(results, ['result ok', 'result ok']);
+  // One step (the page's default): the reply to the results is shown, any calls in it not run.
+  const roles = await page.$$eval(`${run} > li`, (lis) => lis.map((li) => li.dataset.role));
+  assert.deepEqual(roles, ['user', 'assistant', 'tool', 'assistant']);
+  assert.match(await page.textContent(`${run} > li:nth-child(4)`), /Done: no further calls|Not run: the step limit was reached/);
+  assert.match(await page.textContent('#agent-status'), /^Done: 2 calls run in 1 step/);
 
   const lights = 'Dim the bedroom lights to 30 percent';
   const dim = native(lights).function_calls;
@@ -101,13 +106,13 @@ test('a refusal reads "No tool fits this request", never raw tool-call markup, a
   assert.deepEqual(native(query).function_calls, []);
   const before = await page.$eval('#house', (h) => h.innerHTML);
   await runAgent(query);
-  const run = await page.textContent('#agent-log .log-run:last-child');
+  const run = await page.textContent('#agent-log .log-run:first-child');
   assert.match(run, /No tool fits this request/);
   assert.doesNotMatch(run, /tool_call/);
   assert.equal(await page.$eval('#house', (h) => h.innerHTML.replace(/ flash/g, '')), before.replace(/ flash/g, ''));
 });
 
-test('the conversation view keeps turns: the first answer is the CLI one-shot answer, the second sees the first', async () => {
+test('the conversation view keeps turns: each answer is the one `needle chat` gives for the same turns', async () => {
   await page.click('#tab-convo');
   await page.uncheck('#convo-date'); // the CLI's prompt has no date fact
   const tools = await page.inputValue('#tools');
@@ -123,11 +128,13 @@ test('the conversation view keeps turns: the first answer is the CLI one-shot an
   assert.deepEqual(roles, ['user', 'assistant', 'user', 'assistant']);
   const shown = [];
   for (const i of [2, 4]) shown.push(await shownCalls(`#convo-log > li:nth-child(${i})`));
-  const first = nativeRun(MODEL, turns[0], tools, system ? ['--system', system] : []);
-  assert.deepEqual(shown[0], first.function_calls);
+  const chat = nativeChat(MODEL, turns, tools, system ? ['--system', system] : []);
+  assert.deepEqual(shown, chat.map((r) => r.function_calls));
+  const first = chat[0];
   const status = await page.textContent('#convo-status');
   const prompt = Number(/(\d+) prompt tokens/.exec(status)[1]);
   assert.ok(prompt > first.usage.prompt_tokens + first.usage.completion_tokens, `the second prompt holds the first turn (${status})`);
+  await page.locator('#run-panel').screenshot({ path: join(OUT, 'conversation.png') });
   await page.click('#convo-reset');
   assert.equal(await page.$$eval('#convo-log > li', (lis) => lis.length), 0);
   assert.deepEqual(pageErrors, []);

@@ -17,6 +17,9 @@ before(async () => {
 });
 after(() => needle.dispose());
 
+/** Prompt and completion token counts (cached_tokens depends on what the engine held before). */
+const counts = (u) => [u.prompt_tokens, u.completion_tokens];
+
 /** A logger that keeps what it is told. */
 const collector = () => {
   const warnings = [];
@@ -27,7 +30,7 @@ test('turns are kept as data, each answer sees the turns before it, reset() forg
   const convo = needle.conversation(OPTS);
   const first = await convo.send('Turn on the kitchen lights');
   const oneShot = await needle.complete('Turn on the kitchen lights', OPTS);
-  assert.deepEqual([first.tokens, first.usage], [oneShot.tokens, oneShot.usage], 'a first turn is a one-shot request');
+  assert.deepEqual([first.tokens, counts(first.usage)], [oneShot.tokens, counts(oneShot.usage)], 'a first turn is a one-shot request');
   const second = await convo.send('Close the bedroom blinds');
   assert.deepEqual(
     convo.history.map((t) => t.role),
@@ -41,13 +44,15 @@ test('turns are kept as data, each answer sees the turns before it, reset() forg
   assert.deepEqual(a2.function_calls, second.function_calls);
   const alone = await needle.complete('Close the bedroom blinds', OPTS);
   assert.ok(second.usage.prompt_tokens > alone.usage.prompt_tokens + first.usage.completion_tokens, 'the first turn is in the prompt');
+  const held = first.usage.prompt_tokens + first.usage.completion_tokens;
+  assert.ok(second.usage.cached_tokens >= held - 1, `the engine reused the first turn (${second.usage.cached_tokens} of ${held} tokens)`);
 
   convo.history.push({ role: 'user', content: 'tampered' });
   assert.equal(convo.history.length, 4, 'history is a copy');
   convo.reset();
   assert.deepEqual(convo.history, []);
   const again = await convo.send('Close the bedroom blinds');
-  assert.deepEqual(again.usage, alone.usage, 'after reset a turn starts a fresh conversation');
+  assert.deepEqual(counts(again.usage), counts(alone.usage), 'after reset a turn starts a fresh conversation');
 });
 
 test('upstream warns once, through the logger, at the fifth query without reset; stateless never accumulates', async () => {

@@ -29,7 +29,8 @@ test('the record is the arguments of the call the CLI makes with the schema as t
   // A bare JSON Schema is wrapped as a tool named by its title: the same prompt, the same record.
   const bare = { title: 'set_thermostat', ...THERMOSTAT.parameters };
   const wrapped = { name: 'set_thermostat', parameters: bare };
-  assert.deepEqual(await needle.extract(text, bare, OPTS), nativeRun(MODEL, text, JSON.stringify([wrapped]), ['--constrained', '--max-tokens', '64']).function_calls[0].arguments);
+  const cliBare = nativeRun(MODEL, text, JSON.stringify([wrapped]), ['--constrained', '--max-tokens', '64']);
+  assert.deepEqual(await needle.extract(text, bare, OPTS), cliBare.function_calls.length ? cliBare.function_calls[0].arguments : null);
 });
 
 test('a declined extraction is null', async () => {

@@ -50,6 +50,15 @@ export function nativeRun(model, query, toolsJson, extra = []) {
   return JSON.parse(cli(['run', '--model', model, '--query', query, '--tools', tools, '--json', ...extra]));
 }
 
+/** `needle chat --json` over `lines` (one user turn each), parsed: one result per turn. */
+export function nativeChat(model, lines, toolsJson, extra = []) {
+  const tools = join(tempDir(), 'tools.json');
+  writeFileSync(tools, toolsJson);
+  const args = ['chat', '--model', model, '--tools', tools, '--json', ...extra];
+  const out = execFileSync(CLI, args, { encoding: 'utf8', input: lines.join('\n') + '\n', maxBuffer: 1 << 28 });
+  return out.trim().split('\n').map((l) => JSON.parse(l));
+}
+
 /** `needle logits` for a token sequence: a Float32Array, rows x vocab. */
 export function nativeLogits(model, ids) {
   const out = join(tempDir(), 'logits.bin');

@@ -48,7 +48,10 @@ test('the same request through complete() and chat.completions.create() gives th
       assert.match(c.id, /^call_[0-9a-f]{24}$/);
       assert.equal(typeof c.function.arguments, 'string');
     }
-    assert.deepEqual(r.usage, { ...direct.usage, total_tokens: direct.usage.prompt_tokens + direct.usage.completion_tokens });
+    const { prompt_tokens, completion_tokens } = direct.usage;
+    assert.deepEqual({ ...r.usage, prompt_tokens_details: undefined }, { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens, prompt_tokens_details: undefined });
+    const cached = r.usage.prompt_tokens_details.cached_tokens;
+    assert.ok(cached > 0 && cached < prompt_tokens, `the same system and tools again: their tokens reused (${cached})`);
   }
   // And complete() agrees with the native CLI.
   const cli = nativeRun(MODEL, 'Play some jazz', JSON.stringify(TOOLS), ['--system', ENV.system, '--constrained', '--max-tokens', '64']);
@@ -72,8 +75,20 @@ test('stream: true yields OpenAI delta chunks that add up to the non-streamed an
   const deltas = chunks.filter((c) => c.choices.length).map((c) => c.choices[0]);
   const content = deltas.map((d) => d.delta.content ?? '').join('');
   assert.equal(content || null, whole.choices[0].message.content);
-  const calls = deltas.flatMap((d) => d.delta.tool_calls || []);
-  assert.deepEqual(calls.map((c) => c.index), [0, 1]);
+  // Each call streams as OpenAI's do: a first piece with id, type and name, then argument pieces.
+  const pieces = deltas.flatMap((d) => d.delta.tool_calls || []);
+  const calls = [];
+  for (const p of pieces) {
+    if (p.id) {
+      assert.equal(p.index, calls.length, 'calls start in order');
+      assert.equal(p.type, 'function');
+      calls.push({ id: p.id, type: p.type, function: { name: p.function.name, arguments: p.function.arguments } });
+    } else {
+      calls[p.index].function.arguments += p.function.arguments;
+    }
+  }
+  assert.equal(calls.length, 2);
+  assert.ok(pieces.length > calls.length * 2, `the arguments arrive in pieces (${pieces.length} pieces)`);
   assert.deepEqual(callsOf({ tool_calls: calls }), callsOf(whole.choices[0].message));
   const finish = deltas.filter((d) => d.finish_reason !== null);
   assert.deepEqual(finish.map((d) => d.finish_reason), ['tool_calls'], 'one chunk finishes');

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 
 import { splitTools, ungroundedByTool } from '../../pkg/tools.js';
 import { toolResultsText, dateFact } from '../../pkg/conversation.js';
-import { messagesToTurns, visibleText } from '../../pkg/openai.js';
+import { messagesToTurns, partialCalls, visibleText } from '../../pkg/openai.js';
 
 const light = { name: 'set_light', description: 'A light.', parameters: { type: 'object', properties: { room: { type: 'string' } } } };
 const fan = { type: 'function', function: { name: 'set_fan', parameters: { type: 'object', properties: {} } } };
@@ -76,4 +76,15 @@ test('the visible text leaves out reasoning and call markup, and holds back a ma
   assert.equal(visibleText('Hello <b'), 'Hello <b');
   assert.equal(visibleText('<think>still thinking'), '');
   assert.equal(visibleText('a<tool_call>[{"name"'), 'a');
+});
+
+test('calls being written are read as far as they go: a name once complete, the arguments raw', () => {
+  const text = '<think>x</think><tool_call>[{"name":"a\\"b","arguments":{"s":"}{\\"","n":[1,{"k":2}]}},{"name":"c","arguments":{"x":1';
+  assert.deepEqual(partialCalls(text), [
+    { name: 'a"b', args: '{"s":"}{\\"","n":[1,{"k":2}]}' },
+    { name: 'c', args: '{"x":1' },
+  ]);
+  assert.deepEqual(partialCalls('<tool_call>[{"name":"se'), [{ name: null, args: '' }]);
+  assert.deepEqual(partialCalls('<tool_call>[]</tool_call>'), []);
+  assert.deepEqual(partialCalls('no calls'), []);
 });

@@ -43,6 +43,34 @@ from needle.model.finetune import render_example  # noqa: E402
 # v2 maps kv_bits >= 8 to "no KV quantisation" (quantize.configure_deploy).
 Q.configure_deploy(act_bits=8, kv_bits=8)
 
+# ------------------------------------------------------- the kv8 reference
+# Upstream 2.0.15 has no int8 KV cache of its own (above: kv_bits=8 means none), so the
+# runtime's Needle 2 int8 KV is checked against Needle 3's int8 KV applied to upstream's v2
+# forward: per (position, head) symmetric int8 fake-quant (upstream's own `fake_quant` over one
+# head, 8 bits) of the query after RoPE and of the keys and values, nothing else. While a kv8
+# forward is traced, two module globals of that forward are wrapped: `apply_rope` (queries and
+# keys) and `maybe_quant_kv` (keys and values). Keys are thus rounded twice; the second pass
+# finds the same largest magnitude and returns the same codes (values move by at most an ulp).
+KV8 = "kv8"
+_FORCE_KV8 = [False]
+_upstream_rope, _upstream_quant_kv = A.apply_rope, Q.maybe_quant_kv
+
+
+def _a8_per_head(x):
+    return Q.fake_quant(x, x.shape[-1], 8)
+
+
+def _rope(x, cos, sin):
+    y = _upstream_rope(x, cos, sin)
+    return _a8_per_head(y) if _FORCE_KV8[0] else y
+
+
+def _quant_kv(x, quant):
+    return _a8_per_head(x) if _FORCE_KV8[0] else _upstream_quant_kv(x, quant)
+
+
+A.apply_rope, Q.maybe_quant_kv = _rope, _quant_kv
+
 UPSTREAM = "cactus-needle 2.0.15"
 GREEDY_STEPS = 32
 PERTURB_SEEDS = (101, 102, 103)  # the tolerance draws (README "Tolerance")
@@ -400,14 +428,20 @@ def band_mask(n, window):
 
 class Reference:
     """Upstream's full forward (SimpleAttentionNetwork.__call__), jitted once per shape.
-    `quant` is static: False is the plain float path, True upstream's deploy numerics."""
+    `quant` is static: False is the plain float path, True upstream's deploy numerics, KV8
+    the float path with the int8 KV above."""
 
     def __init__(self, cfg):
         self.cfg = cfg
         self.model = A.SimpleAttentionNetwork(cfg)
-        self._logits = jax.jit(
-            lambda p, t, m, quant: self.model.apply({"params": p}, t, mask=m, quant=quant),
-            static_argnums=3)
+
+        def forward(p, t, m, quant):
+            _FORCE_KV8[0] = quant == KV8        # read while tracing only
+            try:
+                return self.model.apply({"params": p}, t, mask=m, quant=quant is True)
+            finally:
+                _FORCE_KV8[0] = False
+        self._logits = jax.jit(forward, static_argnums=3)
 
         def heads(m, tokens, quant, which, window):
             out = {}
@@ -494,6 +528,9 @@ MODE_DOC = {
               "act_bits=8, kv_bits=8) then quant=True, i.e. per-token symmetric int8 fake-quant "
               "of the attention input, the gated attention output, the Engram lookup and the "
               "final hidden state; v2's kv_bits=8 means no KV quantisation",
+    "kv8": "as f32 (same window), with Needle 3's int8 KV applied to upstream's v2 attention: "
+           "per (position, head) fake_quant(x, head_dim, 8) of the query after RoPE and of the "
+           "keys and values (upstream 2.0.15 has no int8 KV of its own; see KV8 in the script)",
 }
 
 
@@ -506,7 +543,7 @@ def run_mode(ref, params, prompt_ids, window, quant, folder, mode, dtype):
              for s in PERTURB_SEEDS]
     record = common.mode_record(rows, moved, len(prompt_ids), greedy, T.EOS_ID, dtype,
                                 folder, mode)
-    return {"window": window, "quant": quant, "numerics": MODE_DOC[mode], **record}, rows
+    return {"window": window, "quant": quant is True, "numerics": MODE_DOC[mode], **record}, rows
 
 
 def steer_eos(ref, params, prompt_ids, window, step, margin=2.0):
@@ -654,6 +691,8 @@ def build_case(case, out_root, work_dir):
                                                        folder, "f32_full", "f32")
     modes["deploy"], rows["deploy"] = run_mode(ref, rparams, prompt_ids, window, True, folder,
                                                "deploy", "f16")
+    modes["kv8"], rows["kv8"] = run_mode(ref, rparams, prompt_ids, window, KV8, folder, "kv8",
+                                         "f16")
     if eos:
         assert modes["f32"]["greedy"][-1] == T.EOS_ID, modes["f32"]["greedy"]
         assert len(modes["f32"]["greedy"]) == eos["step"] + 1

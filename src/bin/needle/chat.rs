@@ -5,8 +5,8 @@ use std::io::{BufRead, Write};
 use std::time::Instant;
 
 use needle_web::json::Value;
-use needle_web::prompt::{Role, Turn};
-use needle_web::session::{Engine, Request};
+use needle_web::prompt::Role;
+use needle_web::session::{Conversation, Engine, Request, UNRESET_TURNS};
 
 use crate::model::{self, ms_since};
 use crate::run::decoding;
@@ -14,9 +14,6 @@ use crate::{presets, Args, Failure};
 
 pub const USAGE: &str = "chat [--model F] [--preset NAME | --tools T.json] [--system S] [--date D | --auto-date] [--max-tokens N] \
 [--temperature X --seed N] [--constrained] [--kv f32|int8] [--numerics exact|deploy] [--max-context N] [--json]   (turns on stdin, /reset)";
-
-/// Turns after which upstream warns that unrelated queries lose accuracy without a reset.
-const UNRESET_TURNS: usize = 4;
 
 pub fn run(mut args: Args) -> Result<(), Failure> {
     let model = model::read(&mut args)?;
@@ -31,9 +28,8 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
     args.finish()?;
 
     let mut engine = Engine::load(&model.bytes, &options)?;
-    let mut history: Vec<(Role, String)> = Vec::new();
+    let mut conversation = Conversation::new();
     let mut out = std::io::stdout().lock();
-    let io = |e| Failure::Io("stdout".into(), e);
     for line in std::io::stdin().lock().lines() {
         let line = line.map_err(|e| Failure::Io("stdin".into(), e))?;
         let query = line.trim();
@@ -41,33 +37,36 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
             continue;
         }
         if query == "/reset" {
-            // The engine keeps its state: the next prompt still shares the system prompt and
-            // tools with it, and a cached prefix gives a fresh session's result anyway.
-            history.clear();
+            conversation.reset();
             continue;
         }
-        let turns: Vec<Turn> = history.iter().map(|(role, text)| Turn { role: *role, text }).collect();
-        let req = Request { query, turns: &turns, ..template.clone() };
         let t0 = Instant::now();
-        // A turn that does not fit is reported and left out; the conversation goes on.
-        if let Err(e) = engine.start(&req) {
-            eprintln!("needle chat: {e} [{}] (/reset starts over)", e.code());
-            continue;
-        }
-        let prefill_ms = ms_since(t0);
         // Time to first token: prefill, then the first sample.
         let mut first_token_ms = None;
-        while let Some(token) = engine.next_token()? {
+        let mut written = Ok(());
+        let sent = conversation.send(&mut engine, &template, Role::User, query, |token| {
             first_token_ms.get_or_insert_with(|| ms_since(t0));
             if !json {
-                out.write_all(token.text.as_bytes()).and_then(|()| out.flush()).map_err(io)?;
+                written = out.write_all(token.text.as_bytes()).and_then(|()| out.flush());
             }
-        }
-        let done = engine.finish()?;
-        let first_token_ms = first_token_ms.unwrap_or(prefill_ms);
+            written.is_ok()
+        });
+        written.map_err(io)?;
+        let done = match sent {
+            Ok(done) => done,
+            // A turn that does not fit is reported and left out; the conversation goes on.
+            Err(e) if e.code() == "context_full" => {
+                eprintln!("needle chat: {e} [{}] (/reset starts over)", e.code());
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let total_ms = ms_since(t0);
+        let first_token_ms = first_token_ms.unwrap_or(total_ms);
         if json {
             let Value::Object(mut members) = done.to_value() else { unreachable!("an envelope is an object") };
-            let timings = [("prefill_ms", prefill_ms), ("first_token_ms", first_token_ms)];
+            members.push(("tokens".into(), Value::Array(done.tokens.iter().map(|&t| Value::Int(t.to_string())).collect())));
+            let timings = [("first_token_ms", first_token_ms), ("total_ms", total_ms)];
             members.push(("timings".into(), Value::Object(timings.map(|(k, v)| (k.into(), Value::Float(v))).into())));
             writeln!(out, "{}", Value::Object(members).to_json()).map_err(io)?;
         } else {
@@ -80,9 +79,7 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
                 done.stop_reason.as_str()
             );
         }
-        history.push((Role::User, query.to_owned()));
-        history.push((Role::Assistant, done.response.text));
-        if history.len() == 2 * UNRESET_TURNS + 2 {
+        if conversation.sent() == UNRESET_TURNS + 1 {
             eprintln!(
                 "needle chat: {UNRESET_TURNS} queries without /reset: every turn stays in the conversation, so unrelated \
                  queries lose accuracy and confidence; /reset between independent queries"
@@ -90,4 +87,8 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+fn io(e: std::io::Error) -> Failure {
+    Failure::Io("stdout".into(), e)
 }

@@ -2,8 +2,8 @@
 //! The schema is the only tool and decoding is schema-constrained; stdout gets the arguments of
 //! the call as JSON, or `null` when the model declines. Strict (the default): values the text
 //! does not license (see `needle_web::grounding`), or a negated request, fail with
-//! `[ungrounded]` and exit status 1. The date fact is on by default, as upstream's `extract`
-//! (this machine's clock in UTC; `--date D` gives it, `--no-date` leaves it out).
+//! `[ungrounded]` and exit status 1. The date fact is off unless asked (`--date D`,
+//! `--auto-date`): the embedded model, trained without it, answers worse with it.
 use std::io::Write;
 
 use needle_web::json::{self, Value};
@@ -12,7 +12,7 @@ use needle_web::session::{Engine, Request};
 use crate::model::{self, number};
 use crate::{Args, Failure};
 
-pub const USAGE: &str = "extract [--model F] --schema S.json --text T [--system S] [--date D | --no-date] [--no-strict] \
+pub const USAGE: &str = "extract [--model F] --schema S.json --text T [--system S] [--date D | --auto-date] [--no-strict] \
 [--max-tokens N] [--kv f32|int8] [--numerics exact|deploy]";
 
 pub fn run(mut args: Args) -> Result<(), Failure> {
@@ -24,9 +24,7 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
     let tools = Value::Array(vec![tool]).to_json();
     let text = args.required("--text")?;
     let system = args.value("--system")?;
-    // As upstream's `extract`, the date fact is on unless the caller says otherwise.
-    let no_date = args.flag("--no-date");
-    let date = model::date(&mut args)?.or_else(|| (!no_date).then(model::clock_date));
+    let date = model::date(&mut args)?;
     let strict = !args.flag("--no-strict");
     let mut req = Request::new(&text, &tools);
     req.system = system.as_deref();

@@ -53,15 +53,12 @@ pub fn date(args: &mut Args) -> Result<Option<String>, Failure> {
     match (args.value("--date")?, auto) {
         (Some(_), true) => Err(Failure::Usage("--date and --auto-date both give the date: pass one".into())),
         (Some(date), false) => Ok(Some(date)),
-        (None, true) => Ok(Some(clock_date())),
+        (None, true) => {
+            let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+            Ok(Some(needle_web::grounding::fact_from_unix(secs, 0)))
+        }
         (None, false) => Ok(None),
     }
-}
-
-/// The date fact's value for now, in UTC.
-pub fn clock_date() -> String {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
-    needle_web::grounding::fact_from_unix(secs, 0)
 }
 
 /// Takes an optional numeric option.
