@@ -49,12 +49,12 @@ cmd_test() {
   # --- JS package and browser tests (web helper): compare against the native CLI ---
   step "JS package tests (node --test, wasm vs native CLI)"
   cargo build --release --features cli --bin needle
-  NEEDLE_MODEL="$DEFAULT_MODEL" node --test tests/js/
+  NEEDLE_MODEL="$DEFAULT_MODEL" node --test --test-timeout=600000 tests/js/
   step "browser end-to-end (Debian chromium + playwright-core)"
   ensure_chromium
-  NEEDLE_MODEL="$DEFAULT_MODEL" node --test tests/e2e/
+  NEEDLE_MODEL="$DEFAULT_MODEL" node --test --test-timeout=600000 tests/e2e/
   step "bundlers: Vite (build, dev server), webpack 5, esbuild, Rollup, a plain page; run in Chromium"
-  node --test tests/bundlers/
+  node --test --test-timeout=600000 tests/bundlers/
   printf '\nall test stages passed in %ss\n' $((SECONDS - t0))
 }
 

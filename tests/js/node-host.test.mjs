@@ -64,12 +64,12 @@ test('a worker thread that exits on its own is reported; one that is terminated 
   const { nodeWorkerHost } = await import('../../pkg/host/node.js');
   const keepAlive = setInterval(() => {}, 1000); // the host unrefs an idle worker
   const died = nodeWorkerHost(new Worker('setTimeout(() => process.exit(3), 50)', { eval: true }));
-  const reason = await new Promise((resolve) => (died.worker.onerror = resolve)).finally(() => clearInterval(keepAlive));
-  assert.match(reason.message, /exited \(code 3\)/);
+  const reason = await new Promise((resolve) => died.onDeath(resolve)).finally(() => clearInterval(keepAlive));
+  assert.match(reason, /exited with code 3/);
 
   const stopped = nodeWorkerHost(new Worker('setInterval(() => {}, 1000)', { eval: true }));
   let reported = null;
-  stopped.worker.onerror = (e) => (reported = e);
+  stopped.onDeath((why) => (reported = why));
   stopped.terminate();
   await new Promise((r) => setTimeout(r, 300));
   assert.equal(reported, null);
