@@ -323,52 +323,43 @@ fn from_view_refuses_with_the_tensor_index() {
     assert!(matches!(CqMatrix::from_view(&v, &cbs), Err(Error::BadTensor { index: 9, field: "bits", .. })));
 }
 
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-#[test]
-fn simd_twins_are_bit_identical_to_the_scalar_cq_kernel() {
+/// `kernel` (a twin taking `n` rotated inputs) against the scalar kernel, bit for bit, for every
+/// width, groups 16/32/128 and each batch size in `batches`.
+#[cfg(any(all(target_arch = "wasm32", target_feature = "simd128"), all(feature = "std", target_arch = "x86_64")))]
+fn assert_bit_identical_to_scalar(name: &str, batches: &[usize], kernel: impl Fn(&CqMatrix<'_>, &[f32], usize, &mut [f32])) {
     use super::cq::matmul_rotated_scalar;
-    use super::cq_simd128;
     for width in WIDTHS {
         for group in [16, 32, 128] {
             let case = Case::new(5, 3 * group - 3, group, width, group as u32 + 1);
             let m = case.matrix();
-            let cp = m.cols_padded();
-            for n in [1usize, 2, TILE + 3] {
-                let x = pseudo_random(n * cp, 77);
-                let (mut s, mut v) = (vec![0.0f32; n * 5], vec![0.0f32; n * 5]);
+            for &n in batches {
+                let x = pseudo_random(n * m.cols_padded(), 77);
+                let (mut s, mut v) = (vec![0.0f32; n * 5], vec![f32::NAN; n * 5]);
                 matmul_rotated_scalar(&m, &x, n, &mut s);
-                cq_simd128::matmul_rotated(&m, &x, n, &mut v);
-                assert_eq!(s, v, "matmul {width:?} G{group} n={n}");
-                if n == 1 {
-                    cq_simd128::matvec_rotated(&m, &x, &mut v);
-                    assert_eq!(s, v, "matvec {width:?} G{group}");
-                }
+                kernel(&m, &x, n, &mut v);
+                assert_eq!(s, v, "{name} {width:?} G{group} n={n}");
             }
         }
     }
 }
 
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[test]
+fn simd_twins_are_bit_identical_to_the_scalar_cq_kernel() {
+    use super::cq_simd128;
+    assert_bit_identical_to_scalar("simd matmul", &[1, 2, TILE + 3], |m, x, n, out| cq_simd128::matmul_rotated(m, x, n, out));
+    assert_bit_identical_to_scalar("simd matvec", &[1], |m, x, _, out| cq_simd128::matvec_rotated(m, x, out));
+}
+
 #[cfg(all(feature = "std", target_arch = "x86_64"))]
 #[test]
 fn avx2_twin_is_bit_identical_to_the_scalar_cq_kernel() {
-    use super::cq::matmul_rotated_scalar;
     use super::cq_avx2;
     if !std::is_x86_feature_detected!("avx2") {
         eprintln!("no AVX2 on this CPU: the AVX2 twin is not exercised");
         return;
     }
-    for width in WIDTHS {
-        for group in [16, 32, 128] {
-            let case = Case::new(5, 3 * group - 3, group, width, group as u32 + 1);
-            let m = case.matrix();
-            let cp = m.cols_padded();
-            for n in [1usize, 2, TILE + 3] {
-                let x = pseudo_random(n * cp, 77);
-                let (mut s, mut v) = (vec![0.0f32; n * 5], vec![f32::NAN; n * 5]);
-                matmul_rotated_scalar(&m, &x, n, &mut s);
-                assert!(cq_avx2::matmul_rotated(&m, &x, n, &mut v), "AVX2 covers every width");
-                assert_eq!(s, v, "{width:?} G{group} n={n}");
-            }
-        }
-    }
+    assert_bit_identical_to_scalar("avx2", &[1, 2, TILE + 3], |m, x, n, out| {
+        assert!(cq_avx2::matmul_rotated(m, x, n, out), "AVX2 covers every width");
+    });
 }
