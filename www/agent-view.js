@@ -1,7 +1,7 @@
 // The Agent tab: `needle.run()` on the smart-home environment, whose tools are real functions
 // that change a small house (house.js), so each call visibly takes effect.
 import { createHouse, showHouse } from './house.js';
-import { turnItems, pendingItem } from './turns.js';
+import { turnItems, pendingItem, stateSetter } from './turns.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -41,12 +41,7 @@ export async function initAgentView({ getNeedle }) {
     $('agent-examples').append(chip);
   }
 
-  const setState = (state, message) => {
-    view.dataset.state = state;
-    $('agent-run').disabled = state === 'running';
-    $('agent-stop').disabled = state !== 'running';
-    if (message !== undefined) $('agent-status').textContent = message;
-  };
+  const setState = stateSetter(view, { run: $('agent-run'), stop: $('agent-stop'), status: $('agent-status') });
 
   /** One conversation per model, made with the environment and the house's functions. */
   const conversation = (needle) => {

@@ -1,6 +1,6 @@
 // The Conversation tab: turns with the tools and settings of the editor, every turn kept in
 // context until "New conversation" (or a change of tools or system prompt).
-import { turnItems, pendingItem } from './turns.js';
+import { turnItems, pendingItem, stateSetter } from './turns.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -12,12 +12,7 @@ export function initConversationView({ getNeedle, getOptions }) {
   let made = ''; // the tools and system the conversation was made with
   const details = new Map(); // history index -> full result
   let running = null; // AbortController of the turn in flight
-  const setState = (state, message) => {
-    view.dataset.state = state;
-    $('convo-send').disabled = state === 'running';
-    $('convo-stop').disabled = state !== 'running';
-    if (message !== undefined) $('convo-status').textContent = message;
-  };
+  const setState = stateSetter(view, { run: $('convo-send'), stop: $('convo-stop'), status: $('convo-status') });
   const notice = (text) => {
     $('convo-notice').hidden = !text;
     $('convo-notice').textContent = text || '';

@@ -83,3 +83,13 @@ export function pendingItem() {
   li.append(text);
   return { li, update: (raw) => (text.textContent = raw || '…') };
 }
+
+/** A chat view's running state: `data-state` on the view, its Run/Send and Stop buttons, its status line. */
+export function stateSetter(view, { run, stop, status }) {
+  return (state, message) => {
+    view.dataset.state = state;
+    run.disabled = state === 'running';
+    stop.disabled = state !== 'running';
+    if (message !== undefined) status.textContent = message;
+  };
+}
