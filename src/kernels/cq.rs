@@ -25,7 +25,7 @@
 // twin tests compare against.
 #![cfg_attr(all(target_arch = "wasm32", target_feature = "simd128"), allow(dead_code))]
 
-use super::{f16, hadamard, vector};
+use super::{f16, hadamard, parallel, vector};
 use crate::container::{Codebooks, DType, TensorView};
 use crate::{Error, Result};
 
@@ -253,6 +253,11 @@ impl<'a> CqMatrix<'a> {
     pub fn matvec_rotated(&self, xr: &[f32], out: &mut [f32]) {
         assert!(xr.len() >= self.cols_padded, "matvec_rotated: rotated input shorter than cols_padded");
         assert!(out.len() >= self.rows, "matvec_rotated: output shorter than rows");
+        parallel::rows(self.rows, 1, self.cols_padded, out, |range, part| self.rows_view(range).matvec_kernel(xr, part));
+    }
+
+    /// One thread's `matvec_rotated`.
+    fn matvec_kernel(&self, xr: &[f32], out: &mut [f32]) {
         #[cfg(all(feature = "std", target_arch = "x86_64"))]
         if super::cq_avx2::matmul_rotated(self, xr, 1, out) {
             return;
@@ -271,11 +276,29 @@ impl<'a> CqMatrix<'a> {
     pub fn matmul_rotated(&self, xr: &[f32], n: usize, out: &mut [f32]) {
         assert!(xr.len() >= n * self.cols_padded, "matmul_rotated: rotated inputs shorter than n * cols_padded");
         assert!(out.len() >= n * self.rows, "matmul_rotated: output shorter than n * rows");
+        parallel::rows(self.rows, n, n * self.cols_padded, out, |range, part| self.rows_view(range).matmul_kernel(xr, n, part));
+    }
+
+    /// One thread's `matmul_rotated`.
+    fn matmul_kernel(&self, xr: &[f32], n: usize, out: &mut [f32]) {
         #[cfg(all(feature = "std", target_arch = "x86_64"))]
         if super::cq_avx2::matmul_rotated(self, xr, n, out) {
             return;
         }
         dispatch!(super::cq_simd128::matmul_rotated, matmul_rotated_scalar, self, xr, n, out)
+    }
+
+    /// Rows `range` (within the matrix) as a matrix of their own: the same codes, norms and
+    /// table, nothing re-validated (a run of a valid matrix's rows is valid).
+    pub(crate) fn rows_view(&self, range: core::ops::Range<usize>) -> Self {
+        debug_assert!(range.start < range.end && range.end <= self.rows);
+        let (row_bytes, norm_bytes) = (self.row_bytes(), self.groups_per_row() * 2);
+        Self {
+            rows: range.len(),
+            packed: &self.packed[range.start * row_bytes..range.end * row_bytes],
+            norms: &self.norms[range.start * norm_bytes..range.end * norm_bytes],
+            ..*self
+        }
     }
 
     /// Row `r` of the dense matrix, `(cb[code] * norm) @ H` per group, first `cols` values, into

@@ -12,11 +12,7 @@ impl<'a> CqMatrix<'a> {
         if end.is_none() {
             return Err(Error::InvalidArgument { name: "row_block", reason: "rows outside the matrix" });
         }
-        let (row_bytes, norm_bytes) = (self.row_bytes(), self.groups_per_row() * 2);
-        let packed = &self.packed()[start * row_bytes..][..count * row_bytes];
-        let norms = &self.norms()[start * norm_bytes..][..count * norm_bytes];
-        let levels = &self.table()[..self.width().header_levels()];
-        CqMatrix::from_parts(count, self.cols(), self.group(), self.width(), packed, norms, levels)
+        Ok(self.rows_view(start..start + count))
     }
 }
 

@@ -38,6 +38,7 @@ mod cq_rows;
 pub mod f16;
 pub mod hadamard;
 pub mod norm;
+pub mod parallel;
 pub mod quant;
 pub mod rope;
 pub mod sinkhorn;
