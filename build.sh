@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Builds the browser artefacts: two wasm variants of the core (SIMD128 and baseline), each through
-# cargo -> wasm-bindgen -> wasm-opt, into pkg/wasm/{simd,baseline}/. pkg/ picks one at run time.
+# Builds the browser artefacts: three wasm variants of the core (threaded, SIMD128 and baseline),
+# each through cargo -> wasm-bindgen -> wasm-opt, into pkg/wasm/{threaded,simd,baseline}/. pkg/
+# picks one at run time. `./build.sh --no-threaded` skips the threaded one (nightly build-std, the
+# slowest); the package then falls back to SIMD128 everywhere.
 set -euo pipefail
 cd "$(dirname "$0")"
 . tools/ensure.sh
@@ -11,12 +13,13 @@ ensure_npm_dev
 # Debian's wasm-opt (binaryen 108) writes modules that fail to load: always use npm's.
 WASM_OPT=node_modules/.bin/wasm-opt
 
+# build_variant NAME RUSTFLAGS [FEATURES] [CARGO ARGS...]
 build_variant() {
-  local name=$1 rustflags=$2
+  local name=$1 rustflags=$2 features=${3:-web}
   local target_dir=target/wasm-$name out=pkg/wasm/$name
   echo "== wasm ($name)"
   RUSTFLAGS="$rustflags" CARGO_TARGET_DIR=$target_dir \
-    cargo build --release --lib --target wasm32-unknown-unknown --no-default-features --features web
+    cargo "${@:4}" build --release --lib --target wasm32-unknown-unknown --no-default-features --features "$features"
   rm -rf "$out" && mkdir -p "$out"
   wasm-bindgen --target web --no-typescript --out-dir "$out" --out-name needle \
     "$target_dir/wasm32-unknown-unknown/release/needle_web.wasm"
@@ -25,6 +28,23 @@ build_variant() {
   $WASM_OPT -O3 "$out/needle_bg.wasm" -o "$out/needle_bg.wasm"
 }
 
+# Threads: std rebuilt with atomics (nightly -Z build-std) over one shared, imported memory that
+# the thread workers instantiate the module with (src/web/threads.rs); this toolchain does not
+# make the memory shared by itself, hence the explicit link arguments. The memory may grow to
+# 2 GiB (a shared memory needs a maximum); the TLS exports let wasm-bindgen set up each thread.
+threaded_flags() {
+  local f="-C target-feature=+atomics,+bulk-memory,+mutable-globals,+simd128"
+  for a in --shared-memory --max-memory=2147483648 --import-memory \
+    --export=__wasm_init_tls --export=__tls_size --export=__tls_align --export=__tls_base; do
+    f="$f -C link-arg=$a"
+  done
+  echo "$f"
+}
+
+if [ "${1:-}" != --no-threaded ]; then
+  ensure_nightly_rust_src
+  build_variant threaded "$(threaded_flags)" web,threads +nightly -Z build-std=panic_abort,std
+fi
 build_variant simd "-C target-feature=+simd128"
 build_variant baseline ""
 node tools/wasm-sizes.mjs

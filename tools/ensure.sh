@@ -11,6 +11,13 @@ ensure_rust_targets() {
   done
 }
 
+ensure_nightly_rust_src() {
+  # The threaded wasm build rebuilds std with atomics: nightly and its sources.
+  rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+  # (-Z build-std compiles the target's std from these sources: no `rustup target add` needed.)
+  rustup component list --toolchain nightly --installed | grep -qx rust-src || rustup component add rust-src --toolchain nightly
+}
+
 ensure_wasm_bindgen() {
   if ! wasm-bindgen --version 2>/dev/null | grep -q " $WASM_BINDGEN_VERSION\$"; then
     # No --locked: with it this install fails on the project's machines (the crate's published

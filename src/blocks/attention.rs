@@ -19,6 +19,7 @@ use super::kv::KvRing;
 use super::tensors::{cq, floats, gain};
 use super::EPS;
 use crate::container::{Codebooks, TensorView};
+use crate::kernels::parallel::{self, PerItem};
 use crate::kernels::{inv_rms, rope, softmax, CqMatrix};
 use crate::Result;
 
@@ -80,9 +81,12 @@ impl Heads {
     }
 }
 
-/// Buffers of one token's attention (part of the session state).
+/// Buffers of one token's attention (part of the session state). Each head has scores and an
+/// int8 query of its own, so heads can run on different threads (`kernels::parallel`).
 pub(crate) struct AttnScratch {
     qkv: Vec<f32>,
+    heads: usize,
+    /// `heads` rows of scores, as many per head as the keys [`Self::reserve`] made room for.
     scores: Vec<f32>,
     q8: Vec<i8>,
 }
@@ -90,14 +94,15 @@ pub(crate) struct AttnScratch {
 impl AttnScratch {
     /// Scratch for no keys yet ([`Self::reserve`] grows it with the KV rings).
     pub(crate) fn new(h: &Heads) -> Self {
-        Self { qkv: vec![0.0; h.qkv_width()], scores: Vec::new(), q8: vec![0; h.qk] }
+        Self { qkv: vec![0.0; h.qkv_width()], heads: h.heads, scores: Vec::new(), q8: vec![0; h.heads * h.qk] }
     }
 
     /// Room for the scores of `keys` positions.
     pub(crate) fn reserve(&mut self, keys: usize) {
-        if keys > self.scores.len() {
-            self.scores.reserve_exact(keys - self.scores.len());
-            self.scores.resize(keys, 0.0);
+        let len = keys * self.heads;
+        if len > self.scores.len() {
+            self.scores.reserve_exact(len - self.scores.len());
+            self.scores.resize(len, 0.0);
         }
     }
 
@@ -196,14 +201,18 @@ impl<'a> Attention<'a> {
             Some(w) => (pos + 1).saturating_sub(w),
             None => 0,
         };
-        let group = h.heads / h.kv_heads;
-        let scores = &mut s.scores[..pos + 1 - first];
+        let (group, keys, ring) = (h.heads / h.kv_heads, pos + 1 - first, &*ring);
         out.fill(0.0);
-        for (hi, (qh, oh)) in q.chunks_exact_mut(h.qk).zip(out.chunks_exact_mut(h.v)).enumerate() {
-            ring.scores(qh, &mut s.q8, hi / group, first, h.q_factor, h.score_factor, scores);
-            softmax(scores);
-            ring.mix(scores, hi / group, first, oh);
-        }
+        let parts = (PerItem(q, h.qk), PerItem(&mut out[..h.heads * h.v], h.v), (PerItem(&mut s.scores[..h.heads * keys], keys), PerItem(&mut s.q8, h.qk)));
+        // Per head: a dot product and a weighted sum per key, and an exponential (~8 multiply-adds).
+        parallel::items(h.heads, keys * (h.qk + h.v + 8), parts, |heads, (q, out, (scores, q8))| {
+            let each = q.0.chunks_exact_mut(h.qk).zip(out.0.chunks_exact_mut(h.v)).zip(scores.0.chunks_exact_mut(keys).zip(q8.0.chunks_exact_mut(h.qk)));
+            for (hi, ((qh, oh), (scores, q8))) in heads.zip(each) {
+                ring.scores(qh, q8, hi / group, first, h.q_factor, h.score_factor, scores);
+                softmax(scores);
+                ring.mix(scores, hi / group, first, oh);
+            }
+        });
     }
 }
 

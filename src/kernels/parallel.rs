@@ -1,28 +1,54 @@
-//! The kernels' one seam for parallel work: a row-wise matrix product split into row chunks.
+//! The kernels' one seam for parallel work: independent items (matrix rows, attention heads)
+//! split into chunks that may run on other threads.
 //!
 //! Without the `threads` feature everything here runs on the calling thread, as one chunk. With
 //! it, chunks run on rayon's pool (natively; in the threaded wasm build the pool's threads are Web
-//! Workers over shared memory, started by `web::threads`). Each output row is still computed by
-//! the same serial kernel with the same operation order, so results are bit-identical for any
-//! number of threads; only which thread computes a row changes.
+//! Workers over shared memory, started by `web::threads`). Each item is still computed by the same
+//! serial code with the same operation order, so results are bit-identical for any number of
+//! threads; only which thread computes an item changes.
 //!
 //! Handing work to another thread costs a wake-up and a join (microseconds natively, tens of
-//! them in a browser), so a product is split only when each chunk gets at least
-//! [`MIN_CHUNK_WORK`] multiply-adds, and into no more chunks than there are threads.
+//! them in a browser), so work is split only when each chunk gets at least [`MIN_CHUNK_WORK`]
+//! multiply-adds (by default), and into no more chunks than there are threads.
 use core::ops::Range;
 
-/// Least multiply-adds worth a chunk of its own (measured: below this the hand-off costs more
-/// than the second thread saves; see BENCHMARKS.md, "threads").
-#[cfg_attr(not(feature = "threads"), allow(dead_code))]
-const MIN_CHUNK_WORK: usize = 1 << 17;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
-/// Chunk boundaries fall on multiples of this many rows, so a kernel that blocks rows keeps
-/// whole blocks.
+/// Least multiply-adds worth a chunk of its own by default: below it the hand-off costs more than
+/// the second thread saves (BENCHMARKS.md, "threads").
+pub const MIN_CHUNK_WORK: usize = 1 << 17;
+
+static MIN_WORK: AtomicUsize = AtomicUsize::new(MIN_CHUNK_WORK);
+
+/// Sets the least work worth a chunk (tests split everything with 1 and nothing with
+/// `usize::MAX`; the default is [`MIN_CHUNK_WORK`]).
+pub fn set_min_chunk_work(work: usize) {
+    MIN_WORK.store(work.max(1), Ordering::Relaxed);
+}
+
+/// Row chunks start on multiples of this many rows, so a kernel that blocks rows keeps whole
+/// blocks.
 #[cfg_attr(not(feature = "threads"), allow(dead_code))]
 const ROW_ALIGN: usize = 16;
 
-/// Threads the pool runs (1 without the `threads` feature).
+/// Whether the wasm pool's threads run: wasm32 has no threads rayon could start by itself (its
+/// default pool would fail to spawn), so work stays serial until `web::threads` says so.
+#[cfg(all(feature = "threads", target_arch = "wasm32"))]
+static WASM_POOL: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
+/// Marks the wasm pool as running (called once its threads are up).
+#[cfg(all(feature = "threads", target_arch = "wasm32"))]
+pub fn wasm_pool_started() {
+    WASM_POOL.store(true, core::sync::atomic::Ordering::Release);
+}
+
+/// Threads work is split across: rayon's pool (natively its default size, `RAYON_NUM_THREADS`
+/// to change it), 1 without the `threads` feature or before the wasm pool has started.
 pub fn threads() -> usize {
+    #[cfg(all(feature = "threads", target_arch = "wasm32"))]
+    if !WASM_POOL.load(core::sync::atomic::Ordering::Acquire) {
+        return 1;
+    }
     #[cfg(feature = "threads")]
     {
         rayon::current_num_threads()
@@ -33,16 +59,65 @@ pub fn threads() -> usize {
     }
 }
 
-/// Rows per chunk for `rows` rows of `work_per_row` multiply-adds each on `threads` threads, or
-/// `None` when the product should stay on one thread.
+/// Items per chunk for `items` items of `work_per_item` multiply-adds each on `threads` threads,
+/// a multiple of `align`; `None` when the work should stay on one thread.
 #[cfg_attr(not(feature = "threads"), allow(dead_code))]
-fn chunk_rows(rows: usize, work_per_row: usize, threads: usize) -> Option<usize> {
-    let worth = rows.saturating_mul(work_per_row) / MIN_CHUNK_WORK;
-    let chunks = threads.min(worth).min(rows.div_ceil(ROW_ALIGN));
+fn chunk_items(items: usize, work_per_item: usize, align: usize, threads: usize) -> Option<usize> {
+    let worth = items.saturating_mul(work_per_item) / MIN_WORK.load(Ordering::Relaxed);
+    let chunks = threads.min(worth).min(items.div_ceil(align));
     if chunks < 2 {
         return None;
     }
-    Some(rows.div_ceil(chunks).div_ceil(ROW_ALIGN) * ROW_ALIGN)
+    Some(items.div_ceil(chunks).div_ceil(align) * align)
+}
+
+/// Disjoint mutable parts of a run of consecutive items, which can be cut between two items.
+pub trait Parts: Send + Sized {
+    /// The parts of the first `items` items, and those of the rest.
+    fn split(self, items: usize) -> (Self, Self);
+}
+
+/// A slice holding `.1` consecutive elements per item.
+pub struct PerItem<'s, T>(pub &'s mut [T], pub usize);
+
+impl<T: Send> Parts for PerItem<'_, T> {
+    fn split(self, items: usize) -> (Self, Self) {
+        let (a, b) = self.0.split_at_mut(items * self.1);
+        (PerItem(a, self.1), PerItem(b, self.1))
+    }
+}
+
+/// Nothing per item (the work writes through its own means).
+impl Parts for () {
+    fn split(self, _: usize) -> (Self, Self) {
+        ((), ())
+    }
+}
+
+impl<A: Parts, B: Parts> Parts for (A, B) {
+    fn split(self, items: usize) -> (Self, Self) {
+        let (a0, a1) = self.0.split(items);
+        let (b0, b1) = self.1.split(items);
+        ((a0, b0), (a1, b1))
+    }
+}
+
+impl<A: Parts, B: Parts, C: Parts> Parts for (A, B, C) {
+    fn split(self, items: usize) -> (Self, Self) {
+        let (a0, a1) = self.0.split(items);
+        let ((b0, c0), (b1, c1)) = (self.1, self.2).split(items);
+        ((a0, b0, c0), (a1, b1, c1))
+    }
+}
+
+/// Runs `f(range, parts)` over chunks of the items `0..items` (each `work_per_item` multiply-adds)
+/// with each chunk's own `parts`: all of them at once on this thread, or split across threads.
+pub fn items<P, F>(items: usize, work_per_item: usize, parts: P, f: F)
+where
+    P: Parts,
+    F: Fn(Range<usize>, P) + Sync,
+{
+    split(items, work_per_item, 1, parts, &f)
 }
 
 /// Runs a row-wise product of `n` inputs whose result is laid out `out[j * rows + r]` (input `j`,
@@ -54,31 +129,64 @@ where
     F: Fn(Range<usize>, &mut [f32]) + Sync,
 {
     let out = &mut out[..n * rows];
-    #[cfg(feature = "threads")]
-    if let Some(per) = chunk_rows(rows, work_per_row, threads()) {
-        return pool::rows(rows, n, per, out, &f);
+    if n == 1 {
+        // One input: a chunk's rows are one contiguous run of the output.
+        return split(rows, work_per_row, ROW_ALIGN, PerItem(out, 1), &|range, part: PerItem<'_, f32>| f(range, part.0));
     }
-    let _ = work_per_row;
+    #[cfg(feature = "threads")]
+    if chunk_items(rows, work_per_row, ROW_ALIGN, threads()).is_some() {
+        return pool::interleaved(rows, n, work_per_row, out, &f);
+    }
     f(0..rows, out)
+}
+
+fn split<P, F>(items: usize, work_per_item: usize, align: usize, parts: P, f: &F)
+where
+    P: Parts,
+    F: Fn(Range<usize>, P) + Sync,
+{
+    #[cfg(feature = "threads")]
+    if let Some(per) = chunk_items(items, work_per_item, align, threads()) {
+        return pool::join(0..items, per, parts, f);
+    }
+    let _ = (work_per_item, align);
+    f(0..items, parts)
 }
 
 #[cfg(feature = "threads")]
 mod pool {
     use core::cell::Cell;
     use core::ops::Range;
-    use rayon::prelude::*;
     use std::vec::Vec;
 
+    use super::{Parts, ROW_ALIGN};
+
+    /// Halves `range` at a chunk boundary until chunks of `per` items remain, the halves running
+    /// as rayon joins.
+    pub(super) fn join<P, F>(range: Range<usize>, per: usize, parts: P, f: &F)
+    where
+        P: Parts,
+        F: Fn(Range<usize>, P) + Sync,
+    {
+        if range.len() <= per {
+            return f(range, parts);
+        }
+        let left = range.len().div_ceil(per) / 2 * per;
+        let (a, b) = parts.split(left);
+        let mid = range.start + left;
+        rayon::join(|| join(range.start..mid, per, a, f), || join(mid..range.end, per, b, f));
+    }
+
     std::thread_local! {
-        /// A chunk's result before it is scattered into the interleaved output (n > 1): grown to
-        /// the largest chunk once per thread, then reused.
+        /// A chunk's result before it is scattered into the interleaved output: grown to the
+        /// largest chunk once per thread, then reused.
         static PART: Cell<Vec<f32>> = const { Cell::new(Vec::new()) };
     }
 
     /// The output pointer shared by the chunks; each writes only its own rows.
     struct Out(*mut f32);
-    // SAFETY: chunks write disjoint elements (distinct rows), and `rows` returns only after every
-    // chunk has finished.
+    // SAFETY: chunks write disjoint elements (distinct rows), and `interleaved` returns only
+    // after every chunk has finished.
     unsafe impl Sync for Out {}
 
     impl Out {
@@ -88,19 +196,14 @@ mod pool {
         }
     }
 
-    pub(super) fn rows<F>(rows: usize, n: usize, per: usize, out: &mut [f32], f: &F)
+    /// `super::rows` for several inputs: a chunk's rows are `n` runs of the output, so each chunk
+    /// computes into a buffer of its own and copies the runs into place.
+    pub(super) fn interleaved<F>(rows: usize, n: usize, work_per_row: usize, out: &mut [f32], f: &F)
     where
         F: Fn(Range<usize>, &mut [f32]) + Sync,
     {
-        let range = |c: usize| c * per..rows.min((c + 1) * per);
-        if n == 1 {
-            // One input: a chunk's rows are one contiguous run of the output.
-            out.par_chunks_mut(per).enumerate().for_each(|(c, part)| f(range(c), part));
-            return;
-        }
         let dst = Out(out.as_mut_ptr());
-        (0..rows.div_ceil(per)).into_par_iter().for_each(|c| {
-            let range = range(c);
+        super::split(rows, work_per_row, ROW_ALIGN, (), &|range: Range<usize>, ()| {
             let len = range.len();
             // Taken out of the cell, so a nested use on this thread would start its own buffer.
             let mut part = PART.take();
@@ -123,16 +226,16 @@ mod tests {
 
     #[test]
     fn small_products_stay_on_one_thread() {
-        assert_eq!(chunk_rows(4, 3072, 8), None);
-        assert_eq!(chunk_rows(2048, 16, 8), None);
-        assert_eq!(chunk_rows(16384, 768, 1), None);
+        assert_eq!(chunk_items(4, 3072, ROW_ALIGN, 8), None);
+        assert_eq!(chunk_items(2048, 16, ROW_ALIGN, 8), None);
+        assert_eq!(chunk_items(16384, 768, ROW_ALIGN, 1), None);
     }
 
     #[test]
     fn chunks_cover_the_rows_in_aligned_steps_one_per_thread() {
-        let per = chunk_rows(16384, 768, 2).unwrap();
+        let per = chunk_items(16384, 768, ROW_ALIGN, 2).unwrap();
         assert_eq!(per, 8192);
-        let per = chunk_rows(1000, 1 << 16, 3).unwrap();
+        let per = chunk_items(1000, 1 << 16, ROW_ALIGN, 3).unwrap();
         assert_eq!(per % ROW_ALIGN, 0);
         assert!(per * 3 >= 1000 && per * 2 < 1000);
     }
@@ -149,6 +252,25 @@ mod tests {
                     assert_eq!(out[j * rows + r], (j * 10_000 + r) as f32);
                 }
             }
+        }
+    }
+
+    /// Each chunk gets exactly its items' parts of every slice, whatever the split.
+    #[test]
+    fn every_item_gets_its_own_parts() {
+        let n = 13;
+        let (mut a, mut b, mut c) = (vec![0u32; 3 * n], vec![0u32; 2 * n], vec![0u32; n]);
+        items(n, 1 << 20, (PerItem(&mut a, 3), PerItem(&mut b, 2), PerItem(&mut c, 1)), |range, (a, b, c)| {
+            assert_eq!((a.0.len(), b.0.len(), c.0.len()), (3 * range.len(), 2 * range.len(), range.len()));
+            for (i, item) in range.enumerate() {
+                a.0[3 * i..3 * i + 3].fill(item as u32);
+                b.0[2 * i..2 * i + 2].fill(item as u32);
+                c.0[i] = item as u32;
+            }
+        });
+        for item in 0..n {
+            assert!(a[3 * item..3 * item + 3].iter().chain(&b[2 * item..2 * item + 2]).all(|&v| v == item as u32));
+            assert_eq!(c[item], item as u32);
         }
     }
 

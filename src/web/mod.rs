@@ -7,6 +7,8 @@ use wasm_bindgen::prelude::*;
 
 mod js;
 mod session;
+#[cfg(all(feature = "threads", target_arch = "wasm32"))]
+mod threads;
 
 pub use session::{reserve, Session};
 
