@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the browser artefacts: three wasm variants of the core (threaded, SIMD128 and baseline),
 # each through cargo -> wasm-bindgen -> wasm-opt, into pkg/wasm/{threaded,simd,baseline}/. pkg/
-# picks one at run time. `./build.sh --no-threaded` skips the threaded one (nightly build-std, the
-# slowest); the package then falls back to SIMD128 everywhere.
+# picks one at run time (pkg/worker.js chooseBuild). `./build.sh threaded` (or simd, baseline)
+# rebuilds only the variants named.
 set -euo pipefail
 cd "$(dirname "$0")"
 . tools/ensure.sh
@@ -41,11 +41,16 @@ threaded_flags() {
   echo "$f"
 }
 
-if [ "${1:-}" != --no-threaded ]; then
-  ensure_nightly_rust_src
-  build_variant threaded "$(threaded_flags)" web,threads +nightly -Z build-std=panic_abort,std
-fi
-build_variant simd "-C target-feature=+simd128"
-build_variant baseline ""
+for variant in ${@:-threaded simd baseline}; do
+  case "$variant" in
+    threaded)
+      ensure_nightly_rust_src
+      build_variant threaded "$(threaded_flags)" web,threads +nightly -Z build-std=panic_abort,std
+      ;;
+    simd) build_variant simd "-C target-feature=+simd128" ;;
+    baseline) build_variant baseline "" ;;
+    *) echo "unknown variant $variant (threaded, simd, baseline)" >&2; exit 2 ;;
+  esac
+done
 node tools/wasm-sizes.mjs
 node tools/package-assets.mjs

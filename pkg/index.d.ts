@@ -113,6 +113,14 @@ export interface LoadOptions {
   /** 'auto' (default) picks the SIMD128 build when the engine supports it. */
   simd?: 'auto' | boolean;
   /**
+   * Threads the engine splits its work across. 'auto' (default): the threaded build, with one
+   * thread per core (at most 8), where the engine runs in a Web Worker on a cross-origin isolated
+   * page (`crossOriginIsolated`: SharedArrayBuffer usable) with SIMD128 and 2+ cores; else one
+   * thread. A number requires that many threads (the load fails with `unsupported` where they are
+   * not possible); `false`: one thread.
+   */
+  threads?: 'auto' | number | false;
+  /**
    * For an `ArrayBuffer` (or a view on a whole one) handed to a Worker engine: transfer it instead
    * of copying it (default false). The buffer is detached (length 0) once `load` is called.
    */
@@ -344,7 +352,9 @@ export interface ModelInfo {
   /** Where the engine runs: a worker (Web Worker or worker_threads), or inline on the caller's thread. */
   thread: 'worker' | 'inline';
   /** Which wasm build runs the model. */
-  variant: 'simd' | 'baseline';
+  variant: 'threaded' | 'simd' | 'baseline';
+  /** Threads the engine's work is split across (1 unless `variant` is 'threaded'). */
+  threads: number;
   /** Where the bytes came from. */
   source: 'network' | 'cache' | 'file' | 'bytes' | 'blob';
   bytes: number;

@@ -106,7 +106,7 @@ export class Needle {
    * omitted, the package's default model (`needle-web/default-model`), checked against its SHA-256.
    * options: { onProgress({phase, loaded, total}), integrity, cache = 'auto', fetch, logger, logLevel, worker = 'auto',
    *            kv: 'f32' | 'int8', numerics: 'exact' | 'deploy', layers, maxContext,
-   *            simd: 'auto' | boolean, transfer = false, signal }
+   *            simd: 'auto' | boolean, threads: 'auto' | number | false, transfer = false, signal }
    * Phases: 'download' | 'cache' | 'read' | 'init'. Rejects with a NeedleError.
    */
   static async load(source = undefined, options = {}) {
@@ -136,6 +136,7 @@ export class Needle {
       layers: options.layers,
       context: options.maxContext,
       simd: options.simd === 'auto' ? undefined : options.simd,
+      threads: options.threads,
     };
     try {
       needle.#info = await needle.#call(Req.LOAD, { source: handed.wire, options: opts }, { onProgress, signal, transfer: handed.transfer });

@@ -6,8 +6,10 @@ import { fetchModel, integrityHex } from './storage/model.js';
 import { sha256Hex } from './storage/sha256.js';
 // Static imports (not `import()`), so the worker is one chunk: Vite's default worker format (iife)
 // cannot split code, and every bundler then sees both glue files.
+import * as threadedGlue from './wasm/threaded/needle.js';
 import * as simdGlue from './wasm/simd/needle.js';
 import * as baselineGlue from './wasm/baseline/needle.js';
+import { AUTO_MAX_THREADS, startThreads, threadSupport } from './threads.js';
 
 const isNode = typeof process !== 'undefined' && !!(process.versions && process.versions.node);
 const inWorker = typeof WorkerGlobalScope !== 'undefined' && globalThis instanceof WorkerGlobalScope;
@@ -29,15 +31,19 @@ export function simdSupported() {
 
 const wasmModules = new Map(); // variant -> initialised glue namespace (one instance per thread)
 
+const GLUES = { threaded: threadedGlue, simd: simdGlue, baseline: baselineGlue };
+
 async function loadWasm(variant) {
   if (wasmModules.has(variant)) return wasmModules.get(variant);
   try {
-    const glue = variant === 'simd' ? simdGlue : baselineGlue;
+    const glue = GLUES[variant];
     // Literal `new URL(..., import.meta.url)` per file: the pattern bundlers rewrite to an asset.
     const wasmUrl =
-      variant === 'simd'
-        ? new URL('./wasm/simd/needle_bg.wasm', import.meta.url)
-        : new URL('./wasm/baseline/needle_bg.wasm', import.meta.url);
+      variant === 'threaded'
+        ? new URL('./wasm/threaded/needle_bg.wasm', import.meta.url)
+        : variant === 'simd'
+          ? new URL('./wasm/simd/needle_bg.wasm', import.meta.url)
+          : new URL('./wasm/baseline/needle_bg.wasm', import.meta.url);
     if (isNode && wasmUrl.protocol === 'file:') {
       const { readFile } = await nodeImport('node:fs/promises');
       await glue.default({ module_or_path: await readFile(wasmUrl) });
@@ -48,6 +54,44 @@ async function loadWasm(variant) {
     return glue;
   } catch (e) {
     throw new NeedleError('wasm_failed', `cannot load the ${variant} WebAssembly module: ${e.message}`);
+  }
+}
+
+/**
+ * The build a load runs and its threads, from the `simd` and `threads` options: the threaded build
+ * where threads are allowed here (a Web Worker on a cross-origin isolated page, SIMD128, 2+ cores
+ * for 'auto'), else the SIMD128 build, else the baseline. `forced`: a thread count was asked for,
+ * so failing to start the threads is an error rather than a fall-back.
+ */
+export function chooseBuild({ simd: wantSimd, threads: want = 'auto' } = {}) {
+  const simd = wantSimd !== false && simdSupported();
+  if (wantSimd === true && !simd) throw new NeedleError('unsupported', 'this engine has no WebAssembly SIMD128');
+  const single = { variant: simd ? 'simd' : 'baseline', threads: 1, forced: false };
+  if (want === false || want === null) return single;
+  const support = threadSupport(inWorker);
+  if (want === 'auto') {
+    if (!support.ok || !simd || support.cores < 2) return single;
+    return { variant: 'threaded', threads: Math.min(support.cores, AUTO_MAX_THREADS), forced: false };
+  }
+  if (!(Number.isInteger(want) && want >= 1 && want <= 256)) {
+    throw new NeedleError('invalid_argument', `threads must be 'auto', false or a whole number from 1 to 256, not ${want}`);
+  }
+  if (!support.ok) throw new NeedleError('unsupported', support.why);
+  if (!simd) throw new NeedleError('unsupported', 'the threaded build needs WebAssembly SIMD128');
+  return { variant: 'threaded', threads: want, forced: true };
+}
+
+/** The initialised glue of `choice`'s build, its threads started: `{ variant, glue, threads }`. */
+async function loadBuild(choice, warn) {
+  if (choice.variant !== 'threaded') return { variant: choice.variant, glue: await loadWasm(choice.variant), threads: 1 };
+  try {
+    const glue = await loadWasm('threaded');
+    await startThreads(glue, choice.threads);
+    return { variant: 'threaded', glue, threads: glue.poolThreads() };
+  } catch (e) {
+    if (choice.forced) throw e instanceof NeedleError ? e : new NeedleError('unsupported', `the threads could not start: ${e.message}`);
+    warn(`the threads could not start (${e.message}); the engine runs on one thread`);
+    return { variant: 'simd', glue: await loadWasm('simd'), threads: 1 };
   }
 }
 
@@ -184,18 +228,15 @@ export function serve(port, { thread = inWorker ? 'worker' : 'inline' } = {}) {
     loadAborts.set(id, ctl);
     try {
       const post = (m) => send({ ...m, id });
-      const variant = options.simd === false || !simdSupported() ? 'baseline' : 'simd';
-      if (options.simd === true && variant !== 'simd') {
-        throw new NeedleError('unsupported', 'this engine has no WebAssembly SIMD128');
-      }
-      // The module compiles while the model downloads.
-      const wasm = loadWasm(variant);
+      const choice = chooseBuild(options);
+      // The module compiles (and its threads start) while the model downloads.
+      const wasm = loadBuild(choice, (message) => post({ type: Reply.LOG, level: 'warn', message }));
       wasm.catch(() => {}); // reported below, once the bytes are in
       const t0 = now();
       const src = await sourceBytes(source, options, post, ctl.signal, takeLent);
       const t1 = now();
       post({ type: Reply.PROGRESS, phase: 'init', loaded: 0, total: 1 });
-      const glue = await wasm;
+      const { variant, glue, threads } = await wasm;
       if (ctl.signal.aborted) throw new NeedleError('aborted', 'load aborted');
       if (session) session.free();
       session = null;
@@ -209,6 +250,7 @@ export function serve(port, { thread = inWorker ? 'worker' : 'inline' } = {}) {
         base: {
           thread,
           variant,
+          threads,
           source: src.from,
           storage: src.storage ?? null,
           bytes: src.bytes.length,

@@ -53,8 +53,9 @@ function locate(pathname, mounts, model) {
  * sees every request (the e2e tests use it to prove what was and was not fetched). `root`: serve
  * that one directory at / instead of the demo (the bundler tests serve each build's output).
  * `mounts`: more `[urlPrefix, directory]` pairs, served before the others (the benchmark's pages).
+ * `isolated: false` leaves out COOP/COEP (the tests of the package without cross-origin isolation).
  */
-export async function startServer({ port = 8080, model, root, onRequest, mounts: extra = [] } = {}) {
+export async function startServer({ port = 8080, model, root, onRequest, mounts: extra = [], isolated = true } = {}) {
   const modelFile = root ? null : resolve(ROOT, model || process.env.NEEDLE_MODEL || 'tests/fixtures/v3/default/model.cact');
   const mounts = [
     ...extra,
@@ -74,7 +75,7 @@ export async function startServer({ port = 8080, model, root, onRequest, mounts:
       pathname = null;
     }
     const done = (status, headers, body) => {
-      res.writeHead(status, { ...ISOLATION, ...headers });
+      res.writeHead(status, { ...(isolated ? ISOLATION : { 'X-Content-Type-Options': 'nosniff' }), ...headers });
       res.end(req.method === 'HEAD' ? undefined : body);
       if (onRequest) onRequest({ method: req.method, path: url.pathname, status });
     };

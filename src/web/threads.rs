@@ -3,8 +3,8 @@
 //!
 //! A browser thread cannot be spawned from Rust, so the JS side starts them (pkg/thread.js):
 //!
-//! 1. the engine worker starts `n` thread workers and posts each [`wasm_module`] and
-//!    [`wasm_memory`];
+//! 1. the engine worker starts `n` thread workers and posts each [`pool_module`] and
+//!    [`pool_memory`];
 //! 2. each instantiates the module over that memory and calls [`pool_thread`], which blocks until
 //!    the pool hands it its rayon thread, then runs rayon's loop for the life of the page;
 //! 3. once every thread worker is up, the engine worker calls [`start_pool`]: rayon hands one
@@ -28,14 +28,14 @@ static WAITING: Mutex<Vec<ThreadBuilder>> = Mutex::new(Vec::new());
 static HANDED: Condvar = Condvar::new();
 
 /// This instance's compiled module, for the thread workers to instantiate.
-#[wasm_bindgen(js_name = wasmModule)]
-pub fn wasm_module() -> JsValue {
+#[wasm_bindgen(js_name = poolModule)]
+pub fn pool_module() -> JsValue {
     wasm_bindgen::module()
 }
 
 /// This instance's shared memory, for the thread workers to instantiate over.
-#[wasm_bindgen(js_name = wasmMemory)]
-pub fn wasm_memory() -> JsValue {
+#[wasm_bindgen(js_name = poolMemory)]
+pub fn pool_memory() -> JsValue {
     wasm_bindgen::memory()
 }
 
@@ -69,6 +69,13 @@ pub fn start_pool(threads: usize) -> Result<(), JsValue> {
         .map_err(|_| error(Error::InvalidArgument { name: "threads", reason: "the thread pool could not be built (it already exists)" }))?;
     crate::kernels::parallel::wasm_pool_started();
     Ok(())
+}
+
+/// Sets the least work (multiply-adds) worth a chunk of its own: `1` splits every product, as the
+/// e2e tests do to compare every split result with the one-thread build's.
+#[wasm_bindgen(js_name = setMinChunkWork)]
+pub fn set_min_chunk_work(work: f64) {
+    crate::kernels::parallel::set_min_chunk_work(if work >= 1.0 { work.min(usize::MAX as f64) as usize } else { 1 });
 }
 
 /// Threads the kernels split products across (1 until [`start_pool`]).

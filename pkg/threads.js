@@ -1,0 +1,65 @@
+// The threaded build's thread pool, started from the engine's worker (worker.js): `count` module
+// Web Workers (thread.js) share the engine's WebAssembly memory and become rayon's threads, across
+// which the kernels split big matrix products and attention heads (src/kernels/parallel.rs).
+//
+// Threads need SharedArrayBuffer, which browsers give only to cross-origin isolated pages (served
+// with `Cross-Origin-Opener-Policy: same-origin` and `Cross-Origin-Embedder-Policy: require-corp`),
+// and a worker thread: the engine thread blocks (Atomics.wait) while the pool works, which a
+// page's main thread may not.
+
+/** Threads a pool may use here, or why there can be none. */
+export function threadSupport(inWorker) {
+  if (!inWorker || typeof Worker !== 'function') return { ok: false, why: 'threads run only in a Web Worker engine' };
+  if (typeof SharedArrayBuffer !== 'function' || globalThis.crossOriginIsolated !== true) {
+    return { ok: false, why: 'threads need a cross-origin isolated page (COOP: same-origin, COEP: require-corp)' };
+  }
+  const cores = (globalThis.navigator && navigator.hardwareConcurrency) || 1;
+  return { ok: true, cores };
+}
+
+/** Most threads `threads: 'auto'` starts: past this the matrices are too small to share out. */
+export const AUTO_MAX_THREADS = 8;
+
+// Referenced for the pool's life: a worker the page holds no reference to may be collected.
+let running = null;
+
+/**
+ * Starts `count` threads for the initialised threaded `glue` and builds the pool on them; resolves
+ * to the thread count. Rejects (terminating what it started) if a thread fails or is not up within
+ * `timeoutMs`; the engine then stays on one thread.
+ */
+export async function startThreads(glue, count, timeoutMs = 30000) {
+  if (running) return running.length;
+  const init = { type: 'needle-web-thread', module: glue.poolModule(), memory: glue.poolMemory() };
+  const workers = [];
+  let timer;
+  const up = Array.from({ length: count }, (_, i) => {
+    const worker = new Worker(new URL('./thread.js', import.meta.url), { type: 'module', name: `needle-web thread ${i + 1}` });
+    workers.push(worker);
+    return new Promise((resolve, reject) => {
+      worker.onmessage = ({ data }) => {
+        if (data && data.type === 'needle-web-thread-ready') resolve();
+        else if (data && data.type === 'needle-web-thread-failed') reject(new Error(data.message));
+      };
+      worker.onerror = (e) => {
+        if (typeof e.preventDefault === 'function') e.preventDefault();
+        reject(new Error(e.message || 'the thread script failed to load'));
+      };
+      worker.postMessage(init);
+    });
+  });
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the threads were not up within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    await Promise.race([Promise.all(up), late]);
+  } catch (e) {
+    for (const w of workers) w.terminate();
+    throw e;
+  } finally {
+    clearTimeout(timer);
+  }
+  glue.startPool(count);
+  running = workers;
+  return count;
+}
