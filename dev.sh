@@ -30,8 +30,11 @@ cmd_demo() {
 cmd_test() {
   local t0=$SECONDS
   ensure_rust_targets wasm32-unknown-unknown wasm32-wasip1 thumbv7em-none-eabihf
-  step "cargo test (native, all features but web)"
+  step "cargo test (native, the cli feature)"
   cargo test --no-fail-fast --features cli
+  step "threads (native): work split across a rayon pool gives the one-thread bits; parity suites with the feature on"
+  CARGO_TARGET_DIR=target/native-threads cargo test --release --no-fail-fast --features cli,threads \
+    --lib --test threads --test v3_parity --test v2_parity
   step "fuzz smoke run: every target ${FUZZ_SECONDS:-20} s under capped memory (./dev.sh fuzz for longer)"
   ensure_cargo_fuzz
   fuzz/run.sh "${FUZZ_SECONDS:-20}"
@@ -44,7 +47,7 @@ cmd_test() {
       CARGO_TARGET_WASM32_WASIP1_RUNNER="node tools/wasi-run.mjs" \
       cargo test --target wasm32-wasip1 --lib kernels::
   done
-  step "wasm packages (SIMD128 + baseline)"
+  step "wasm packages (threaded, SIMD128, baseline)"
   ./build.sh
   # --- JS package and browser tests (web helper): compare against the native CLI ---
   step "JS package tests (node --test, wasm vs native CLI)"
@@ -85,8 +88,9 @@ cmd_bench() {
   step "the shipped-geometry container (bench/, generated once)"
   local model
   model=$(bench_container "$gen")
-  step "needle-web: the native CLI and the wasm packages"
+  step "needle-web: the native CLI (one thread and threaded) and the wasm packages"
   cargo build --release --features cli --bin needle
+  CARGO_TARGET_DIR=target/native-threads cargo build --release --features cli,threads --bin needle
   ./build.sh
   step "the peer (bench/peer: needle-infer 0.3.1), native and wasm32-wasip1 with SIMD128"
   (cd bench/peer && cargo build --release &&

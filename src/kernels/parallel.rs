@@ -59,6 +59,18 @@ pub fn threads() -> usize {
     }
 }
 
+/// Runs `f` on one of the pool's threads (the calling thread waits), so the splits inside it are
+/// joins between pool threads rather than hand-offs from outside the pool, each of which costs a
+/// wake-up there and one back. A forward pass runs this way once, not once per product. Without
+/// a pool (one thread), just `f()`.
+pub fn run<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    #[cfg(feature = "threads")]
+    if threads() > 1 {
+        return rayon::scope(|_| f());
+    }
+    f()
+}
+
 /// Items per chunk for `items` items of `work_per_item` multiply-adds each on `threads` threads,
 /// a multiple of `align`; `None` when the work should stay on one thread.
 #[cfg_attr(not(feature = "threads"), allow(dead_code))]

@@ -3,6 +3,7 @@ use alloc::vec;
 
 use super::{HeadKind, LoadOptions, ModelInfo};
 use crate::container::Container;
+use crate::kernels::parallel;
 use crate::{v2, v3};
 use crate::{Error, Result};
 
@@ -110,18 +111,18 @@ impl<'a> Net<'a> {
 
     /// Runs `ids` after what the state holds, writing the logits after the last one.
     pub(super) fn feed(&mut self, ids: &[u32], logits: &mut [f32]) -> Result<()> {
-        match self {
+        parallel::run(|| match self {
             Net::V2 { model, state } => model.prefill(state, ids, logits),
             Net::V3 { model, state } => model.prefill(state, ids, logits),
-        }
+        })
     }
 
     /// Runs `ids` after what the state holds, writing the logits after each of them.
     pub(super) fn feed_rows(&mut self, ids: &[u32], rows: &mut [f32]) -> Result<()> {
-        match self {
+        parallel::run(|| match self {
             Net::V2 { model, state } => model.prefill_rows(state, ids, rows),
             Net::V3 { model, state } => model.prefill_rows(state, ids, rows),
-        }
+        })
     }
 
     /// A copy of where the sequence is, to come back to with [`Self::rewind`].

@@ -1,8 +1,9 @@
 // One benchmark run of a needle-web wasm build in Node, for run.mjs: prints harness.mjs's
 // records as JSON lines, then how long the package's own `Needle.load(bytes)` takes (record
-// `pkg_load`: the path a Node user takes, copies included).
+// `pkg_load`: the path a Node user takes, copies included). No threaded build here: its threads are
+// Web Workers, which Node lacks (the package runs one thread in Node).
 //
-//   node tools/bench/node.mjs --variant simd|baseline|threaded --model F.cact --requests R.json [--kv int8|f32]
+//   node tools/bench/node.mjs --variant simd|baseline --model F.cact --requests R.json [--kv int8|f32]
 import { readFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { runBench } from './harness.mjs';
@@ -20,8 +21,6 @@ const emit = (record) => console.log(JSON.stringify(record));
 const requests = JSON.parse(await readFile(opt('--requests'), 'utf8'));
 const glue = await import(new URL(`pkg/wasm/${variant}/needle.js`, root));
 const exports = await glue.default({ module_or_path: await readFile(new URL(`pkg/wasm/${variant}/needle_bg.wasm`, root)) });
-// A threaded build starts its workers before the first Session (wasm-bindgen-rayon's name).
-if (typeof glue.initThreadPool === 'function') await glue.initThreadPool(Number(opt('--threads', 2)));
 const bytes = new Uint8Array(await readFile(opt('--model')));
 
 for (const record of runBench({ glue, memory: exports.memory, bytes, requests, kv })) emit(record);

@@ -67,6 +67,13 @@ const COLUMNS = [
 // Ratios to the peer: time and memory, lower is better for us.
 const RATIOS = ['load_ms', 'short_prefill', 'short_decode', 'long_prefill', 'long_decode', 'ttft_repeat', 'peak_mb', 'kv_mb'];
 
+// Each threaded variant and its one-thread twin (same build otherwise, same environment).
+const TWINS = [
+  ['native-threaded', 'native'],
+  ['chromium-threaded', 'chromium-simd'],
+];
+const SPEEDUPS = ['short_prefill', 'short_decode', 'long_prefill', 'long_decode', 'ttft_repeat'];
+
 const fmt = (x, digits) => (Number.isFinite(x) ? x.toFixed(digits) : '—');
 const row = (cells) => `| ${cells.join(' | ')} |`;
 
@@ -89,6 +96,15 @@ export function table(summary) {
       const p = peers[s.env];
       lines.push(row([s.name, p.name, ...keys.map((k) => fmt(s[k] / p[k], 2))]));
     }
+  }
+  const byName = Object.fromEntries(summary.map((s) => [s.name, s]));
+  const twins = TWINS.filter(([t, one]) => byName[t] && byName[one]);
+  if (twins.length) {
+    const keys = SPEEDUPS.filter((k) => used.some(([, key]) => key === k));
+    const heads = keys.map((k) => COLUMNS.find(([, key]) => key === k)[0]);
+    lines.push('', 'Threads: speed-up over the same build on one thread (one thread / threaded; above 1: threads pay):', '');
+    lines.push(row(['variant', 'vs', ...heads]), row(['---', '---', ...heads.map(() => '---:')]));
+    for (const [t, one] of twins) lines.push(row([t, one, ...keys.map((k) => fmt(byName[one][k] / byName[t][k], 2))]));
   }
   const early = summary.filter((s) => Number.isFinite(s.decoded) && s.decoded < 15);
   if (early.length) lines.push('', `stopped early (decoded tokens): ${early.map((s) => `${s.name} ${s.decoded}`).join(', ')}`);

@@ -33,6 +33,8 @@ const only = opt('--only', '').split(',').filter(Boolean);
 mkdirSync(out, { recursive: true });
 
 const CLI = at('target/release/needle');
+// The CLI with the `threads` feature (rayon over every core), built in its own target dir.
+const CLI_THREADS = at('target/native-threads/release/needle');
 const PEER = at('bench/peer/target/release/needle-bench-peer');
 const PEER_WASM = at('bench/peer/target/wasi-simd/wasm32-wasip1/release/needle-bench-peer.wasm');
 const wasmBuild = (v) => at(`pkg/wasm/${v}/needle.js`);
@@ -46,9 +48,9 @@ writeFileSync(requestsFile, JSON.stringify(requests));
 const node = (script, variant) => ['node', [at(`tools/bench/${script}`), '--variant', variant, '--model', model, '--requests', requestsFile, '--kv', kv]];
 const VARIANTS = [
   { name: 'native', side: 'ours', env: 'native', needs: CLI, cmd: [CLI, ['bench', '--model', model, '--requests', requestsFile, '--kv', kv]] },
+  { name: 'native-threaded', side: 'ours', env: 'native', needs: CLI_THREADS, cmd: [CLI_THREADS, ['bench', '--model', model, '--requests', requestsFile, '--kv', kv]] },
   { name: 'node-simd', side: 'ours', env: 'wasm', needs: wasmBuild('simd'), cmd: node('node.mjs', 'simd') },
   { name: 'node-baseline', side: 'ours', env: 'wasm', needs: wasmBuild('baseline'), cmd: node('node.mjs', 'baseline') },
-  { name: 'node-threaded', side: 'ours', env: 'wasm', needs: wasmBuild('threaded'), cmd: node('node.mjs', 'threaded') },
   { name: 'chromium-simd', side: 'ours', env: 'wasm', needs: wasmBuild('simd'), cmd: node('chromium.mjs', 'simd') },
   { name: 'chromium-threaded', side: 'ours', env: 'wasm', needs: wasmBuild('threaded'), cmd: node('chromium.mjs', 'threaded') },
   { name: 'peer-native', side: 'peer', env: 'native', needs: PEER, cmd: [PEER, ['--model', model, '--plan', planFile, '--kv', kv]] },
