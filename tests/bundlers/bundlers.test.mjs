@@ -68,9 +68,9 @@ before(async () => {
 after(async () => {
   if (browser) await browser.close();
   writeFileSync(join(WORK, 'report.json'), JSON.stringify(report, null, 1));
-  console.log('bundler | build | page | bytes with the default model | bytes without');
+  console.log('bundler | build | page | build run | bytes with the default model | bytes without');
   for (const [name, r] of Object.entries(report)) {
-    console.log(`${name} | ${r.build ?? '-'} | ${r.page ?? '-'} | ${r.bytes ?? '-'} | ${r.bytesWithoutModel ?? '-'}`);
+    console.log(`${name} | ${r.build ?? '-'} | ${r.page ?? '-'} | ${r.variant ?? '-'} | ${r.bytes ?? '-'} | ${r.bytesWithoutModel ?? '-'}`);
   }
 });
 
@@ -92,9 +92,13 @@ async function runPage(url) {
   }
 }
 
-function assertAnswered(outcome) {
+function assertAnswered(outcome, row) {
   assert.equal(outcome.error, undefined, JSON.stringify(outcome.error));
   assert.equal(outcome.thread, 'worker', 'the engine runs in a Web Worker');
+  // The bundled thread workers start: an isolated page with 2+ cores runs the threaded build.
+  const want = outcome.isolated && outcome.cores >= 2 ? 'threaded' : 'simd';
+  assert.equal(outcome.variant, want, `isolated ${outcome.isolated}, ${outcome.cores} cores`);
+  row.variant = `${outcome.variant} x${outcome.threads}`;
   assertSameAsNative(outcome.result, native, false);
 }
 
@@ -121,7 +125,7 @@ for (const name of Object.keys(recipes)) {
     row.bytesWithoutModel = bytesOf(outUrl);
     row.build = 'ok';
     row.page = 'fail';
-    assertAnswered(await serveAndRun(out));
+    assertAnswered(await serveAndRun(out), row);
     // The URL app runs too, with the model put where it asks for it.
     cpSync(MODEL, join(outUrl, 'model.cact'));
     const fromUrl = await serveAndRun(outUrl);
@@ -134,7 +138,7 @@ test('vite dev server: the app answers like the CLI', async () => {
   const row = (report['vite dev'] = { build: 'n/a', page: 'fail' });
   const server = await viteDev(join(WORK, 'app-default'));
   try {
-    assertAnswered(await runPage(server.url));
+    assertAnswered(await runPage(server.url), row);
     row.page = 'ok';
   } finally {
     await server.close();
@@ -158,6 +162,6 @@ test('no bundler: <script type="module"> with an import map', async () => {
   );
   writeFileSync(join(dir, 'index.html'), html);
   row.bytes = bytesOf(join(dir, 'node_modules/needle-web')) + statSync(join(dir, 'main.js')).size;
-  assertAnswered(await serveAndRun(dir));
+  assertAnswered(await serveAndRun(dir), row);
   row.page = 'ok';
 });

@@ -6,7 +6,8 @@ export async function ask(load, environment) {
   try {
     const needle = await load();
     const result = await needle.complete(query, { ...environment, maxTokens: 256 });
-    outcome = { result, thread: needle.info.thread, variant: needle.info.variant };
+    const { thread, variant, threads } = needle.info;
+    outcome = { result, thread, variant, threads, isolated: globalThis.crossOriginIsolated === true, cores: navigator.hardwareConcurrency };
     out.textContent = JSON.stringify(result.function_calls, null, 2);
     needle.dispose();
   } catch (e) {
