@@ -342,6 +342,8 @@ fn a_sequence_longer_than_the_session_is_a_typed_error_that_changes_nothing() {
 }
 
 #[test]
+// With threads the forward pass runs on pool threads, which this per-thread count does not see.
+#[cfg_attr(feature = "threads", ignore = "counts one thread's allocations")]
 fn decoding_and_prefilling_do_no_heap_work_in_any_mode() {
     for case in cases() {
         let container = V2Container::parse(&case.bytes).unwrap();

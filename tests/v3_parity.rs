@@ -262,6 +262,8 @@ fn the_int8_cache_is_the_default_where_the_container_asks_for_it() {
 }
 
 #[test]
+// With threads the forward pass runs on pool threads, which this per-thread count does not see.
+#[cfg_attr(feature = "threads", ignore = "counts one thread's allocations")]
 fn decoding_and_prefilling_do_no_heap_work_in_any_mode() {
     for case in cases() {
         let container = V3Container::parse(&case.bytes).unwrap();
