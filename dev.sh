@@ -33,7 +33,7 @@ cmd_test() {
   step "cargo test (native, the cli feature)"
   cargo test --no-fail-fast --features cli
   step "threads (native): work split across a rayon pool gives the one-thread bits; parity suites with the feature on"
-  CARGO_TARGET_DIR=target/native-threads cargo test --release --no-fail-fast --features cli,threads \
+  CARGO_TARGET_DIR=target/native-threads cargo test --no-fail-fast --features cli,threads \
     --lib --test threads --test v3_parity --test v2_parity
   step "fuzz smoke run: every target ${FUZZ_SECONDS:-20} s under capped memory (./dev.sh fuzz for longer)"
   ensure_cargo_fuzz

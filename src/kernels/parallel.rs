@@ -59,16 +59,14 @@ pub fn threads() -> usize {
     }
 }
 
-/// Runs `f` (a forward pass) with the pool ready for its splits: on one of the pool's threads (the
-/// calling thread waits), so a split is a join between pool threads rather than a hand-off from
-/// outside the pool and back; and with the other pool threads kept awake until `f` returns, so
-/// each piece of work is taken as soon as it is shared out rather than after a wake-up (tens of
-/// microseconds in a browser, per split; a decoded token has dozens of splits). The price: those
-/// threads spin while `f`'s serial parts run. Without a pool (one thread), just `f()`.
+/// Runs `f` (a forward pass) on one of the pool's threads (the calling thread waits), so the
+/// splits inside it are joins between pool threads rather than hand-offs from a thread outside
+/// the pool, each of which costs a wake-up there and one back. Without a pool (one thread), just
+/// `f()`.
 pub fn run<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     #[cfg(feature = "threads")]
     if threads() > 1 {
-        return pool::run(f);
+        return rayon::scope(|_| f());
     }
     f()
 }
@@ -171,7 +169,6 @@ where
 mod pool {
     use core::cell::Cell;
     use core::ops::Range;
-    use core::sync::atomic::{AtomicBool, Ordering};
     use std::vec::Vec;
 
     use super::{Parts, ROW_ALIGN};
@@ -190,39 +187,6 @@ mod pool {
         let (a, b) = parts.split(left);
         let mid = range.start + left;
         rayon::join(|| join(range.start..mid, per, a, f), || join(mid..range.end, per, b, f));
-    }
-
-    pub(super) fn run<R: Send>(f: impl FnOnce() -> R + Send) -> R {
-        let done = &AtomicBool::new(false);
-        // `scope` moves onto a pool thread; the helpers are joins, so no job is boxed on the heap.
-        rayon::scope(|_| {
-            let owner = rayon::current_thread_index();
-            with_helpers(rayon::current_num_threads() - 1, done, owner, f)
-        })
-    }
-
-    /// `f()` with `k` jobs that keep other pool threads busy pushed ahead of it (joins: no heap).
-    fn with_helpers<R: Send>(k: usize, done: &AtomicBool, owner: Option<usize>, f: impl FnOnce() -> R + Send) -> R {
-        if k == 0 {
-            let r = f();
-            done.store(true, Ordering::Release);
-            return r;
-        }
-        rayon::join(|| with_helpers(k - 1, done, owner, f), || keep_busy(done, owner)).0
-    }
-
-    /// A pool thread's loop while a forward pass runs: it runs every piece of work it can take
-    /// until the pass is over. On the pass's own thread (which may pick this job up while it
-    /// waits for a join) it returns at once: the pass cannot end while its thread spins here.
-    fn keep_busy(done: &AtomicBool, owner: Option<usize>) {
-        if rayon::current_thread_index() == owner {
-            return;
-        }
-        while !done.load(Ordering::Acquire) {
-            if rayon::yield_now() != Some(rayon::Yield::Executed) {
-                core::hint::spin_loop();
-            }
-        }
     }
 
     std::thread_local! {
