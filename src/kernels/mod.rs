@@ -15,6 +15,10 @@
 //!
 //! (The same command without RUSTFLAGS runs the scalar kernels on wasm32.)
 //!
+//! Parallel work goes through one seam, [`parallel`]: serial without the `threads` feature, split
+//! across a rayon pool with it (each item still computed by the same serial code, so results are
+//! bit-identical).
+//!
 //! Natively with `std` on x86-64, the CQ kernels also have an AVX2 variant (`cq_avx2`), chosen at
 //! run time by CPU feature detection ahead of the compile-time dispatch; it is held equal to the
 //! scalar kernel the same way.
