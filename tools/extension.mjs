@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Assembles the offline browser extension (extension/) into a directory Chromium loads unpacked:
-// the popup and options page, the npm package (pkg/: worker engine and both wasm builds), the tool presets and the
+// the popup and options page, the npm package (pkg/: worker engine and its wasm builds), the tool presets and the
 // embedded default model, with the package's version in the manifest. Needs ./build.sh first.
 //
 //   node tools/extension.mjs [--out target/extension] [--model www/models/default.cact]
@@ -9,8 +9,10 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
-const PKG_FILES = ['index.js', 'protocol.js', 'log.js', 'storage', 'host', 'worker.js', 'default-model.js', 'tools.js', 'conversation.js', 'agent.js', 'extract.js', 'openai.js'];
-const WASM_FILES = ['simd/needle.js', 'simd/needle_bg.wasm', 'baseline/needle.js', 'baseline/needle_bg.wasm'];
+const PKG_FILES = ['index.js', 'protocol.js', 'log.js', 'storage', 'host', 'worker.js', 'threads.js', 'thread.js', 'default-model.js', 'tools.js', 'conversation.js', 'agent.js', 'extract.js', 'openai.js'];
+// The worker imports all three builds; an extension page is not cross-origin isolated, so it runs
+// the SIMD one (the threaded glue is only loaded, never started).
+const WASM_FILES = ['threaded/needle.js', 'threaded/needle_bg.wasm', 'simd/needle.js', 'simd/needle_bg.wasm', 'baseline/needle.js', 'baseline/needle_bg.wasm'];
 
 /** Writes the unpacked extension to `out` (replacing it); returns `{ out }`. */
 export function assembleExtension({ out = join(ROOT, 'target/extension'), model = join(ROOT, 'www/models/default.cact') } = {}) {

@@ -96,7 +96,7 @@ async function loadModel() {
     const ms = performance.now() - t0;
     $('model-info').textContent =
       `Needle ${i.generation} · ${i.depth}/${i.num_layers} layers · d=${i.d_model} · vocab ${i.vocab} · ${i.kv} KV · ` +
-      `${fmtBytes(i.bytes)} · ${i.variant}` +
+      `${fmtBytes(i.bytes)} · ${i.variant}${i.threads > 1 ? ` ×${i.threads}` : ''}` +
       ` · from ${i.source} · ${fmtMs(ms)}`;
     document.body.dataset.modelSource = i.source;
     document.body.dataset.loadMs = String(ms);

@@ -1,7 +1,7 @@
 // Keeps the demo working offline: the page, its scripts and the wasm are served from this cache
 // when the network is unavailable (network first, so a rebuilt page is picked up when online).
 // Models are not handled here: the package keeps them in its own cache, with integrity checks.
-const SHELL = 'needle-demo-shell-v5';
+const SHELL = 'needle-demo-shell-v6';
 const ASSETS = [
   './',
   './index.html',
@@ -38,6 +38,10 @@ const ASSETS = [
   './pkg/storage/download.js',
   './pkg/storage/sha256.js',
   './pkg/storage/model.js',
+  './pkg/threads.js',
+  './pkg/thread.js',
+  './pkg/wasm/threaded/needle.js',
+  './pkg/wasm/threaded/needle_bg.wasm',
   './pkg/wasm/simd/needle.js',
   './pkg/wasm/simd/needle_bg.wasm',
   './pkg/wasm/baseline/needle.js',

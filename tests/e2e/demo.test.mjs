@@ -94,8 +94,10 @@ test('the first visit downloads the embedded model once, in a cross-origin isola
   assert.equal(timings.first_load.source, 'network');
   assert.equal(modelFetches(), 1);
   assert.equal(await page.evaluate(() => crossOriginIsolated), true);
-  assert.ok(served.some((r) => r.path === '/pkg/wasm/simd/needle_bg.wasm' && r.status === 200));
-  assert.match(await page.textContent('#model-info'), /simd/);
+  // Isolated with 2+ cores: the threaded build (pkg/README.md, Threads).
+  const variant = (await page.evaluate(() => navigator.hardwareConcurrency)) >= 2 ? 'threaded' : 'simd';
+  assert.ok(served.some((r) => r.path === `/pkg/wasm/${variant}/needle_bg.wasm` && r.status === 200));
+  assert.match(await page.textContent('#model-info'), new RegExp(variant));
   assert.deepEqual(pageErrors, []);
 });
 
