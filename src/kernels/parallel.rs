@@ -14,8 +14,9 @@ use core::ops::Range;
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-/// Least multiply-adds worth a chunk of its own by default: below it the hand-off costs more than
-/// the second thread saves (BENCHMARKS.md, "threads").
+/// Least multiply-adds worth a chunk of its own by default: some 50-100 µs of wasm SIMD work, well
+/// above a hand-off to another thread, and enough to keep the smallest projections (k, v, the
+/// mHC ones) on one thread. Not yet tuned on quiet cores (BENCHMARKS.md, "Threads").
 pub const MIN_CHUNK_WORK: usize = 1 << 17;
 
 static MIN_WORK: AtomicUsize = AtomicUsize::new(MIN_CHUNK_WORK);
