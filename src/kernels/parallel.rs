@@ -11,7 +11,6 @@
 //! them in a browser), so work is split only when each chunk gets at least [`MIN_CHUNK_WORK`]
 //! multiply-adds (by default), and into no more chunks than there are threads.
 use core::ops::Range;
-
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// Least multiply-adds worth a chunk of its own by default: some 50-100 µs of wasm SIMD work, well
