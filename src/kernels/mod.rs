@@ -32,6 +32,9 @@ macro_rules! dispatch {
 }
 
 pub mod cq;
+pub mod cq_a8;
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+mod cq_a8_avx2;
 #[cfg(all(feature = "std", target_arch = "x86_64"))]
 mod cq_avx2;
 mod cq_rows;
@@ -45,6 +48,8 @@ pub mod softmax;
 pub mod vector;
 
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod cq_a8_simd128;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod cq_simd128;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod hadamard_simd128;
@@ -56,6 +61,8 @@ mod vector_simd128;
 #[cfg(test)]
 mod cq_bench;
 #[cfg(test)]
+mod cq_a8_tests;
+#[cfg(test)]
 mod cq_tests;
 #[cfg(test)]
 mod test_util;
@@ -63,6 +70,7 @@ mod test_util;
 mod testdata;
 
 pub use cq::{CqMatrix, CqWidth};
+pub use cq_a8::rotate_a8;
 pub use hadamard::fwht;
 pub use norm::{inv_rms, rms_norm, rms_unit};
 pub use quant::{fake_quant_i8, quantize_i8};

@@ -3,6 +3,7 @@
 // `pkg_load`: the path a Node user takes, copies included).
 //
 //   node tools/bench/node.mjs --variant simd|baseline|threaded --model F.cact --requests R.json [--kv int8|f32]
+//        [--numerics exact|deploy]
 import { readFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { runBench } from './harness.mjs';
@@ -14,6 +15,7 @@ const opt = (name, fallback) => {
 };
 const variant = opt('--variant', 'simd');
 const kv = opt('--kv', undefined);
+const numerics = opt('--numerics', undefined);
 const root = new URL('../../', import.meta.url);
 const emit = (record) => console.log(JSON.stringify(record));
 
@@ -24,7 +26,7 @@ const exports = await glue.default({ module_or_path: await readFile(new URL(`pkg
 if (typeof glue.initThreadPool === 'function') await glue.initThreadPool(Number(opt('--threads', 2)));
 const bytes = new Uint8Array(await readFile(opt('--model')));
 
-for (const record of runBench({ glue, memory: exports.memory, bytes, requests, kv })) emit(record);
+for (const record of runBench({ glue, memory: exports.memory, bytes, requests, kv, numerics })) emit(record);
 emit({ kind: 'rss', rss_bytes: process.resourceUsage().maxRSS * 1024 });
 
 if (variant === 'simd' || variant === 'baseline') {
