@@ -3,11 +3,11 @@
 //! run the scalar kernel. Integer group sums are exact, so any summation order gives the scalar
 //! kernel's bits; the f32 steps follow it exactly.
 //!
-//! Per 32 codes: their 16 packed bytes split into nibbles and interleave into 32 code bytes (codes
-//! 0..16 in the low 128-bit lane, 16..32 in the high one); per level plane two `vpshufb`s look up
-//! the low and high bytes of the i16 levels and `vpunpck{l,h}bw` pair them — lane-wise, so codes
-//! 0..8 | 16..24 and 8..16 | 24..32 — and `vpmaddwd` multiplies them with the rotated input,
-//! narrowed to i16 once per call and loaded in that same lane order.
+//! Per 32 codes: their 16 packed bytes, broadcast to both 128-bit lanes and shifted by 0 or 4
+//! bits per lane, give the even codes (low lane) and odd codes (high lane) without a shuffle; per
+//! level plane two `vpshufb`s look up the low and high bytes of the i16 levels and
+//! `vpunpck{l,h}bw` pair them, lane-wise; `vpmaddwd` multiplies them with the rotated input,
+//! narrowed to i16 once per call in that same order ([`stage_block`]).
 use core::arch::x86_64::*;
 
 use super::cq::{CqMatrix, CqWidth, TILE};
@@ -46,18 +46,19 @@ impl Tables {
     }
 }
 
-/// The 32 codes in the 16 packed bytes at `p`, one per byte: codes 0..16 | 16..32.
+/// The 32 codes in the 16 packed bytes at `p`, one per byte: the even codes (low nibbles) in
+/// the low 128-bit lane, the odd ones (high nibbles) in the high lane — no shuffle needed.
 #[target_feature(enable = "avx2")]
 #[inline]
 unsafe fn codes32(p: *const u8) -> __m256i {
     // SAFETY: 16 bytes (caller).
-    let v = unsafe { _mm_loadu_si128(p as *const __m128i) };
-    let mask = _mm_set1_epi8(15);
-    let (lo, hi) = (_mm_and_si128(v, mask), _mm_and_si128(_mm_srli_epi16::<4>(v), mask));
-    _mm256_set_m128i(_mm_unpackhi_epi8(lo, hi), _mm_unpacklo_epi8(lo, hi))
+    let v = unsafe { _mm256_broadcastsi128_si256(_mm_loadu_si128(p as *const __m128i)) };
+    let nibble = _mm256_srlv_epi32(v, _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4));
+    _mm256_and_si256(nibble, _mm256_set1_epi8(15))
 }
 
-/// One plane's i16 levels of 32 codes: codes 0..8 | 16..24 and 8..16 | 24..32.
+/// One plane's i16 levels of 32 codes, in [`stage_block`]'s order: even codes 0..16 | odd
+/// codes 0..16, then even codes 16..32 | odd codes 16..32.
 #[target_feature(enable = "avx2")]
 #[inline]
 unsafe fn levels32(bytes: &[__m256i; 2], codes: __m256i) -> [__m256i; 2] {
@@ -89,9 +90,8 @@ unsafe fn run(m: &CqMatrix<'_>, lv: &IntLevels, y: &[i32], scales: &[f32], n: us
             let w = width.min(cp - c0);
             for jj in 0..t {
                 let src = &y[(j0 + jj) * cp + c0..][..w];
-                // Exact: rotated values of groups up to 256 fit an i16 (bounds in cq_a8.rs).
-                for (d, &v) in stage[jj * w..(jj + 1) * w].iter_mut().zip(src) {
-                    *d = v as i16;
+                for (d, s) in stage[jj * w..(jj + 1) * w].chunks_exact_mut(32).zip(src.chunks_exact(32)) {
+                    stage_block(s, d);
                 }
             }
             // SAFETY: AVX2 (this function's feature).
@@ -108,14 +108,25 @@ unsafe fn run(m: &CqMatrix<'_>, lv: &IntLevels, y: &[i32], scales: &[f32], n: us
     }
 }
 
-/// The 32 staged values at `p` in the lane order of [`levels32`].
+/// Narrows 32 rotated values (exact: groups up to 256 fit an i16, bounds in cq_a8.rs) into the
+/// lane order of [`levels32`]: even 0..16, odd 0..16, even 16..32, odd 16..32.
+fn stage_block(src: &[i32], dst: &mut [i16]) {
+    for (half, d) in dst.chunks_exact_mut(16).enumerate() {
+        let s = &src[16 * half..][..16];
+        for i in 0..8 {
+            d[i] = s[2 * i] as i16;
+            d[8 + i] = s[2 * i + 1] as i16;
+        }
+    }
+}
+
+/// The 32 staged values at `p`.
 /// SAFETY: 32 readable i16 at `p`.
 #[target_feature(enable = "avx2")]
 #[inline]
 unsafe fn inputs32(p: *const i16) -> [__m256i; 2] {
     // SAFETY: 32 values (caller).
-    let (a, b) = unsafe { (_mm256_loadu_si256(p as *const __m256i), _mm256_loadu_si256(p.add(16) as *const __m256i)) };
-    [_mm256_permute2x128_si256::<0x20>(a, b), _mm256_permute2x128_si256::<0x31>(a, b)]
+    unsafe { [_mm256_loadu_si256(p as *const __m256i), _mm256_loadu_si256(p.add(16) as *const __m256i)] }
 }
 
 /// Adds `Σ_g value(r, g) · norm(r, g)` over groups `g0..g0 + gs` (staged as `stage`, `gs * G`

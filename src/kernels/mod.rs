@@ -61,6 +61,8 @@ mod vector_simd128;
 #[cfg(test)]
 mod cq_bench;
 #[cfg(test)]
+mod cq_a8_bench;
+#[cfg(test)]
 mod cq_a8_tests;
 #[cfg(test)]
 mod cq_tests;
