@@ -26,8 +26,8 @@ impl A8Inputs {
 
     /// Applies each matrix of `jobs` to the int8 round trip of the `b` rows of `x` (row width =
     /// the matrices' `cols`), quantising and rotating once for consecutive matrices that share
-    /// their column geometry.
-    pub(crate) fn project(&mut self, x: &[f32], b: usize, jobs: &mut [(&CqMatrix<'_>, &mut [f32])]) {
+    /// their column geometry; `rot` is scratch for the widths that run the f32 kernels.
+    pub(crate) fn project(&mut self, x: &[f32], b: usize, rot: &mut [f32], jobs: &mut [(&CqMatrix<'_>, &mut [f32])]) {
         let mut rotated = None;
         for (m, out) in jobs.iter_mut() {
             let (cols, cp) = (m.cols(), m.cols_padded());
@@ -37,7 +37,7 @@ impl A8Inputs {
                 }
                 rotated = Some((cols, m.group()));
             }
-            m.matmul_a8(&self.y[..b * cp], &self.scales[..b], b, &mut out[..b * m.rows()]);
+            m.matmul_a8(&self.y[..b * cp], &self.scales[..b], b, rot, &mut out[..b * m.rows()]);
         }
     }
 }

@@ -171,7 +171,7 @@ fn project(x: &[f32], b: usize, rot: &mut [f32], jobs: &mut [(&CqMatrix<'_>, &mu
 /// the integer kernels on its int8 codes.
 fn project_a8(a8: Option<&mut A8Inputs>, x: &[f32], b: usize, rot: &mut [f32], jobs: &mut [(&CqMatrix<'_>, &mut [f32])]) {
     match a8 {
-        Some(a8) => a8.project(x, b, jobs),
+        Some(a8) => a8.project(x, b, rot, jobs),
         None => project(x, b, rot, jobs),
     }
 }

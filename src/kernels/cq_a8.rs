@@ -13,8 +13,9 @@
 //!
 //! with the group sums converted to f32 and scaled by their norm in group order, one running f32
 //! sum per (input, row), times `s · unit` at the end. Integer sums do not depend on their order,
-//! so the scalar kernel here, the SIMD128 twin and the AVX2 variant are bit-identical whatever
-//! order they add products in. The one approximation against upstream's deploy numerics is the
+//! so the scalar kernel here, the SIMD128 twin and the AVX2 variant (4-bit matrices; other widths
+//! take the f32 kernels, see [`CqMatrix::matmul_a8`]) are bit-identical whatever order they add
+//! products in. The one approximation against upstream's deploy numerics is the
 //! codebook rounding, half a step of `1 / c` per level: 27 bits below the largest level at the
 //! shipped group (128), 23 at 256, 17 at 1024 — finer than the f32 path's own rounding at the
 //! groups models use. (Deploy numerics are chaotic: an int8 rounding that flips anywhere moves
@@ -34,7 +35,7 @@
 #![cfg_attr(all(target_arch = "wasm32", target_feature = "simd128"), allow(dead_code))]
 
 use super::cq::{CqMatrix, CqWidth, MAX_GROUP};
-use super::{f16, quant};
+use super::{f16, hadamard, quant};
 
 /// Largest group whose rotated values fit an i16 (see the bounds in the module docs).
 pub(crate) const I16_GROUP_MAX: usize = 256;
@@ -133,11 +134,27 @@ fn fwht_i32(x: &mut [i32]) {
 impl CqMatrix<'_> {
     /// `n` A8 products: input `j` is `y[j*cols_padded..][..cols_padded]` from [`rotate_a8`] with
     /// scale `scales[j]`; its result lands in `out[j*rows..][..rows]`. Batched and single inputs
-    /// give the same bits.
-    pub fn matmul_a8(&self, y: &[i32], scales: &[f32], n: usize, out: &mut [f32]) {
-        assert!(y.len() >= n * self.cols_padded(), "matmul_a8: rotated inputs shorter than n * cols_padded");
+    /// give the same bits. 4-bit matrices run the integer kernels; the other widths, whose codes
+    /// do not index a byte table as cheaply (the scalar integer kernel is ~10x slower than their
+    /// f32 SIMD kernels), run the f32 kernels on `H (q s) = s / sqrt(G) · y`, formed in `rot`
+    /// (at least `n * cols_padded` floats).
+    pub fn matmul_a8(&self, y: &[i32], scales: &[f32], n: usize, rot: &mut [f32], out: &mut [f32]) {
+        let cp = self.cols_padded();
+        assert!(y.len() >= n * cp, "matmul_a8: rotated inputs shorter than n * cols_padded");
         assert!(scales.len() >= n, "matmul_a8: fewer scales than inputs");
         assert!(out.len() >= n * self.rows(), "matmul_a8: output shorter than n * rows");
+        if self.width() != CqWidth::B4 {
+            assert!(rot.len() >= n * cp, "matmul_a8: rot shorter than n * cols_padded");
+            let inv_root_g = hadamard::orthonormal_scale(self.group());
+            for j in 0..n {
+                let f = scales[j] * inv_root_g;
+                for (r, &v) in rot[j * cp..(j + 1) * cp].iter_mut().zip(&y[j * cp..(j + 1) * cp]) {
+                    // Exact: |y| <= 2^17 (module docs).
+                    *r = v as f32 * f;
+                }
+            }
+            return self.matmul_rotated(&rot[..n * cp], n, out);
+        }
         let lv = IntLevels::of(self);
         #[cfg(all(feature = "std", target_arch = "x86_64"))]
         if super::cq_a8_avx2::matmul_a8(self, &lv, y, scales, n, out) {
@@ -147,42 +164,11 @@ impl CqMatrix<'_> {
     }
 }
 
-/// The stored codes of one group (`src` = its `G * bits / 8` bytes) into `dst`.
-fn unpack_codes(width: CqWidth, src: &[u8], dst: &mut [u8]) {
-    match width {
-        CqWidth::B4 => {
-            for (d, &b) in dst.chunks_exact_mut(2).zip(src) {
-                d.copy_from_slice(&[b & 15, b >> 4]);
-            }
-        }
-        CqWidth::B2 | CqWidth::Ternary => {
-            for (d, &b) in dst.chunks_exact_mut(4).zip(src) {
-                d.copy_from_slice(&[b & 3, (b >> 2) & 3, (b >> 4) & 3, b >> 6]);
-            }
-        }
-        CqWidth::B1 => {
-            for (d, &b) in dst.chunks_exact_mut(8).zip(src) {
-                for (i, v) in d.iter_mut().enumerate() {
-                    *v = (b >> i) & 1;
-                }
-            }
-        }
-        CqWidth::B3 => {
-            // Three bytes hold eight codes.
-            for (d, s) in dst.chunks_exact_mut(8).zip(src.chunks_exact(3)) {
-                let word = u32::from(s[0]) | u32::from(s[1]) << 8 | u32::from(s[2]) << 16;
-                for (i, v) in d.iter_mut().enumerate() {
-                    *v = ((word >> (3 * i)) & 7) as u8;
-                }
-            }
-        }
-    }
-}
-
-/// Scalar [`CqMatrix::matmul_a8`]: the reference the twins are held equal to.
+/// Scalar [`CqMatrix::matmul_a8`] of a 4-bit matrix: the reference the twins are held equal to.
 pub(crate) fn matmul_a8_scalar(m: &CqMatrix<'_>, lv: &IntLevels, y: &[i32], scales: &[f32], n: usize, out: &mut [f32]) {
+    debug_assert_eq!(m.width(), CqWidth::B4);
     let (g, cp, rows, groups) = (m.group(), m.cols_padded(), m.rows(), m.groups_per_row());
-    let (row_bytes, group_bytes) = (m.row_bytes(), g * m.width().code_bits() / 8);
+    let (row_bytes, group_bytes) = (m.row_bytes(), g / 2);
     let mut codes = [0u8; MAX_GROUP];
     for r in 0..rows {
         let packed = &m.packed()[r * row_bytes..][..row_bytes];
@@ -192,7 +178,9 @@ pub(crate) fn matmul_a8_scalar(m: &CqMatrix<'_>, lv: &IntLevels, y: &[i32], scal
         }
         for gi in 0..groups {
             let codes = &mut codes[..g];
-            unpack_codes(m.width(), &packed[gi * group_bytes..][..group_bytes], codes);
+            for (d, &b) in codes.chunks_exact_mut(2).zip(&packed[gi * group_bytes..][..group_bytes]) {
+                d.copy_from_slice(&[b & 15, b >> 4]);
+            }
             let norm = f16::at(norms, gi);
             for j in 0..n {
                 let yg = &y[j * cp + gi * g..][..g];

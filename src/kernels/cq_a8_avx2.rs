@@ -1,6 +1,6 @@
-//! x86-64 AVX2 variant of the A8 integer CQ product in [`super::cq_a8`], chosen at run time
-//! (needs `std` for feature detection): 4-bit codes, groups 32 to 256; other widths and groups
-//! run the scalar kernel. Integer group sums are exact, so any summation order gives the scalar
+//! x86-64 AVX2 variant of the A8 integer CQ product of 4-bit matrices in [`super::cq_a8`], chosen
+//! at run time (needs `std` for feature detection): groups 32 to 256; other groups run the scalar
+//! kernel. Integer group sums are exact, so any summation order gives the scalar
 //! kernel's bits; the f32 steps follow it exactly.
 //!
 //! Per 32 codes: their 16 packed bytes, broadcast to both 128-bit lanes and shifted by 0 or 4
@@ -10,17 +10,17 @@
 //! narrowed to i16 once per call in that same order ([`stage_block`]).
 use core::arch::x86_64::*;
 
-use super::cq::{CqMatrix, CqWidth, TILE};
+use super::cq::{CqMatrix, TILE};
 use super::cq_a8::{IntLevels, I16_GROUP_MAX};
 use super::f16;
 
 /// i16 rotated values staged at once (a stripe of columns for a tile of inputs): 16 KiB of stack.
 const STAGE: usize = 8192;
 
-/// Runs the product with AVX2 when the CPU has it and the matrix is 4-bit with a group of 32 to
-/// 256; false otherwise (the caller then runs the scalar kernel).
+/// Runs the product of a 4-bit matrix with AVX2 when the CPU has it and the group is 32 to 256;
+/// false otherwise (the caller then runs the scalar kernel).
 pub(crate) fn matmul_a8(m: &CqMatrix<'_>, lv: &IntLevels, y: &[i32], scales: &[f32], n: usize, out: &mut [f32]) -> bool {
-    if m.width() != CqWidth::B4 || !(32..=I16_GROUP_MAX).contains(&m.group()) || !std::is_x86_feature_detected!("avx2") {
+    if !(32..=I16_GROUP_MAX).contains(&m.group()) || !std::is_x86_feature_detected!("avx2") {
         return false;
     }
     // SAFETY: AVX2 is present (checked above); the caller checked the slice lengths.

@@ -12,13 +12,15 @@ use super::test_util::pseudo_random;
 #[test]
 #[ignore]
 fn cq_a8_bench() {
-    for &(rows, cols) in &[(768, 768), (1568, 768), (24, 3072), (16384, 768)] {
-        let o = Owned::new(rows, cols, CqWidth::B4);
+    let shapes = [(CqWidth::B4, 768, 768), (CqWidth::B4, 1568, 768), (CqWidth::B4, 24, 3072), (CqWidth::B4, 16384, 768)];
+    let others = [CqWidth::B3, CqWidth::B2, CqWidth::Ternary].map(|w| (w, 768, 768));
+    for &(width, rows, cols) in shapes.iter().chain(&others) {
+        let o = Owned::new(rows, cols, width);
         let m: CqMatrix<'_> = o.matrix();
         for n in [1usize, 16] {
             let x = pseudo_random(n * cols, 3);
             let (mut out_f, mut out_a) = (vec![0.0f32; n * rows], vec![0.0f32; n * rows]);
-            let (mut xr, mut y, mut scales) = (vec![0.0f32; n * cols], vec![0i32; n * cols], vec![0.0f32; n]);
+            let (mut xr, mut y, mut scales, mut rot) = (vec![0.0f32; n * cols], vec![0i32; n * cols], vec![0.0f32; n], vec![0.0f32; n * cols]);
             let mut f32_path = || {
                 for j in 0..n {
                     let mut xq = x[j * cols..(j + 1) * cols].to_vec();
@@ -31,7 +33,7 @@ fn cq_a8_bench() {
                 for j in 0..n {
                     scales[j] = rotate_a8(&m, &x[j * cols..(j + 1) * cols], &mut y[j * cols..(j + 1) * cols]);
                 }
-                m.matmul_a8(&y, &scales, n, &mut out_a);
+                m.matmul_a8(&y, &scales, n, &mut rot, &mut out_a);
             };
             let reps = if rows * cols * n > 4_000_000 { 5 } else { 31 };
             let (mut tf, mut ta) = (Vec::new(), Vec::new());
@@ -46,7 +48,7 @@ fn cq_a8_bench() {
             tf.sort_by(f64::total_cmp);
             ta.sort_by(f64::total_cmp);
             let (f, a) = (tf[reps / 2] * 1e6 / n as f64, ta[reps / 2] * 1e6 / n as f64);
-            println!("B4 {rows}x{cols} n={n}: f32 {f:8.1} us/input  a8 {a:8.1} us/input  a8/f32 {:.2}", a / f);
+            println!("{width:?} {rows}x{cols} n={n}: f32 {f:8.1} us/input  a8 {a:8.1} us/input  a8/f32 {:.2}", a / f);
         }
     }
 }

@@ -1,5 +1,5 @@
-//! wasm32 SIMD128 twin of the A8 integer CQ product in [`super::cq_a8`] (4-bit codes, groups up
-//! to 256; other widths and larger groups run the scalar kernel). Integer group sums are exact,
+//! wasm32 SIMD128 twin of the A8 integer CQ product of 4-bit matrices in [`super::cq_a8`] (groups
+//! up to 256; larger groups run the scalar kernel). Integer group sums are exact,
 //! so any summation order gives the scalar kernel's bits; the f32 steps follow it exactly.
 //!
 //! Per 16 codes: their 8 packed bytes split into nibbles (`v128.and`, `u8x16.shr`) and
@@ -8,7 +8,7 @@
 //! `i32x4.dot_i16x8_s`-multiplied with the rotated input, narrowed once per call to i16.
 use core::arch::wasm32::*;
 
-use super::cq::{CqMatrix, CqWidth, TILE};
+use super::cq::{CqMatrix, TILE};
 use super::cq_a8::{matmul_a8_scalar, IntLevels, I16_GROUP_MAX};
 use super::f16;
 
@@ -59,7 +59,7 @@ fn hsum(v: v128) -> i32 {
 }
 
 pub(crate) fn matmul_a8(m: &CqMatrix<'_>, lv: &IntLevels, y: &[i32], scales: &[f32], n: usize, out: &mut [f32]) {
-    if m.width() != CqWidth::B4 || m.group() > I16_GROUP_MAX {
+    if m.group() > I16_GROUP_MAX {
         return matmul_a8_scalar(m, lv, y, scales, n, out);
     }
     let tables = Tables::new(lv);
