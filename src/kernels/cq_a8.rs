@@ -13,9 +13,9 @@
 //!
 //! with the group sums converted to f32 and scaled by their norm in group order, one running f32
 //! sum per (input, row), times `s · unit` at the end. Integer sums do not depend on their order,
-//! so the scalar kernel here, the SIMD128 twin and the AVX2 variant (4-bit matrices; other widths
-//! take the f32 kernels, see [`CqMatrix::matmul_a8`]) are bit-identical whatever order they add
-//! products in. The one approximation against upstream's deploy numerics is the
+//! so the scalar kernel here and the AVX2 variant (4-bit matrices; where the integer kernels do
+//! not pay, the f32 kernels run on the exactly rotated codes, see [`CqMatrix::matmul_a8`]) are
+//! bit-identical whatever order they add products in. The one approximation against upstream's deploy numerics is the
 //! codebook rounding, half a step of `1 / c` per level: 27 bits below the largest level at the
 //! shipped group (128), 23 at 256, 17 at 1024 — finer than the f32 path's own rounding at the
 //! groups models use. (Deploy numerics are chaotic: an int8 rounding that flips anywhere moves
@@ -25,14 +25,17 @@
 //! ## Integer bounds (no i32 overflow for any input)
 //! `|q| <= 128`, so `||q_g||_2 <= 128 sqrt(G)`; `Hu` is `sqrt(G)` times orthonormal, so
 //! `||y_g||_2 <= 128 G` and every `|y_g[k]| <= 128 G` (`<= 2^17` at `G = 1024`: an i32; an i16 for
-//! `G <= 256`, which the SIMD kernels use: for `G = 256` row 0 of `Hu` lies in
+//! `G <= 256`, which the AVX2 kernel uses: for `G = 256` row 0 of `Hu` lies in
 //! `[-128·256, 127·256] = [-32768, 32512]` and every other row, half +1 and half -1, in
 //! `±(127 + 128)·128 = ±32640`; for `G <= 128`, `|y| <= 16384`). By Cauchy-Schwarz a group's
 //! `Σ_k |v_k y_k| <= V · Σ_k |y_k| <= V · sqrt(G) · ||y_g||_2 <= V · 128 · G^1.5` for integer
 //! weights `|v| <= V`. So each integer level is split in two planes `w = hi · 2^shift + lo`, both
 //! within [`plane_max`]`(G)`, the largest `V` with `V · 128 · G^1.5 < 2^31` (and an i16): each
 //! plane's group sum, in any order, stays in i32, and the two combine in i64.
-#![cfg_attr(all(target_arch = "wasm32", target_feature = "simd128"), allow(dead_code))]
+
+// Off x86-64 (or without std) the integer kernel is the tests' reference only: the f32 kernels
+// run on the rotated codes there (see `CqMatrix::matmul_a8`).
+#![cfg_attr(not(all(feature = "std", target_arch = "x86_64")), allow(dead_code))]
 
 use super::cq::{CqMatrix, CqWidth, MAX_GROUP};
 use super::{f16, hadamard, quant};
@@ -134,33 +137,37 @@ fn fwht_i32(x: &mut [i32]) {
 impl CqMatrix<'_> {
     /// `n` A8 products: input `j` is `y[j*cols_padded..][..cols_padded]` from [`rotate_a8`] with
     /// scale `scales[j]`; its result lands in `out[j*rows..][..rows]`. Batched and single inputs
-    /// give the same bits. 4-bit matrices run the integer kernels; the other widths, whose codes
-    /// do not index a byte table as cheaply (the scalar integer kernel is ~10x slower than their
-    /// f32 SIMD kernels), run the f32 kernels on `H (q s) = s / sqrt(G) · y`, formed in `rot`
-    /// (at least `n * cols_padded` floats).
+    /// give the same bits within a build.
+    ///
+    /// The integer kernels run where they pay: 4-bit matrices on x86-64 with AVX2 (~0.85x the f32
+    /// kernel's time at the shipped shapes), the scalar kernel for the groups the AVX2 variant
+    /// leaves. Everywhere else (other widths, whose scalar integer kernel is ~10x slower than their
+    /// f32 SIMD kernels; wasm, where a SIMD128 twin measured 1.1-1.5x the f32 kernel's time, see
+    /// BENCHMARKS.md) the f32 kernels run on `H (q s) = s / sqrt(G) · y`, formed in `rot` (at
+    /// least `n * cols_padded` floats).
     pub fn matmul_a8(&self, y: &[i32], scales: &[f32], n: usize, rot: &mut [f32], out: &mut [f32]) {
         let cp = self.cols_padded();
         assert!(y.len() >= n * cp, "matmul_a8: rotated inputs shorter than n * cols_padded");
         assert!(scales.len() >= n, "matmul_a8: fewer scales than inputs");
         assert!(out.len() >= n * self.rows(), "matmul_a8: output shorter than n * rows");
-        if self.width() != CqWidth::B4 {
-            assert!(rot.len() >= n * cp, "matmul_a8: rot shorter than n * cols_padded");
-            let inv_root_g = hadamard::orthonormal_scale(self.group());
-            for j in 0..n {
-                let f = scales[j] * inv_root_g;
-                for (r, &v) in rot[j * cp..(j + 1) * cp].iter_mut().zip(&y[j * cp..(j + 1) * cp]) {
-                    // Exact: |y| <= 2^17 (module docs).
-                    *r = v as f32 * f;
-                }
-            }
-            return self.matmul_rotated(&rot[..n * cp], n, out);
-        }
-        let lv = IntLevels::of(self);
         #[cfg(all(feature = "std", target_arch = "x86_64"))]
-        if super::cq_a8_avx2::matmul_a8(self, &lv, y, scales, n, out) {
+        if self.width() == CqWidth::B4 && std::is_x86_feature_detected!("avx2") {
+            let lv = IntLevels::of(self);
+            if !super::cq_a8_avx2::matmul_a8(self, &lv, y, scales, n, out) {
+                matmul_a8_scalar(self, &lv, y, scales, n, out);
+            }
             return;
         }
-        dispatch!(super::cq_a8_simd128::matmul_a8, matmul_a8_scalar, self, &lv, y, scales, n, out)
+        assert!(rot.len() >= n * cp, "matmul_a8: rot shorter than n * cols_padded");
+        let inv_root_g = hadamard::orthonormal_scale(self.group());
+        for j in 0..n {
+            let f = scales[j] * inv_root_g;
+            for (r, &v) in rot[j * cp..(j + 1) * cp].iter_mut().zip(&y[j * cp..(j + 1) * cp]) {
+                // Exact: |y| <= 2^17 (module docs).
+                *r = v as f32 * f;
+            }
+        }
+        self.matmul_rotated(&rot[..n * cp], n, out)
     }
 }
 

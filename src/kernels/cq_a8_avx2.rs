@@ -17,10 +17,10 @@ use super::f16;
 /// i16 rotated values staged at once (a stripe of columns for a tile of inputs): 16 KiB of stack.
 const STAGE: usize = 8192;
 
-/// Runs the product of a 4-bit matrix with AVX2 when the CPU has it and the group is 32 to 256;
-/// false otherwise (the caller then runs the scalar kernel).
+/// Runs the product of a 4-bit matrix with AVX2 (the caller checked the CPU has it) when the
+/// group is 32 to 256; false otherwise (the caller then runs the scalar kernel).
 pub(crate) fn matmul_a8(m: &CqMatrix<'_>, lv: &IntLevels, y: &[i32], scales: &[f32], n: usize, out: &mut [f32]) -> bool {
-    if !(32..=I16_GROUP_MAX).contains(&m.group()) || !std::is_x86_feature_detected!("avx2") {
+    if !(32..=I16_GROUP_MAX).contains(&m.group()) {
         return false;
     }
     // SAFETY: AVX2 is present (checked above); the caller checked the slice lengths.

@@ -17,7 +17,8 @@
 //!
 //! Natively with `std` on x86-64, the CQ kernels also have an AVX2 variant (`cq_avx2`), chosen at
 //! run time by CPU feature detection ahead of the compile-time dispatch; it is held equal to the
-//! scalar kernel the same way.
+//! scalar kernel the same way. So is the A8 integer CQ kernel's (`cq_a8_avx2`), the one place
+//! that kernel runs outside the tests (see `cq_a8`).
 
 /// The one dispatch point of a kernel: the simd128 twin on wasm32 builds with the feature, the
 /// scalar version elsewhere.
@@ -47,8 +48,6 @@ pub mod sinkhorn;
 pub mod softmax;
 pub mod vector;
 
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-mod cq_a8_simd128;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod cq_simd128;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
