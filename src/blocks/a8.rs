@@ -1,7 +1,7 @@
 //! Projections of A8 inputs in deploy numerics: where upstream rounds a vector to int8 before
-//! its matrices (`_aq`), the integer CQ kernels apply the matrices to the int8 codes
-//! ([`crate::kernels::cq_a8`]) instead of rounding the floats in place and running the f32
-//! kernels.
+//! its matrices (`_aq`), its int8 codes are rotated exactly in integers once and every matrix
+//! applied to them ([`crate::kernels::cq_a8`]: the integer kernel where it pays, the f32 kernels
+//! on the rotated codes elsewhere).
 use alloc::vec;
 use alloc::vec::Vec;
 

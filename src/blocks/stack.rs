@@ -168,7 +168,7 @@ fn project(x: &[f32], b: usize, rot: &mut [f32], jobs: &mut [(&CqMatrix<'_>, &mu
 }
 
 /// [`project`], or where upstream's deploy numerics round the input to int8 first (`_aq`),
-/// the integer kernels on its int8 codes.
+/// the A8 products of its int8 codes.
 fn project_a8(a8: Option<&mut A8Inputs>, x: &[f32], b: usize, rot: &mut [f32], jobs: &mut [(&CqMatrix<'_>, &mut [f32])]) {
     match a8 {
         Some(a8) => a8.project(x, b, rot, jobs),
