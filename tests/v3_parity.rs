@@ -93,6 +93,16 @@ fn the_int8_kv_cache_matches_the_kv8_reference_within_its_measured_tolerance() {
     check_all_cases("kv8");
 }
 
+/// Deploy rotates each A8 input's int8 codes exactly in integers (`kernels::cq_a8`); 4-bit
+/// matrices then run the integer kernel on x86-64 with AVX2 (its one approximation: the codebook
+/// held to ~2^-27 of its largest level at group 128), everything else the f32 kernels on the
+/// rotated codes. Worst row deviation / bar, integer kernel | f32 kernels on the rotated codes |
+/// the f32 kernels on the int8 round trip (before): eos_confidence_rung 1.65e-2 | 1.61e-2 |
+/// 1.67e-2 / 1.98e-2, local_global_taps 8.7e-3 | 1.16e-2 | 7.9e-3 / 1.97e-2,
+/// no_engram_empty_tools 1.30e-2 | 6.1e-3 | 6.1e-3 / 1.34e-2, widths_sites_outvocab 1.47e-2 in
+/// all three / 1.63e-2; the same tokens over every robust prefix. Deploy numerics are chaotic (one
+/// flipped int8 rounding moves rows by ~1e-2), so the bar is not loosened: with an 8-bit codebook
+/// half the rows exceeded it, with a 16-bit one a few; at this precision none do.
 #[test]
 fn deploy_numerics_match_the_deploy_reference_within_its_measured_tolerance() {
     check_all_cases("deploy");

@@ -20,7 +20,7 @@ use super::tensors::{cq, floats};
 use super::{sigmoid, EPS};
 use crate::container::{Codebooks, MhcTensors};
 use crate::kernels::sinkhorn::sinkhorn;
-use crate::kernels::{fake_quant_i8, rms_unit, CqMatrix};
+use crate::kernels::{rms_unit, CqMatrix};
 use crate::Result;
 
 /// One layer's mHC coefficients: the rows of the three stacked `φ` matrices that belong to it.
@@ -66,13 +66,10 @@ pub(crate) fn load<'a>(t: &MhcTensors<'a>, cbs: &Codebooks, layers: usize, lanes
         .collect()
 }
 
-/// The coefficient input of one token: the whole stream RMS-normalised, int8-rounded when
-/// `a8` (Needle 3's deploy numerics).
-pub(crate) fn mix_input(stream: &[f32], a8: bool, nx: &mut [f32]) {
+/// The coefficient input of one token: the whole stream RMS-normalised (Needle 3's deploy
+/// numerics then apply the `φ` matrices to its int8 round trip).
+pub(crate) fn mix_input(stream: &[f32], nx: &mut [f32]) {
     rms_unit(stream, EPS, nx);
-    if a8 {
-        fake_quant_i8(nx);
-    }
 }
 
 impl MhcLayer<'_> {

@@ -5,6 +5,7 @@
 //! [`crate::v3`] and [`crate::v2`] hold only what is their own (geometry, MLP, probe heads,
 //! depth rungs, options) and plug it into [`stack::Stack`].
 
+pub(crate) mod a8;
 pub(crate) mod attention;
 pub(crate) mod engram;
 pub(crate) mod kv;

@@ -14,13 +14,14 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
+use super::a8::A8Inputs;
 use super::attention::{AttnScratch, Attention, ConvTail, Heads};
 use super::engram::{self, EngramGeometry, Site, ValueTail};
 use super::kv::{KvPrecision, KvRing};
 use super::mhc::{self, MhcLayer};
 use super::pool::{Probe, Tracked};
 use super::{sigmoid, EPS};
-use crate::kernels::{fake_quant_i8, rms_norm, rope, CqMatrix};
+use crate::kernels::{rms_norm, rope, CqMatrix};
 use crate::{Error, Result};
 
 /// A generation's MLP block.
@@ -101,7 +102,6 @@ pub(crate) struct Sequence<S> {
     pub(crate) pos: usize,
     /// Tokens the sequence may hold.
     capacity: usize,
-    deploy: bool,
     s: Scratch,
     pub(crate) mlp: S,
 }
@@ -167,10 +167,12 @@ fn project(x: &[f32], b: usize, rot: &mut [f32], jobs: &mut [(&CqMatrix<'_>, &mu
     }
 }
 
-/// `x <- int8 round trip of x` where upstream's deploy numerics apply `_aq`.
-fn maybe_a8(deploy: bool, x: &mut [f32]) {
-    if deploy {
-        fake_quant_i8(x);
+/// [`project`], or where upstream's deploy numerics round the input to int8 first (`_aq`),
+/// the A8 products of its int8 codes.
+fn project_a8(a8: Option<&mut A8Inputs>, x: &[f32], b: usize, rot: &mut [f32], jobs: &mut [(&CqMatrix<'_>, &mut [f32])]) {
+    match a8 {
+        Some(a8) => a8.project(x, b, rot, jobs),
+        None => project(x, b, rot, jobs),
     }
 }
 
@@ -198,8 +200,7 @@ impl<'a, M: Mlp> Stack<'a, M> {
             recent: vec![0; self.engram.max_order().saturating_sub(1)],
             pos: 0,
             capacity,
-            deploy,
-            s: Scratch::new(self, chunk),
+            s: Scratch::new(self, chunk, deploy),
             mlp: M::scratch(plan.iter().map(|p| &self.layers[p.layer].mlp)),
             plan,
         };
@@ -248,9 +249,8 @@ impl<'a, M: Mlp> Stack<'a, M> {
             mhc::lane_mean(&s.stream[j * nd..(j + 1) * nd], cell);
             let hidden = &mut s.h[i * d..(i + 1) * d];
             rms_norm(cell, &self.final_norm, EPS, hidden);
-            maybe_a8(seq.deploy, hidden);
         }
-        project(&s.h, end - first, &mut s.rot, &mut [(&self.lm_head, out)]);
+        project_a8(s.a8.as_mut(), &s.h, end - first, &mut s.rot, &mut [(&self.lm_head, out)]);
     }
 
     /// Runs one chunk through the embedding and every planned layer.
@@ -319,8 +319,8 @@ impl<'a, M: Mlp> Stack<'a, M> {
     /// Block `plan[ai]` over the chunk's `b` tokens at positions `p0..`, `lane` its favoured
     /// mHC lane.
     fn layer_chunk(&self, seq: &mut Sequence<M::Scratch>, ai: usize, lane: usize, p0: usize, b: usize) {
-        let Sequence { s, rings, conv, site_tails, plan, deploy, mlp: mlp_scratch, .. } = seq;
-        let (deploy, LayerPlan { layer: l, window, .. }) = (*deploy, plan[ai]);
+        let Sequence { s, rings, conv, site_tails, plan, mlp: mlp_scratch, .. } = seq;
+        let LayerPlan { layer: l, window, .. } = plan[ai];
         let (ring, tail) = (&mut rings[ai], &mut conv[ai]);
         let w = &self.layers[l];
         let (d, lanes) = (self.d_model, self.lanes);
@@ -330,9 +330,10 @@ impl<'a, M: Mlp> Stack<'a, M> {
 
         // mHC: read the lanes into the block input u.
         for j in 0..b {
-            mhc::mix_input(&s.stream[j * nd..(j + 1) * nd], deploy && self.a8_mixing, &mut s.nx[j * nd..(j + 1) * nd]);
+            mhc::mix_input(&s.stream[j * nd..(j + 1) * nd], &mut s.nx[j * nd..(j + 1) * nd]);
         }
-        project(
+        project_a8(
+            s.a8.as_mut().filter(|_| self.a8_mixing),
             &s.nx,
             b,
             &mut s.rot,
@@ -353,9 +354,8 @@ impl<'a, M: Mlp> Stack<'a, M> {
             for j in 0..b {
                 let e = &mut s.e[j * e_width..(j + 1) * e_width];
                 site.gather(&s.slots[j * tables..(j + 1) * tables], self.engram.slots, e);
-                maybe_a8(deploy, e);
             }
-            project(&s.e, b, &mut s.rot, &mut [(&site.key_proj, &mut s.ek[..]), (&site.value_proj, &mut s.ev[..])]);
+            project_a8(s.a8.as_mut(), &s.e, b, &mut s.rot, &mut [(&site.key_proj, &mut s.ek[..]), (&site.value_proj, &mut s.ev[..])]);
             for j in 0..b {
                 site.conv(tail, p0 + j, &s.ev[j * d..(j + 1) * d], &mut s.conv_out);
                 let alpha = engram::gate(&s.x[j * d..(j + 1) * d], &s.ek[j * d..(j + 1) * d], &mut s.unit_x, &mut s.unit_k);
@@ -376,9 +376,9 @@ impl<'a, M: Mlp> Stack<'a, M> {
         for j in 0..b {
             let hj = &mut s.h[j * d..(j + 1) * d];
             rms_norm(&s.x[j * d..(j + 1) * d], &w.norm_in, EPS, hj);
-            maybe_a8(deploy, hj);
         }
-        project(
+        project_a8(
+            s.a8.as_mut(),
             &s.h,
             b,
             &mut s.rot,
@@ -400,10 +400,9 @@ impl<'a, M: Mlp> Stack<'a, M> {
             for (v, &gt) in o.iter_mut().zip(&s.gate[j * od..(j + 1) * od]) {
                 *v *= sigmoid(gt);
             }
-            maybe_a8(deploy, o);
         }
         // out_proj lands in h (free again).
-        project(&s.o, b, &mut s.rot, &mut [(&w.attn.out_proj, &mut s.h[..])]);
+        project_a8(s.a8.as_mut(), &s.o, b, &mut s.rot, &mut [(&w.attn.out_proj, &mut s.h[..])]);
 
         // Residual adds, the MLP, and the mHC write-back of y = block(u) - u.
         for j in 0..b {
@@ -494,6 +493,8 @@ struct Scratch {
     res: Vec<f32>,
     /// Rotated inputs of the CQ matrix being applied.
     rot: Vec<f32>,
+    /// The A8 inputs' rotated codes, in deploy numerics.
+    a8: Option<A8Inputs>,
     /// Block input, residual, normalised residual (`d` per token).
     u: Vec<f32>,
     x: Vec<f32>,
@@ -526,7 +527,7 @@ struct Scratch {
 }
 
 impl Scratch {
-    fn new<M: Mlp>(stack: &Stack<'_, M>, b: usize) -> Self {
+    fn new<M: Mlp>(stack: &Stack<'_, M>, b: usize, deploy: bool) -> Self {
         let h = &stack.heads;
         let (d, lanes) = (stack.d_model, stack.lanes);
         let (qd, kd, vd, od) = (h.heads * h.qk, h.kv_heads * h.qk, h.kv_heads * h.v, h.heads * h.v);
@@ -553,6 +554,7 @@ impl Scratch {
             post: vec![0.0; b * lanes],
             res: vec![0.0; b * lanes * lanes],
             rot: vec![0.0; b * rot],
+            a8: deploy.then(|| A8Inputs::new(b, rot)),
             u: vec![0.0; b * d],
             x: vec![0.0; b * d],
             h: vec![0.0; b * d],
@@ -586,6 +588,6 @@ impl Scratch {
             &self.ek, &self.ev, &self.contrib, &self.conv_out, &self.unit_x, &self.unit_k, &self.cell,
         ];
         let f: usize = floats.iter().map(|v| v.len()).sum();
-        4 * f + self.attn.bytes() + self.slots.len() * core::mem::size_of::<Option<u32>>() + 4 * self.grams.len()
+        4 * f + self.a8.as_ref().map_or(0, A8Inputs::bytes) + self.attn.bytes() + self.slots.len() * core::mem::size_of::<Option<u32>>() + 4 * self.grams.len()
     }
 }

@@ -7,7 +7,7 @@ use super::test_util::{pseudo_random, pseudo_random_bytes};
 
 const GROUP: usize = 128;
 
-struct Owned {
+pub(super) struct Owned {
     rows: usize,
     cols: usize,
     width: CqWidth,
@@ -17,7 +17,7 @@ struct Owned {
 }
 
 impl Owned {
-    fn new(rows: usize, cols: usize, width: CqWidth) -> Self {
+    pub(super) fn new(rows: usize, cols: usize, width: CqWidth) -> Self {
         let packed = pseudo_random_bytes(rows * cols * width.code_bits() / 8, rows as u32 ^ cols as u32);
         let packed = if width == CqWidth::Ternary { packed.iter().map(|b| b & 0x55).collect() } else { packed };
         // FP16 norms around 1.
@@ -25,14 +25,14 @@ impl Owned {
         let levels = pseudo_random(width.header_levels(), 7);
         Owned { rows, cols, width, packed, norms, levels }
     }
-    fn matrix(&self) -> CqMatrix<'_> {
+    pub(super) fn matrix(&self) -> CqMatrix<'_> {
         CqMatrix::from_parts(self.rows, self.cols, GROUP, self.width, &self.packed, &self.norms, &self.levels).unwrap()
     }
 }
 
 /// Seconds of CPU time this process has used: on a shared machine, preemption does not count
 /// against the kernel (wasm32 under WASI: the process CPU-time clock; elsewhere wall time).
-fn cpu_seconds() -> f64 {
+pub(super) fn cpu_seconds() -> f64 {
     #[cfg(target_os = "wasi")]
     {
         #[link(wasm_import_module = "wasi_snapshot_preview1")]

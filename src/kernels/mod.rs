@@ -21,7 +21,8 @@
 //!
 //! Natively with `std` on x86-64, the CQ kernels also have an AVX2 variant (`cq_avx2`), chosen at
 //! run time by CPU feature detection ahead of the compile-time dispatch; it is held equal to the
-//! scalar kernel the same way.
+//! scalar kernel the same way. So is the A8 integer CQ kernel's (`cq_a8_avx2`), the one place
+//! that kernel runs outside the tests (see `cq_a8`).
 
 /// The one dispatch point of a kernel: the simd128 twin on wasm32 builds with the feature, the
 /// scalar version elsewhere.
@@ -36,6 +37,9 @@ macro_rules! dispatch {
 }
 
 pub mod cq;
+pub mod cq_a8;
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+mod cq_a8_avx2;
 #[cfg(all(feature = "std", target_arch = "x86_64"))]
 mod cq_avx2;
 mod cq_rows;
@@ -61,6 +65,10 @@ mod vector_simd128;
 #[cfg(test)]
 mod cq_bench;
 #[cfg(test)]
+mod cq_a8_bench;
+#[cfg(test)]
+mod cq_a8_tests;
+#[cfg(test)]
 mod cq_tests;
 #[cfg(test)]
 mod test_util;
@@ -68,6 +76,7 @@ mod test_util;
 mod testdata;
 
 pub use cq::{CqMatrix, CqWidth};
+pub use cq_a8::rotate_a8;
 pub use hadamard::fwht;
 pub use norm::{inv_rms, rms_norm, rms_unit};
 pub use quant::{fake_quant_i8, quantize_i8};

@@ -32,12 +32,13 @@ fn code(v: f32, inv_scale: f32) -> f32 {
     libm::rintf(v * inv_scale).clamp(-QMAX - 1.0, QMAX)
 }
 
-/// Quantise `x` into `q` (same length); returns the scale. Dequantised value: `q[k] as f32 * scale`.
-pub fn quantize_i8(x: &[f32], q: &mut [i8]) -> f32 {
+/// Quantise `x` into `q` (same length; int8 codes, stored as `i8` or widened); returns the
+/// scale. Dequantised value: `q[k] as f32 * scale`.
+pub fn quantize_i8<T: From<i8>>(x: &[f32], q: &mut [T]) -> f32 {
     assert_eq!(x.len(), q.len(), "quantize_i8: lengths differ");
     let (scale, inv) = scale_of(x);
     for (o, &v) in q.iter_mut().zip(x) {
-        *o = code(v, inv) as i8;
+        *o = T::from(code(v, inv) as i8);
     }
     scale
 }

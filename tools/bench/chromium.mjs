@@ -4,6 +4,7 @@
 // transfer and engine build included).
 //
 //   node tools/bench/chromium.mjs --variant simd|baseline|threaded --model F.cact --requests R.json [--kv int8|f32]
+//        [--numerics exact|deploy]
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +19,7 @@ const opt = (name, fallback) => {
 const requests = JSON.parse(await readFile(opt('--requests'), 'utf8'));
 const variant = opt('--variant', 'simd');
 const kv = opt('--kv', undefined);
+const numerics = opt('--numerics', undefined);
 
 // The demo's server (cross-origin isolated: precise timers, SharedArrayBuffer for a threaded
 // build), with this folder at /bench/ and the container at /models/default.cact.
@@ -29,13 +31,13 @@ try {
   const page = await browser.newPage();
   await page.goto(`${server.url}bench/page.html`);
   const result = await page.evaluate(
-    async ({ variant, requests, kv }) => {
+    async ({ variant, requests, kv, numerics }) => {
       const bytes = await (await fetch('/models/default.cact')).arrayBuffer();
       const worker = new Worker('/bench/worker.mjs', { type: 'module' });
       const out = await new Promise((ok) => {
         worker.onmessage = (e) => ok(e.data);
         worker.onerror = (e) => ok({ error: `worker: ${e.message}` });
-        worker.postMessage({ variant, bytes, requests, kv }, [bytes]);
+        worker.postMessage({ variant, bytes, requests, kv, numerics }, [bytes]);
       });
       worker.terminate();
       if (out.error || (variant !== 'simd' && variant !== 'baseline')) return out;
@@ -48,7 +50,7 @@ try {
       needle.dispose();
       return out;
     },
-    { variant, requests, kv },
+    { variant, requests, kv, numerics },
   );
   if (result.error) throw new Error(result.error);
   for (const record of result.records) console.log(JSON.stringify(record));

@@ -6,11 +6,12 @@
 //   { kind: 'memory', peak_bytes }                    wasm linear memory (it never shrinks)
 // `glue` is an initialised wasm-bindgen module namespace, `memory` its WebAssembly.Memory.
 
-/** Runs `requests` ({name, query, system, tools, max_tokens}) in one session, in order. */
-export function runBench({ glue, memory, bytes, requests, kv, now = () => performance.now() }) {
+/** Runs `requests` ({name, query, system, tools, max_tokens}) in one session, in order.
+ * `numerics`: "exact" | "deploy" (undefined: exact). */
+export function runBench({ glue, memory, bytes, requests, kv, numerics, now = () => performance.now() }) {
   const records = [];
   const t0 = now();
-  const session = new glue.Session(bytes, kv, undefined, undefined, undefined);
+  const session = new glue.Session(bytes, kv, numerics, undefined, undefined);
   records.push({ kind: 'load', load_ms: now() - t0 });
   try {
     for (const r of requests) records.push(runRequest(session, r, now));

@@ -4,6 +4,7 @@
 // Web Workers, which Node lacks (the package runs one thread in Node).
 //
 //   node tools/bench/node.mjs --variant simd|baseline --model F.cact --requests R.json [--kv int8|f32]
+//        [--numerics exact|deploy]
 import { readFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { runBench } from './harness.mjs';
@@ -15,6 +16,7 @@ const opt = (name, fallback) => {
 };
 const variant = opt('--variant', 'simd');
 const kv = opt('--kv', undefined);
+const numerics = opt('--numerics', undefined);
 const root = new URL('../../', import.meta.url);
 const emit = (record) => console.log(JSON.stringify(record));
 
@@ -23,7 +25,7 @@ const glue = await import(new URL(`pkg/wasm/${variant}/needle.js`, root));
 const exports = await glue.default({ module_or_path: await readFile(new URL(`pkg/wasm/${variant}/needle_bg.wasm`, root)) });
 const bytes = new Uint8Array(await readFile(opt('--model')));
 
-for (const record of runBench({ glue, memory: exports.memory, bytes, requests, kv })) emit(record);
+for (const record of runBench({ glue, memory: exports.memory, bytes, requests, kv, numerics })) emit(record);
 emit({ kind: 'rss', rss_bytes: process.resourceUsage().maxRSS * 1024 });
 
 if (variant === 'simd' || variant === 'baseline') {

@@ -4,7 +4,9 @@
 // B run 1, ..., A run 2, ...), medians printed as one Markdown table plus ratios to the peer.
 //
 //   node tools/bench/run.mjs --model bench/needle3-shipped-w4.cact [--runs 5] [--quick]
-//        [--only name,name] [--kv int8|f32] [--out bench/out]
+//        [--only name,name] [--kv int8|f32] [--numerics exact|deploy|both] [--out bench/out]
+//
+// `--numerics both` runs each of our variants twice per round, exact then deploy (`NAME-deploy`).
 //
 // A variant whose build is missing is skipped (listed under the table); one that fails in a run
 // is reported with its error and the others go on. Raw records: OUT/results.json.
@@ -27,6 +29,7 @@ const opt = (name, fallback) => {
 const quick = args.includes('--quick');
 const runs = Number(opt('--runs', quick ? 1 : 5));
 const kv = opt('--kv', 'int8');
+const numerics = opt('--numerics', 'exact');
 const model = resolve(opt('--model', at('bench/needle3-shipped-w4.cact')));
 const out = resolve(opt('--out', at('bench/out')));
 const only = opt('--only', '').split(',').filter(Boolean);
@@ -65,9 +68,14 @@ const VARIANTS = [
   },
 ];
 
+/** An `ours` variant with deploy numerics. */
+const deploy = (v) => ({ ...v, name: `${v.name}-deploy`, cmd: [v.cmd[0], [...v.cmd[1], '--numerics', 'deploy']] });
+const NUMERICS = { exact: (v) => [v], deploy: (v) => [v.side === 'ours' ? deploy(v) : v], both: (v) => (v.side === 'ours' ? [v, deploy(v)] : [v]) };
+if (!NUMERICS[numerics]) throw new Error(`--numerics must be exact, deploy or both, not ${numerics}`);
+
 const skipped = [];
-const variants = VARIANTS.filter((v) => {
-  if (only.length && !only.includes(v.name)) return false;
+const variants = VARIANTS.flatMap((v) => NUMERICS[numerics](v)).filter((v) => {
+  if (only.length && !only.includes(v.name.replace(/-deploy$/, ''))) return false;
   if (!existsSync(v.needs)) skipped.push(`${v.name} (no ${v.needs.slice(ROOT.length + 1)})`);
   return existsSync(v.needs);
 });
@@ -95,7 +103,7 @@ const wall = (Date.now() - t0) / 1e3;
 const summary = summarize(Object.values(results));
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
 const header = [
-  `${cpu}, ${cpus().length} cores; ${model.slice(model.lastIndexOf('/') + 1)}; KV ${kv}; ` +
+  `${cpu}, ${cpus().length} cores; ${model.slice(model.lastIndexOf('/') + 1)}; KV ${kv}; numerics ${numerics}; ` +
     `medians of ${runs} interleaved runs (${wall.toFixed(0)} s)`,
   `prompts: short ${promptTokens.short} tokens + ${requests[0].max_tokens} generated, ` +
     `long ${promptTokens.long} + ${requests[1].max_tokens}, repeat ${promptTokens.repeat} (same system + tools as long)`,
