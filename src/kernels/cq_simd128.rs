@@ -7,9 +7,13 @@
 //! codes into lanes and looking them up with `i8x16.swizzle`s, which costs about twice as many
 //! instructions (swizzle range fix-ups and byte-plane re-interleaving).
 //!
-//! Accumulation follows the shared order documented in `cq.rs`: four f32x4 accumulators per
-//! group (lane i of 16 takes codes k ≡ i mod 16), combined `(a0 + a1) + (a2 + a3)`, scaled by the
-//! group norm into a running row vector, finished `(r0 + r2) + (r1 + r3)`.
+//! Accumulation follows the shared order documented in `cq.rs`: one f32x4 accumulator per
+//! (row, input) and group (lane i takes codes k ≡ i mod 4), scaled by the group norm into a
+//! running vector, finished `(r0 + r2) + (r1 + r3)`. Blocking never changes that sequence:
+//! the matvec runs [`MV_ROWS`] rows at a time so each input vector load serves them all; the
+//! matmul decodes [`MM_ROWS`] rows' group once per tile of inputs into a buffer and runs a
+//! register-blocked micro-kernel of `MM_ROWS` rows x [`MM_INPUTS`] inputs over it, so each
+//! weight vector load serves `MM_INPUTS` products and each input vector load `MM_ROWS`.
 use core::arch::wasm32::*;
 
 use super::cq::{CqMatrix, CqWidth, MAX_GROUP, TILE};
@@ -128,6 +132,12 @@ impl Decode for Quads3 {
     }
 }
 
+/// Rows per matvec block.
+const MV_ROWS: usize = 2;
+/// Rows and inputs per matmul micro-kernel.
+const MM_ROWS: usize = 1;
+const MM_INPUTS: usize = 8;
+
 /// `(r0 + r2) + (r1 + r3)`.
 #[inline(always)]
 fn finish(r: v128) -> f32 {
@@ -146,8 +156,8 @@ pub(crate) fn matvec_rotated(m: &CqMatrix<'_>, xr: &[f32], out: &mut [f32]) {
 }
 
 pub(crate) fn matmul_rotated(m: &CqMatrix<'_>, xr: &[f32], n: usize, out: &mut [f32]) {
-    // One input (every decode step): the fused kernel, ~1.7x faster than decoding each group into
-    // a buffer and reading it back (same sums, so still bit-identical).
+    // One input (every decode step): the fused kernel, faster than decoding each group into a
+    // buffer and reading it back (same sums, so still bit-identical).
     if n == 1 {
         return matvec_rotated(m, xr, out);
     }
@@ -160,102 +170,171 @@ pub(crate) fn matmul_rotated(m: &CqMatrix<'_>, xr: &[f32], n: usize, out: &mut [
     }
 }
 
-/// Fused decode + dot; the caller checked `xr.len() >= cols_padded` and `out.len() >= rows`.
+/// Fused decode + dot, [`MV_ROWS`] rows at a time; the caller checked `xr.len() >= cols_padded`
+/// and `out.len() >= rows`.
 fn matvec<D: Decode>(m: &CqMatrix<'_>, dec: &D, xr: &[f32], out: &mut [f32]) {
-    // The shipped models' group (128): a copy with the chunk loop fully unrolled.
+    // The shipped models' group (128): a copy with the block loop fully unrolled.
     match m.group() / 16 {
-        8 => matvec_chunks(m, dec, xr, out, 8),
-        chunks => matvec_chunks(m, dec, xr, out, chunks),
+        8 => matvec_blocks(m, dec, xr, out, 8),
+        blocks => matvec_blocks(m, dec, xr, out, blocks),
     }
 }
 
 #[inline(always)]
-fn matvec_chunks<D: Decode>(m: &CqMatrix<'_>, dec: &D, xr: &[f32], out: &mut [f32], chunks: usize) {
+fn matvec_blocks<D: Decode>(m: &CqMatrix<'_>, dec: &D, xr: &[f32], out: &mut [f32], blocks: usize) {
+    let rows = m.rows();
+    let full = rows - rows % MV_ROWS;
+    for r0 in (0..full).step_by(MV_ROWS) {
+        matvec_rows::<D, MV_ROWS>(m, dec, xr, r0, blocks, &mut out[r0..r0 + MV_ROWS]);
+    }
+    for r0 in full..rows {
+        matvec_rows::<D, 1>(m, dec, xr, r0, blocks, &mut out[r0..r0 + 1]);
+    }
+}
+
+/// Rows `r0..r0 + R` of the matvec.
+#[inline(always)]
+fn matvec_rows<D: Decode, const R: usize>(m: &CqMatrix<'_>, dec: &D, xr: &[f32], r0: usize, blocks: usize, out: &mut [f32]) {
     let (groups, row_bytes) = (m.groups_per_row(), m.row_bytes());
     let (packed, norms) = (m.packed(), m.norms());
-    debug_assert!(packed.len() == m.rows() * row_bytes && xr.len() >= m.cols_padded());
-    for (r, o) in out[..m.rows()].iter_mut().enumerate() {
-        let row_norms = &norms[r * groups * 2..][..groups * 2];
-        // SAFETY: the row's codes are `row_bytes = groups * chunks * D::BYTES` bytes of `packed`
-        // (checked at construction); x offsets stay below cols_padded <= xr.len().
-        unsafe {
-            let mut p = packed.as_ptr().add(r * row_bytes);
-            let mut x = xr.as_ptr();
-            let mut racc = f32x4_splat(0.0);
-            for gi in 0..groups {
-                let (mut a0, mut a1, mut a2, mut a3) =
-                    (f32x4_splat(0.0), f32x4_splat(0.0), f32x4_splat(0.0), f32x4_splat(0.0));
-                for _ in 0..chunks {
-                    let [w0, w1, w2, w3] = dec.weights(p);
-                    a0 = f32x4_add(a0, f32x4_mul(w0, v128_load(x as *const v128)));
-                    a1 = f32x4_add(a1, f32x4_mul(w1, v128_load(x.add(4) as *const v128)));
-                    a2 = f32x4_add(a2, f32x4_mul(w2, v128_load(x.add(8) as *const v128)));
-                    a3 = f32x4_add(a3, f32x4_mul(w3, v128_load(x.add(12) as *const v128)));
-                    p = p.add(D::BYTES);
-                    x = x.add(16);
+    debug_assert!(packed.len() == m.rows() * row_bytes && xr.len() >= m.cols_padded() && r0 + R <= m.rows());
+    // SAFETY: rows r0..r0 + R exist; each row's codes are `row_bytes = groups * blocks * D::BYTES`
+    // bytes of `packed` (checked at construction); x offsets stay below cols_padded <= xr.len().
+    unsafe {
+        let mut p: [*const u8; R] = core::array::from_fn(|r| packed.as_ptr().add((r0 + r) * row_bytes));
+        let mut x = xr.as_ptr();
+        let mut racc = [f32x4_splat(0.0); R];
+        for gi in 0..groups {
+            let mut acc = [f32x4_splat(0.0); R];
+            for _ in 0..blocks {
+                let xv: [v128; 4] = core::array::from_fn(|i| v128_load(x.add(4 * i) as *const v128));
+                for r in 0..R {
+                    let w = dec.weights(p[r]);
+                    for i in 0..4 {
+                        acc[r] = f32x4_add(acc[r], f32x4_mul(w[i], xv[i]));
+                    }
+                    p[r] = p[r].add(D::BYTES);
                 }
-                let s = f32x4_add(f32x4_add(a0, a1), f32x4_add(a2, a3));
-                racc = f32x4_add(racc, f32x4_mul(s, f32x4_splat(f16::at(row_norms, gi))));
+                x = x.add(16);
             }
-            *o = finish(racc);
+            for r in 0..R {
+                let norm = f16::at(&norms[(r0 + r) * groups * 2..], gi);
+                racc[r] = f32x4_add(racc[r], f32x4_mul(acc[r], f32x4_splat(norm)));
+            }
+        }
+        for r in 0..R {
+            out[r] = finish(racc[r]);
         }
     }
 }
 
-/// Decode each group once per tile of up to `TILE` inputs; per (input, row) the arithmetic is the
-/// same sequence as [`matvec`], so results are bit-identical.
+/// [`MM_ROWS`] rows at a time, then the remaining rows one by one.
 fn matmul<D: Decode>(m: &CqMatrix<'_>, dec: &D, xr: &[f32], n: usize, out: &mut [f32]) {
     match m.group() / 16 {
-        8 => matmul_chunks(m, dec, xr, n, out, 8),
-        chunks => matmul_chunks(m, dec, xr, n, out, chunks),
+        8 => matmul_blocks(m, dec, xr, n, out, 8),
+        blocks => matmul_blocks(m, dec, xr, n, out, blocks),
     }
 }
 
 #[inline(always)]
-fn matmul_chunks<D: Decode>(m: &CqMatrix<'_>, dec: &D, xr: &[f32], n: usize, out: &mut [f32], chunks: usize) {
+fn matmul_blocks<D: Decode>(m: &CqMatrix<'_>, dec: &D, xr: &[f32], n: usize, out: &mut [f32], blocks: usize) {
+    let rows = m.rows();
+    debug_assert!(xr.len() >= n * m.cols_padded() && out.len() >= n * rows);
+    let mut wbuf = [f32x4_splat(0.0); MM_ROWS * MAX_GROUP / 4];
+    let full = rows - rows % MM_ROWS;
+    for r0 in (0..full).step_by(MM_ROWS) {
+        matmul_rows::<D, MM_ROWS>(m, dec, xr, n, r0, blocks, &mut wbuf, out);
+    }
+    for r0 in full..rows {
+        matmul_rows::<D, 1>(m, dec, xr, n, r0, blocks, &mut wbuf, out);
+    }
+}
+
+/// Rows `r0..r0 + R` for every input: per tile of up to `TILE` inputs and group, the rows' codes
+/// are decoded once into `wbuf` (weight vector `c` of row `r` at `c * R + r`), then the
+/// micro-kernel runs [`MM_INPUTS`] inputs at a time, the last few one by one.
+#[inline(always)]
+fn matmul_rows<D: Decode, const R: usize>(
+    m: &CqMatrix<'_>,
+    dec: &D,
+    xr: &[f32],
+    n: usize,
+    r0: usize,
+    blocks: usize,
+    wbuf: &mut [v128],
+    out: &mut [f32],
+) {
     let (g, groups, row_bytes, cp, rows) = (m.group(), m.groups_per_row(), m.row_bytes(), m.cols_padded(), m.rows());
     let (packed, norms) = (m.packed(), m.norms());
-    debug_assert!(packed.len() == rows * row_bytes && xr.len() >= n * cp && out.len() >= n * rows);
-    let mut wbuf = [f32x4_splat(0.0); MAX_GROUP / 4];
-    for r in 0..rows {
-        let row_norms = &norms[r * groups * 2..][..groups * 2];
-        let mut j0 = 0;
-        while j0 < n {
-            let t = TILE.min(n - j0);
-            let mut racc = [f32x4_splat(0.0); TILE];
-            for gi in 0..groups {
-                // SAFETY: group gi's codes lie inside row r's `row_bytes` (checked at construction).
+    let vecs = 4 * blocks;
+    let wbuf = &mut wbuf[..vecs * R];
+    let mut j0 = 0;
+    while j0 < n {
+        let t = TILE.min(n - j0);
+        let mut racc = [[f32x4_splat(0.0); TILE]; R];
+        for gi in 0..groups {
+            for r in 0..R {
+                // SAFETY: group gi's codes lie inside row r0 + r's `row_bytes` (checked at
+                // construction).
                 unsafe {
-                    let mut p = packed.as_ptr().add(r * row_bytes + gi * chunks * D::BYTES);
-                    for c in 0..chunks {
+                    let mut p = packed.as_ptr().add((r0 + r) * row_bytes + gi * blocks * D::BYTES);
+                    for b in 0..blocks {
                         let w = dec.weights(p);
-                        wbuf[4 * c..4 * c + 4].copy_from_slice(&w);
+                        for i in 0..4 {
+                            wbuf[(4 * b + i) * R + r] = w[i];
+                        }
                         p = p.add(D::BYTES);
                     }
                 }
-                let norm = f32x4_splat(f16::at(row_norms, gi));
-                for (jj, acc) in racc[..t].iter_mut().enumerate() {
-                    let xg = &xr[(j0 + jj) * cp + gi * g..][..g];
-                    let (mut a0, mut a1, mut a2, mut a3) =
-                        (f32x4_splat(0.0), f32x4_splat(0.0), f32x4_splat(0.0), f32x4_splat(0.0));
-                    for (w, x) in wbuf[..4 * chunks].chunks_exact(4).zip(xg.chunks_exact(16)) {
-                        // SAFETY: `x` is a 16-float chunk.
-                        unsafe {
-                            let x = x.as_ptr();
-                            a0 = f32x4_add(a0, f32x4_mul(w[0], v128_load(x as *const v128)));
-                            a1 = f32x4_add(a1, f32x4_mul(w[1], v128_load(x.add(4) as *const v128)));
-                            a2 = f32x4_add(a2, f32x4_mul(w[2], v128_load(x.add(8) as *const v128)));
-                            a3 = f32x4_add(a3, f32x4_mul(w[3], v128_load(x.add(12) as *const v128)));
+            }
+            let norm: [v128; R] = core::array::from_fn(|r| f32x4_splat(f16::at(&norms[(r0 + r) * groups * 2..], gi)));
+            let x = &xr[j0 * cp + gi * g..];
+            let mut jj = 0;
+            while jj < t {
+                if jj + MM_INPUTS <= t {
+                    let s = micro::<R, MM_INPUTS>(wbuf, &x[jj * cp..], cp, vecs);
+                    for r in 0..R {
+                        for j in 0..MM_INPUTS {
+                            racc[r][jj + j] = f32x4_add(racc[r][jj + j], f32x4_mul(s[r][j], norm[r]));
                         }
                     }
-                    let s = f32x4_add(f32x4_add(a0, a1), f32x4_add(a2, a3));
-                    *acc = f32x4_add(*acc, f32x4_mul(s, norm));
+                    jj += MM_INPUTS;
+                } else {
+                    let s = micro::<R, 1>(wbuf, &x[jj * cp..], cp, vecs);
+                    for r in 0..R {
+                        racc[r][jj] = f32x4_add(racc[r][jj], f32x4_mul(s[r][0], norm[r]));
+                    }
+                    jj += 1;
                 }
             }
-            for (jj, acc) in racc[..t].iter().enumerate() {
-                out[(j0 + jj) * rows + r] = finish(*acc);
+        }
+        for r in 0..R {
+            for (jj, acc) in racc[r][..t].iter().enumerate() {
+                out[(j0 + jj) * rows + r0 + r] = finish(*acc);
             }
-            j0 += t;
+        }
+        j0 += t;
+    }
+}
+
+/// One group's lane sums of `R` rows x `J` inputs: weight vector `c` of row `r` is
+/// `w[c * R + r]`, input `j`'s group starts at `x[j * stride]`; `vecs` vectors per group.
+#[inline(always)]
+fn micro<const R: usize, const J: usize>(w: &[v128], x: &[f32], stride: usize, vecs: usize) -> [[v128; J]; R] {
+    assert!(w.len() >= vecs * R && x.len() >= (J - 1) * stride + 4 * vecs);
+    let mut acc = [[f32x4_splat(0.0); J]; R];
+    // SAFETY: the bounds above.
+    unsafe {
+        let (w, x) = (w.as_ptr(), x.as_ptr());
+        for c in 0..vecs {
+            let wv: [v128; R] = core::array::from_fn(|r| *w.add(c * R + r));
+            for j in 0..J {
+                let xv = v128_load(x.add(j * stride + 4 * c) as *const v128);
+                for r in 0..R {
+                    acc[r][j] = f32x4_add(acc[r][j], f32x4_mul(wv[r], xv));
+                }
+            }
         }
     }
+    acc
 }
