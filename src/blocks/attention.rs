@@ -15,7 +15,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::kv::KvRing;
+use super::kv::{KvRing, ROWS};
 use super::tensors::{cq, floats, gain};
 use super::EPS;
 use crate::container::{Codebooks, TensorView};
@@ -74,6 +74,14 @@ impl Heads {
         }
     }
 
+    /// Query heads attended together (they share a kv head, so each key and value row is read
+    /// once for all of them): the heads of one kv head, or a divisor of that count of at most
+    /// [`ROWS`].
+    pub(crate) fn pass(&self) -> usize {
+        let group = self.heads / self.kv_heads;
+        (1..=group.min(ROWS)).rev().find(|p| group % p == 0).unwrap_or(1)
+    }
+
     /// Width of the concatenated `[q | k | v]` projections.
     pub(crate) fn qkv_width(&self) -> usize {
         (self.heads + self.kv_heads) * self.qk + self.kv_heads * self.v
@@ -83,21 +91,25 @@ impl Heads {
 /// Buffers of one token's attention (part of the session state).
 pub(crate) struct AttnScratch {
     qkv: Vec<f32>,
+    /// One row of scores per query head of a pass ([`Heads::pass`]).
     scores: Vec<f32>,
     q8: Vec<i8>,
+    pass: usize,
 }
 
 impl AttnScratch {
     /// Scratch for no keys yet ([`Self::reserve`] grows it with the KV rings).
     pub(crate) fn new(h: &Heads) -> Self {
-        Self { qkv: vec![0.0; h.qkv_width()], scores: Vec::new(), q8: vec![0; h.qk] }
+        let pass = h.pass();
+        Self { qkv: vec![0.0; h.qkv_width()], scores: Vec::new(), q8: vec![0; pass * h.qk], pass }
     }
 
     /// Room for the scores of `keys` positions.
     pub(crate) fn reserve(&mut self, keys: usize) {
-        if keys > self.scores.len() {
-            self.scores.reserve_exact(keys - self.scores.len());
-            self.scores.resize(keys, 0.0);
+        let want = keys * self.pass;
+        if want > self.scores.len() {
+            self.scores.reserve_exact(want - self.scores.len());
+            self.scores.resize(want, 0.0);
         }
     }
 
@@ -196,13 +208,16 @@ impl<'a> Attention<'a> {
             Some(w) => (pos + 1).saturating_sub(w),
             None => 0,
         };
-        let group = h.heads / h.kv_heads;
-        let scores = &mut s.scores[..pos + 1 - first];
+        let (group, pass, n) = (h.heads / h.kv_heads, h.pass(), pos + 1 - first);
+        let scores = &mut s.scores[..pass * n];
         out.fill(0.0);
-        for (hi, (qh, oh)) in q.chunks_exact_mut(h.qk).zip(out.chunks_exact_mut(h.v)).enumerate() {
-            ring.scores(qh, &mut s.q8, hi / group, first, h.q_factor, h.score_factor, scores);
-            softmax(scores);
-            ring.mix(scores, hi / group, first, oh);
+        for (pi, (qp, op)) in q.chunks_exact_mut(pass * h.qk).zip(out.chunks_exact_mut(pass * h.v)).enumerate() {
+            let kv_head = pi * pass / group;
+            ring.scores(qp, &mut s.q8, kv_head, first, h.q_factor, h.score_factor, scores);
+            for row in scores.chunks_exact_mut(n) {
+                softmax(row);
+            }
+            ring.mix(scores, kv_head, first, op);
         }
     }
 }
