@@ -107,6 +107,13 @@ impl KvRing {
         }
     }
 
+    /// Entry indices (slot * kv_heads + h) of kv head `h` at positions `first..first + n`
+    /// (n <= slots), walking the ring without a division per position.
+    fn entries(&self, first: usize, n: usize, h: usize) -> impl Iterator<Item = usize> + '_ {
+        let s0 = first % self.slots;
+        (s0..self.slots).chain(0..s0).take(n).map(move |s| s * self.kv_heads + h)
+    }
+
     /// Stores the keys and values (all kv heads, head-major) of position `pos`.
     pub(crate) fn write(&mut self, pos: usize, k: &[f32], v: &[f32]) {
         let s = pos % self.slots;
@@ -151,15 +158,13 @@ impl KvRing {
         let rows = q.len() / d;
         assert!(rows <= ROWS && out.len() % rows.max(1) == 0, "scores: at most ROWS query heads, one score row each");
         let n = out.len() / rows.max(1);
-        let key = |i: usize| ((first + i) % self.slots) * self.kv_heads + h;
         match &self.store {
             Store::F32 { k, .. } => {
                 for x in q.iter_mut() {
                     *x *= q_factor;
                 }
                 for (qh, sc) in q.chunks_exact(d).zip(out.chunks_exact_mut(n)) {
-                    for (i, sc) in sc.iter_mut().enumerate() {
-                        let r = key(i);
+                    for (sc, r) in sc.iter_mut().zip(self.entries(first, n, h)) {
                         *sc = dot(qh, &k[r * d..(r + 1) * d]) * score_factor;
                     }
                 }
@@ -171,8 +176,7 @@ impl KvRing {
                     *qs = quantize_i8(qh, q8h) * q_factor;
                 }
                 let mut dots = [0i32; ROWS];
-                for i in 0..n {
-                    let r = key(i);
+                for (i, r) in self.entries(first, n, h).enumerate() {
                     dot_i8_i8_rows(q8, &k[r * d..(r + 1) * d], &mut dots[..rows]);
                     for (g, (&dp, &qs)) in dots[..rows].iter().zip(&q_scale).enumerate() {
                         out[g * n + i] = dp as f32 * qs * k_scale[r] * score_factor;
@@ -190,20 +194,17 @@ impl KvRing {
         let rows = out.len() / d;
         assert!(rows <= ROWS && w.len() % rows.max(1) == 0, "mix: at most ROWS heads, one weight row each");
         let n = w.len() / rows.max(1);
-        let row = |i: usize| ((first + i) % self.slots) * self.kv_heads + h;
         match &self.store {
             Store::F32 { v, .. } => {
                 for (wg, og) in w.chunks_exact(n).zip(out.chunks_exact_mut(d)) {
-                    for (i, &wi) in wg.iter().enumerate() {
-                        let r = row(i);
+                    for (&wi, r) in wg.iter().zip(self.entries(first, n, h)) {
                         axpy(wi, &v[r * d..(r + 1) * d], og);
                     }
                 }
             }
             Store::Int8 { v, v_scale, .. } => {
                 let mut alpha = [0.0f32; ROWS];
-                for i in 0..n {
-                    let r = row(i);
+                for (i, r) in self.entries(first, n, h).enumerate() {
                     for (g, a) in alpha[..rows].iter_mut().enumerate() {
                         *a = w[g * n + i];
                     }

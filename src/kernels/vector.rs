@@ -45,6 +45,9 @@ pub fn dot_i8_i8(a: &[i8], b: &[i8]) -> i32 {
 /// queries against one key row, which is loaded and widened once for all of them.
 pub fn dot_i8_i8_rows(a: &[i8], b: &[i8], out: &mut [i32]) {
     assert_eq!(a.len(), out.len() * b.len(), "dot_i8_i8_rows: a must hold out.len() rows of b.len()");
+    #[cfg(target_arch = "x86_64")]
+    return super::vector_x86::dot_i8_i8_rows(a, b, out);
+    #[cfg(not(target_arch = "x86_64"))]
     dispatch!(super::vector_simd128::dot_i8_i8_rows, dot_i8_i8_rows_scalar, a, b, out)
 }
 
@@ -113,6 +116,8 @@ pub(crate) fn dot_i8_i8_scalar(a: &[i8], b: &[i8]) -> i32 {
     a.iter().zip(b).fold(0i32, |s, (&x, &y)| s.wrapping_add(i32::from(x) * i32::from(y)))
 }
 
+// x86-64 runs the SSE2 twin; its test compares against this.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 pub(crate) fn dot_i8_i8_rows_scalar(a: &[i8], b: &[i8], out: &mut [i32]) {
     if b.is_empty() {
         out.fill(0);
@@ -230,6 +235,24 @@ mod tests {
                 assert_eq!(got, want, "axpy rows n={n} rows={rows}");
             }
         }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_sse2_row_dot_equals_the_scalar_kernel() {
+        for n in [0usize, 1, 15, 16, 17, 48, 100] {
+            for rows in [1usize, 6, 8, 9, 17] {
+                let (a, b) = (as_i8(pseudo_random_bytes(rows * n, 18)), as_i8(pseudo_random_bytes(n, 19)));
+                let (mut got, mut want) = (vec![0i32; rows], vec![0i32; rows]);
+                crate::kernels::vector_x86::dot_i8_i8_rows(&a, &b, &mut got);
+                dot_i8_i8_rows_scalar(&a, &b, &mut want);
+                assert_eq!(got, want, "n={n} rows={rows}");
+            }
+        }
+        let (a, b) = (vec![-128i8; 3 * 40], vec![-128i8; 40]);
+        let mut got = [0i32; 3];
+        crate::kernels::vector_x86::dot_i8_i8_rows(&a, &b, &mut got);
+        assert_eq!(got, [40 * 16384; 3]);
     }
 
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
