@@ -36,6 +36,7 @@ pub mod cq;
 #[cfg(all(feature = "std", target_arch = "x86_64"))]
 mod cq_avx2;
 mod cq_rows;
+pub mod dense;
 pub mod f16;
 pub mod hadamard;
 pub mod norm;
@@ -47,6 +48,8 @@ pub mod vector;
 
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod cq_simd128;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod dense_simd128;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod hadamard_simd128;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
