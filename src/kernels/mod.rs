@@ -32,6 +32,7 @@ macro_rules! dispatch {
     }};
 }
 
+pub mod activation;
 pub mod cq;
 #[cfg(all(feature = "std", target_arch = "x86_64"))]
 mod cq_avx2;
@@ -46,6 +47,8 @@ pub mod sinkhorn;
 pub mod softmax;
 pub mod vector;
 
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod activation_simd128;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod cq_simd128;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]

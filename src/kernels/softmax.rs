@@ -18,7 +18,8 @@ pub(crate) const LN2_HI: f32 = 0.693_359_4;
 pub(crate) const LN2_LO: f32 = -2.121_944_4e-4;
 pub(crate) const P: [f32; 6] = [1.987_569_1e-4, 1.398_199_9e-3, 8.333_452e-3, 4.166_579_6e-2, 1.666_666_5e-1, 0.5];
 
-/// `e^x` for the softmax path (accurate to 2 ulp for `EXP_MIN <= x <= EXP_MAX`, 0 below).
+/// `e^x` for the softmax and the logistic activations (accurate to 2 ulp for
+/// `EXP_MIN <= x <= EXP_MAX`, 0 below, `e^EXP_MAX` above).
 pub(crate) fn exp(x: f32) -> f32 {
     let c = if x < EXP_MIN { EXP_MIN } else { x };
     let c = if c > EXP_MAX { EXP_MAX } else { c };

@@ -18,8 +18,8 @@ use alloc::vec::Vec;
 
 use crate::blocks::stack::Mlp;
 use crate::blocks::tensors::floats;
-use crate::blocks::silu;
 use crate::container::V3Layer;
+use crate::kernels::activation::silu_in_place;
 use crate::kernels::dense::{self, Strided};
 use crate::kernels::{axpy, dot, softmax};
 use crate::Result;
@@ -141,8 +141,9 @@ impl Mlp for HadamardMlp {
         }
         self.stages[0].apply(a, b, &s.z, &mut s.t, &mut s.u);
         for (i, (z, &p)) in s.z.iter_mut().zip(&perm.p1).enumerate() {
-            *z = silu(self.d2[i] * s.cond[i] * s.u[p as usize] + self.b2[i]);
+            *z = self.d2[i] * s.cond[i] * s.u[p as usize] + self.b2[i];
         }
+        silu_in_place(&mut s.z);
         self.stages[1].apply(a, b, &s.z, &mut s.t, &mut s.u);
         for ((z, &p), &d3) in s.z.iter_mut().zip(&perm.p2).zip(&self.d3) {
             *z = d3 * s.u[p as usize];
