@@ -11,9 +11,9 @@
 //! (row, input) and group (lane i takes codes k ≡ i mod 4), scaled by the group norm into a
 //! running vector, finished `(r0 + r2) + (r1 + r3)`. Blocking never changes that sequence:
 //! the matvec runs [`MV_ROWS`] rows at a time so each input vector load serves them all; the
-//! matmul decodes [`MM_ROWS`] rows' group once per tile of inputs into a buffer and runs a
-//! register-blocked micro-kernel of `MM_ROWS` rows x [`MM_INPUTS`] inputs over it, so each
-//! weight vector load serves `MM_INPUTS` products and each input vector load `MM_ROWS`.
+//! matmul decodes a row's group once per tile of inputs into a buffer and runs a
+//! register-blocked micro-kernel of [`MM_INPUTS`] inputs over it, so each weight vector load
+//! serves `MM_INPUTS` products (more rows per call spill V8's registers: BENCHMARKS.md).
 use core::arch::wasm32::*;
 
 use super::cq::{CqMatrix, CqWidth, MAX_GROUP, TILE};
@@ -134,8 +134,7 @@ impl Decode for Quads3 {
 
 /// Rows per matvec block.
 const MV_ROWS: usize = 2;
-/// Rows and inputs per matmul micro-kernel.
-const MM_ROWS: usize = 1;
+/// Inputs per matmul micro-kernel call.
 const MM_INPUTS: usize = 8;
 
 /// `(r0 + r2) + (r1 + r3)`.
@@ -228,7 +227,9 @@ fn matvec_rows<D: Decode, const R: usize>(m: &CqMatrix<'_>, dec: &D, xr: &[f32],
     }
 }
 
-/// [`MM_ROWS`] rows at a time, then the remaining rows one by one.
+/// Row by row: per tile of up to `TILE` inputs and group, the row's codes are decoded once into a
+/// buffer, then the micro-kernel runs [`MM_INPUTS`] inputs at a time over it, the last few one by
+/// one.
 fn matmul<D: Decode>(m: &CqMatrix<'_>, dec: &D, xr: &[f32], n: usize, out: &mut [f32]) {
     match m.group() / 16 {
         8 => matmul_blocks(m, dec, xr, n, out, 8),
@@ -238,101 +239,65 @@ fn matmul<D: Decode>(m: &CqMatrix<'_>, dec: &D, xr: &[f32], n: usize, out: &mut 
 
 #[inline(always)]
 fn matmul_blocks<D: Decode>(m: &CqMatrix<'_>, dec: &D, xr: &[f32], n: usize, out: &mut [f32], blocks: usize) {
-    let rows = m.rows();
-    debug_assert!(xr.len() >= n * m.cols_padded() && out.len() >= n * rows);
-    let mut wbuf = [f32x4_splat(0.0); MM_ROWS * MAX_GROUP / 4];
-    let full = rows - rows % MM_ROWS;
-    for r0 in (0..full).step_by(MM_ROWS) {
-        matmul_rows::<D, MM_ROWS>(m, dec, xr, n, r0, blocks, &mut wbuf, out);
-    }
-    for r0 in full..rows {
-        matmul_rows::<D, 1>(m, dec, xr, n, r0, blocks, &mut wbuf, out);
-    }
-}
-
-/// Rows `r0..r0 + R` for every input: per tile of up to `TILE` inputs and group, the rows' codes
-/// are decoded once into `wbuf` (weight vector `c` of row `r` at `c * R + r`), then the
-/// micro-kernel runs [`MM_INPUTS`] inputs at a time, the last few one by one.
-#[inline(always)]
-fn matmul_rows<D: Decode, const R: usize>(
-    m: &CqMatrix<'_>,
-    dec: &D,
-    xr: &[f32],
-    n: usize,
-    r0: usize,
-    blocks: usize,
-    wbuf: &mut [v128],
-    out: &mut [f32],
-) {
     let (g, groups, row_bytes, cp, rows) = (m.group(), m.groups_per_row(), m.row_bytes(), m.cols_padded(), m.rows());
     let (packed, norms) = (m.packed(), m.norms());
+    debug_assert!(packed.len() == rows * row_bytes && xr.len() >= n * cp && out.len() >= n * rows);
     let vecs = 4 * blocks;
-    let wbuf = &mut wbuf[..vecs * R];
-    let mut j0 = 0;
-    while j0 < n {
-        let t = TILE.min(n - j0);
-        let mut racc = [[f32x4_splat(0.0); TILE]; R];
-        for gi in 0..groups {
-            for r in 0..R {
-                // SAFETY: group gi's codes lie inside row r0 + r's `row_bytes` (checked at
-                // construction).
+    let mut wbuf = [f32x4_splat(0.0); MAX_GROUP / 4];
+    let wbuf = &mut wbuf[..vecs];
+    for r in 0..rows {
+        let row_norms = &norms[r * groups * 2..][..groups * 2];
+        let mut j0 = 0;
+        while j0 < n {
+            let t = TILE.min(n - j0);
+            let mut racc = [f32x4_splat(0.0); TILE];
+            for gi in 0..groups {
+                // SAFETY: group gi's codes lie inside row r's `row_bytes` (checked at construction).
                 unsafe {
-                    let mut p = packed.as_ptr().add((r0 + r) * row_bytes + gi * blocks * D::BYTES);
+                    let mut p = packed.as_ptr().add(r * row_bytes + gi * blocks * D::BYTES);
                     for b in 0..blocks {
-                        let w = dec.weights(p);
-                        for i in 0..4 {
-                            wbuf[(4 * b + i) * R + r] = w[i];
-                        }
+                        wbuf[4 * b..4 * b + 4].copy_from_slice(&dec.weights(p));
                         p = p.add(D::BYTES);
                     }
                 }
-            }
-            let norm: [v128; R] = core::array::from_fn(|r| f32x4_splat(f16::at(&norms[(r0 + r) * groups * 2..], gi)));
-            let x = &xr[j0 * cp + gi * g..];
-            let mut jj = 0;
-            while jj < t {
-                if jj + MM_INPUTS <= t {
-                    let s = micro::<R, MM_INPUTS>(wbuf, &x[jj * cp..], cp, vecs);
-                    for r in 0..R {
-                        for j in 0..MM_INPUTS {
-                            racc[r][jj + j] = f32x4_add(racc[r][jj + j], f32x4_mul(s[r][j], norm[r]));
+                let norm = f32x4_splat(f16::at(row_norms, gi));
+                let x = &xr[j0 * cp + gi * g..];
+                let mut jj = 0;
+                while jj < t {
+                    if jj + MM_INPUTS <= t {
+                        let s = micro::<MM_INPUTS>(wbuf, &x[jj * cp..], cp, vecs);
+                        for (acc, s) in racc[jj..jj + MM_INPUTS].iter_mut().zip(s) {
+                            *acc = f32x4_add(*acc, f32x4_mul(s, norm));
                         }
+                        jj += MM_INPUTS;
+                    } else {
+                        let [s] = micro::<1>(wbuf, &x[jj * cp..], cp, vecs);
+                        racc[jj] = f32x4_add(racc[jj], f32x4_mul(s, norm));
+                        jj += 1;
                     }
-                    jj += MM_INPUTS;
-                } else {
-                    let s = micro::<R, 1>(wbuf, &x[jj * cp..], cp, vecs);
-                    for r in 0..R {
-                        racc[r][jj] = f32x4_add(racc[r][jj], f32x4_mul(s[r][0], norm[r]));
-                    }
-                    jj += 1;
                 }
             }
-        }
-        for r in 0..R {
-            for (jj, acc) in racc[r][..t].iter().enumerate() {
-                out[(j0 + jj) * rows + r0 + r] = finish(*acc);
+            for (jj, acc) in racc[..t].iter().enumerate() {
+                out[(j0 + jj) * rows + r] = finish(*acc);
             }
+            j0 += t;
         }
-        j0 += t;
     }
 }
 
-/// One group's lane sums of `R` rows x `J` inputs: weight vector `c` of row `r` is
-/// `w[c * R + r]`, input `j`'s group starts at `x[j * stride]`; `vecs` vectors per group.
+/// One group's lane sums of `J` inputs against the weight vectors `w` (`vecs` of them): input
+/// `j`'s group starts at `x[j * stride]`.
 #[inline(always)]
-fn micro<const R: usize, const J: usize>(w: &[v128], x: &[f32], stride: usize, vecs: usize) -> [[v128; J]; R] {
-    assert!(w.len() >= vecs * R && x.len() >= (J - 1) * stride + 4 * vecs);
-    let mut acc = [[f32x4_splat(0.0); J]; R];
+fn micro<const J: usize>(w: &[v128], x: &[f32], stride: usize, vecs: usize) -> [v128; J] {
+    assert!(w.len() >= vecs && x.len() >= (J - 1) * stride + 4 * vecs);
+    let mut acc = [f32x4_splat(0.0); J];
     // SAFETY: the bounds above.
     unsafe {
         let (w, x) = (w.as_ptr(), x.as_ptr());
         for c in 0..vecs {
-            let wv: [v128; R] = core::array::from_fn(|r| *w.add(c * R + r));
-            for j in 0..J {
-                let xv = v128_load(x.add(j * stride + 4 * c) as *const v128);
-                for r in 0..R {
-                    acc[r][j] = f32x4_add(acc[r][j], f32x4_mul(wv[r], xv));
-                }
+            let wv = *w.add(c);
+            for (j, acc) in acc.iter_mut().enumerate() {
+                *acc = f32x4_add(*acc, f32x4_mul(wv, v128_load(x.add(j * stride + 4 * c) as *const v128)));
             }
         }
     }
