@@ -38,10 +38,21 @@ pub(crate) fn matmul_scalar(x: Strided<'_>, b: &[f32], cols: usize, out: &mut [f
     for (r, row) in out.chunks_exact_mut(cols).enumerate() {
         for (c0, o) in (0..cols).step_by(BLOCK).zip(row.chunks_mut(BLOCK)) {
             let mut acc = [0.0f32; BLOCK];
-            for j in 0..inner {
-                let a = x.data[r * x.row_stride + j * x.col_stride];
-                for (s, &v) in acc.iter_mut().zip(&b[j * cols + c0..][..o.len()]) {
-                    *s += a * v;
+            let a = |j: usize| x.data[r * x.row_stride + j * x.col_stride];
+            if o.len() == BLOCK {
+                // A constant width, so the compiler keeps the sums in vector registers.
+                for j in 0..inner {
+                    let (a, bj) = (a(j), &b[j * cols + c0..][..BLOCK]);
+                    for c in 0..BLOCK {
+                        acc[c] += a * bj[c];
+                    }
+                }
+            } else {
+                for j in 0..inner {
+                    let a = a(j);
+                    for (s, &v) in acc.iter_mut().zip(&b[j * cols + c0..][..o.len()]) {
+                        *s += a * v;
+                    }
                 }
             }
             o.copy_from_slice(&acc[..o.len()]);
