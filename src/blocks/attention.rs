@@ -15,7 +15,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::kv::KvRing;
+use super::kv::{KvRing, ROWS};
 use super::tensors::{cq, floats, gain};
 use super::EPS;
 use crate::container::{Codebooks, TensorView};
@@ -75,6 +75,14 @@ impl Heads {
         }
     }
 
+    /// Query heads attended together (they share a kv head, so each key and value row is read
+    /// once for all of them): the heads of one kv head, or a divisor of that count of at most
+    /// [`ROWS`].
+    pub(crate) fn pass(&self) -> usize {
+        let group = self.heads / self.kv_heads;
+        (1..=group.min(ROWS)).rev().find(|p| group % p == 0).unwrap_or(1)
+    }
+
     /// Width of the concatenated `[q | k | v]` projections.
     pub(crate) fn qkv_width(&self) -> usize {
         (self.heads + self.kv_heads) * self.qk + self.kv_heads * self.v
@@ -82,19 +90,19 @@ impl Heads {
 }
 
 /// Buffers of one token's attention (part of the session state). Each head has scores and an
-/// int8 query of its own, so heads can run on different threads (`kernels::parallel`).
+/// int8 query of its own, so passes of heads can run on different threads (`kernels::parallel`).
 pub(crate) struct AttnScratch {
     qkv: Vec<f32>,
-    heads: usize,
-    /// `heads` rows of scores, as many per head as the keys [`Self::reserve`] made room for.
+    /// A row of scores per query head, as many per row as the keys [`Self::reserve`] made room for.
     scores: Vec<f32>,
     q8: Vec<i8>,
+    heads: usize,
 }
 
 impl AttnScratch {
     /// Scratch for no keys yet ([`Self::reserve`] grows it with the KV rings).
     pub(crate) fn new(h: &Heads) -> Self {
-        Self { qkv: vec![0.0; h.qkv_width()], heads: h.heads, scores: Vec::new(), q8: vec![0; h.heads * h.qk] }
+        Self { qkv: vec![0.0; h.qkv_width()], scores: Vec::new(), q8: vec![0; h.heads * h.qk], heads: h.heads }
     }
 
     /// Room for the scores of `keys` positions.
@@ -201,16 +209,20 @@ impl<'a> Attention<'a> {
             Some(w) => (pos + 1).saturating_sub(w),
             None => 0,
         };
-        let (group, keys, ring) = (h.heads / h.kv_heads, pos + 1 - first, &*ring);
+        let (group, pass, keys, ring) = (h.heads / h.kv_heads, h.pass(), pos + 1 - first, &*ring);
         out.fill(0.0);
-        let parts = (PerItem(q, h.qk), PerItem(&mut out[..h.heads * h.v], h.v), (PerItem(&mut s.scores[..h.heads * keys], keys), PerItem(&mut s.q8, h.qk)));
+        // A pass (query heads sharing a kv head) is the unit of parallel work.
+        let parts = (PerItem(q, pass * h.qk), PerItem(&mut out[..h.heads * h.v], pass * h.v), (PerItem(&mut s.scores[..h.heads * keys], pass * keys), PerItem(&mut s.q8, pass * h.qk)));
         // Per head: a dot product and a weighted sum per key, and an exponential (~8 multiply-adds).
-        parallel::items(h.heads, keys * (h.qk + h.v + 8), parts, |heads, (q, out, (scores, q8))| {
-            let each = q.0.chunks_exact_mut(h.qk).zip(out.0.chunks_exact_mut(h.v)).zip(scores.0.chunks_exact_mut(keys).zip(q8.0.chunks_exact_mut(h.qk)));
-            for (hi, ((qh, oh), (scores, q8))) in heads.zip(each) {
-                ring.scores(qh, q8, hi / group, first, h.q_factor, h.score_factor, scores);
-                softmax(scores);
-                ring.mix(scores, hi / group, first, oh);
+        parallel::items(h.heads / pass, pass * keys * (h.qk + h.v + 8), parts, |passes, (q, out, (scores, q8))| {
+            let each = q.0.chunks_exact_mut(pass * h.qk).zip(out.0.chunks_exact_mut(pass * h.v)).zip(scores.0.chunks_exact_mut(pass * keys).zip(q8.0.chunks_exact_mut(pass * h.qk)));
+            for (pi, ((qp, op), (scores, q8))) in passes.zip(each) {
+                let kv_head = pi * pass / group;
+                ring.scores(qp, q8, kv_head, first, h.q_factor, h.score_factor, scores);
+                for row in scores.chunks_exact_mut(keys) {
+                    softmax(row);
+                }
+                ring.mix(scores, kv_head, first, op);
             }
         });
     }

@@ -9,7 +9,7 @@
 //! codes and one f32 scale, dequantised inside the attention dot products.
 use alloc::vec::Vec;
 
-use crate::kernels::{axpy, axpy_i8, dot, dot_i8_i8, quantize_i8};
+use crate::kernels::{axpy, axpy_i8_rows, dot, dot_i8_i8_rows, quantize_i8};
 
 /// How the KV cache stores keys and values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,6 +38,9 @@ enum Store {
     F32 { k: Vec<f32>, v: Vec<f32> },
     Int8 { k: Vec<i8>, v: Vec<i8>, k_scale: Vec<f32>, v_scale: Vec<f32> },
 }
+
+/// Most query heads one call of [`KvRing::scores`] or [`KvRing::mix`] serves.
+pub(crate) const ROWS: usize = 16;
 
 #[derive(Clone)]
 pub(crate) struct KvRing {
@@ -104,6 +107,13 @@ impl KvRing {
         }
     }
 
+    /// Entry indices (slot * kv_heads + h) of kv head `h` at positions `first..first + n`
+    /// (n <= slots), walking the ring without a division per position.
+    fn entries(&self, first: usize, n: usize, h: usize) -> impl Iterator<Item = usize> + '_ {
+        let s0 = first % self.slots;
+        (s0..self.slots).chain(0..s0).take(n).map(move |s| s * self.kv_heads + h)
+    }
+
     /// Stores the keys and values (all kv heads, head-major) of position `pos`.
     pub(crate) fn write(&mut self, pos: usize, k: &[f32], v: &[f32]) {
         let s = pos % self.slots;
@@ -126,11 +136,13 @@ impl KvRing {
         }
     }
 
-    /// Attention scores of one query head `q` against kv head `h` at positions `first..` (one
-    /// per entry of `out`, all still in the ring): `(q · sqrt_f) · k_p · score_f` with
-    /// `q_factor` and `score_factor` as the fused attention applies them. Against an int8 ring
-    /// the query is int8-rounded first (into `q8`), as upstream's `maybe_quant_query` does, and
-    /// the dot product runs on the integer codes. `q` is clobbered.
+    /// Attention scores of the query heads in `q` (rows of `qk`; `ROWS` at most) against kv
+    /// head `h` at positions `first..` (`out` holds one row of scores per query head, one per
+    /// position, all still in the ring): `(q · sqrt_f) · k_p · score_f` with `q_factor` and
+    /// `score_factor` as the fused attention applies them. Against an int8 ring each query head
+    /// is int8-rounded first (into `q8`, as many rows), as upstream's `maybe_quant_query` does,
+    /// and the dot products run on the integer codes, each key row read once for every head.
+    /// `q` is clobbered.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn scores(
         &self,
@@ -143,42 +155,60 @@ impl KvRing {
         out: &mut [f32],
     ) {
         let d = self.qk;
+        let rows = q.len() / d;
+        assert!(rows <= ROWS && out.len() % rows.max(1) == 0, "scores: at most ROWS query heads, one score row each");
+        let n = out.len() / rows.max(1);
         match &self.store {
             Store::F32 { k, .. } => {
                 for x in q.iter_mut() {
                     *x *= q_factor;
                 }
-                for (i, sc) in out.iter_mut().enumerate() {
-                    let r = ((first + i) % self.slots) * self.kv_heads + h;
-                    *sc = dot(q, &k[r * d..(r + 1) * d]) * score_factor;
+                for (qh, sc) in q.chunks_exact(d).zip(out.chunks_exact_mut(n)) {
+                    for (sc, r) in sc.iter_mut().zip(self.entries(first, n, h)) {
+                        *sc = dot(qh, &k[r * d..(r + 1) * d]) * score_factor;
+                    }
                 }
             }
             Store::Int8 { k, k_scale, .. } => {
-                let q_scale = quantize_i8(q, q8) * q_factor;
-                for (i, sc) in out.iter_mut().enumerate() {
-                    let r = ((first + i) % self.slots) * self.kv_heads + h;
-                    *sc = dot_i8_i8(q8, &k[r * d..(r + 1) * d]) as f32 * q_scale * k_scale[r] * score_factor;
+                let q8 = &mut q8[..rows * d];
+                let mut q_scale = [0.0f32; ROWS];
+                for ((qh, q8h), qs) in q.chunks_exact(d).zip(q8.chunks_exact_mut(d)).zip(&mut q_scale) {
+                    *qs = quantize_i8(qh, q8h) * q_factor;
+                }
+                let mut dots = [0i32; ROWS];
+                for (i, r) in self.entries(first, n, h).enumerate() {
+                    dot_i8_i8_rows(q8, &k[r * d..(r + 1) * d], &mut dots[..rows]);
+                    for (g, (&dp, &qs)) in dots[..rows].iter().zip(&q_scale).enumerate() {
+                        out[g * n + i] = dp as f32 * qs * k_scale[r] * score_factor;
+                    }
                 }
             }
         }
     }
 
-    /// `out += Σ_i w[i] · v_{first + i}` over kv head `h`, values dequantised as upstream's
-    /// fake-quant forms them.
+    /// `out_g += Σ_i w_g[i] · v_{first + i}` over kv head `h` for each query head `g` (`w` and
+    /// `out` hold one row per head, `ROWS` at most), values dequantised as upstream's fake-quant
+    /// forms them, each value row read once for every head.
     pub(crate) fn mix(&self, w: &[f32], h: usize, first: usize, out: &mut [f32]) {
         let d = self.v;
-        let row = |i: usize| ((first + i) % self.slots) * self.kv_heads + h;
+        let rows = out.len() / d;
+        assert!(rows <= ROWS && w.len() % rows.max(1) == 0, "mix: at most ROWS heads, one weight row each");
+        let n = w.len() / rows.max(1);
         match &self.store {
             Store::F32 { v, .. } => {
-                for (i, &wi) in w.iter().enumerate() {
-                    let r = row(i);
-                    axpy(wi, &v[r * d..(r + 1) * d], out);
+                for (wg, og) in w.chunks_exact(n).zip(out.chunks_exact_mut(d)) {
+                    for (&wi, r) in wg.iter().zip(self.entries(first, n, h)) {
+                        axpy(wi, &v[r * d..(r + 1) * d], og);
+                    }
                 }
             }
             Store::Int8 { v, v_scale, .. } => {
-                for (i, &wi) in w.iter().enumerate() {
-                    let r = row(i);
-                    axpy_i8(wi, &v[r * d..(r + 1) * d], v_scale[r], out);
+                let mut alpha = [0.0f32; ROWS];
+                for (i, r) in self.entries(first, n, h).enumerate() {
+                    for (g, a) in alpha[..rows].iter_mut().enumerate() {
+                        *a = w[g * n + i];
+                    }
+                    axpy_i8_rows(&alpha[..rows], &v[r * d..(r + 1) * d], v_scale[r], out);
                 }
             }
         }

@@ -34,12 +34,4 @@ pub enum Numerics {
     Deploy,
 }
 
-/// `1 / (1 + e^-x)`.
-pub(crate) fn sigmoid(x: f32) -> f32 {
-    1.0 / (1.0 + libm::expf(-x))
-}
-
-/// `silu(x) = x * sigmoid(x)`.
-pub(crate) fn silu(x: f32) -> f32 {
-    x * sigmoid(x)
-}
+pub(crate) use crate::kernels::activation::{sigmoid, silu};

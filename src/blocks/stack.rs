@@ -20,7 +20,8 @@ use super::engram::{self, EngramGeometry, Site, ValueTail};
 use super::kv::{KvPrecision, KvRing};
 use super::mhc::{self, MhcLayer};
 use super::pool::{Probe, Tracked};
-use super::{sigmoid, EPS};
+use super::EPS;
+use crate::kernels::activation::mul_sigmoid;
 use crate::kernels::{rms_norm, rope, CqMatrix};
 use crate::{Error, Result};
 
@@ -397,9 +398,7 @@ impl<'a, M: Mlp> Stack<'a, M> {
             let (cos, sin) = (&s.cos[j * half..(j + 1) * half], &s.sin[j * half..(j + 1) * half]);
             let o = &mut s.o[j * od..(j + 1) * od];
             w.attn.token(h, window, ring, tail, p0 + j, &s.qkv, cos, sin, &mut s.attn, o);
-            for (v, &gt) in o.iter_mut().zip(&s.gate[j * od..(j + 1) * od]) {
-                *v *= sigmoid(gt);
-            }
+            mul_sigmoid(o, &s.gate[j * od..(j + 1) * od]);
         }
         // out_proj lands in h (free again).
         project_a8(s.a8.as_mut(), &s.o, b, &mut s.rot, &mut [(&w.attn.out_proj, &mut s.h[..])]);

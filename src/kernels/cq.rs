@@ -14,12 +14,15 @@
 //! and the product becomes a codebook-lookup dot product per group, scaled by the group norm
 //! ([`CqMatrix::matvec_rotated`]).
 //!
-//! Accumulation order (shared by the scalar kernel here, the SIMD128 twin and the 4-bit AVX2
-//! variant, all bit-identical): within a group, lane `i` of 16 accumulates codes `k ≡ i (mod 16)`; the group's
-//! lanes combine to 4 as `(l[i] + l[4+i]) + (l[8+i] + l[12+i])`; each row keeps 4 running sums
+//! Accumulation order (shared by the scalar kernel here, the SIMD128 twin and the AVX2 variant,
+//! all bit-identical): within a group, lane `i` of 4 accumulates `w[k] * x[k]` for codes
+//! `k ≡ i (mod 4)` in code order, from zero; each (row, input) keeps 4 running sums
 //! `r[i] += s[i] * norm` over the groups in order and finishes as `(r0 + r2) + (r1 + r3)`.
-//! [`CqMatrix::matmul_rotated`] performs exactly that sequence per (input, row), so batched
-//! prefill equals stepping bit for bit; only code decoding is shared across inputs.
+//! One vector accumulator per (row, input) is what lets the SIMD kernels block several rows and
+//! several inputs in registers (each decoded weight vector and each loaded input vector serves
+//! several products) without changing any one product's sequence: [`CqMatrix::matmul_rotated`]
+//! performs exactly that sequence per (input, row), so batched prefill equals stepping bit for
+//! bit, whatever the blocking.
 
 // With simd128 the dispatchers call the twins; the scalar versions stay as the reference the
 // twin tests compare against.
@@ -451,7 +454,7 @@ fn matmul_with<D: GroupDecode>(m: &CqMatrix<'_>, decoder: &D, xr: &[f32], n: usi
                 let norm = f16::at(norms, gi);
                 for (jj, acc) in racc[..t].iter_mut().enumerate() {
                     let x = &xr[(j0 + jj) * cp + gi * g..][..g];
-                    let s = vector::lanes16_to_4(&vector::dot_lanes16(w, x));
+                    let s = group_lanes4(w, x);
                     for i in 0..4 {
                         acc[i] += s[i] * norm;
                     }
@@ -463,4 +466,17 @@ fn matmul_with<D: GroupDecode>(m: &CqMatrix<'_>, decoder: &D, xr: &[f32], n: usi
             j0 += t;
         }
     }
+}
+
+/// One group's 4 lane sums: lane `i` accumulates `w[k] * x[k]` for `k ≡ i (mod 4)` in code
+/// order, from zero.
+#[inline(always)]
+fn group_lanes4(w: &[f32], x: &[f32]) -> [f32; 4] {
+    let mut s = [0.0f32; 4];
+    for (wc, xc) in w.chunks_exact(4).zip(x.chunks_exact(4)) {
+        for i in 0..4 {
+            s[i] += wc[i] * xc[i];
+        }
+    }
+    s
 }

@@ -31,7 +31,8 @@ impl Owned {
 }
 
 /// Seconds of CPU time this process has used: on a shared machine, preemption does not count
-/// against the kernel (wasm32 under WASI: the process CPU-time clock; elsewhere wall time).
+/// against the kernel (wasm32 under WASI and Linux: the process CPU-time clock; elsewhere wall
+/// time).
 pub(super) fn cpu_seconds() -> f64 {
     #[cfg(target_os = "wasi")]
     {
@@ -44,7 +45,22 @@ pub(super) fn cpu_seconds() -> f64 {
         unsafe { clock_time_get(2, 1, &mut t) };
         t as f64 * 1e-9
     }
-    #[cfg(not(target_os = "wasi"))]
+    #[cfg(target_os = "linux")]
+    {
+        #[repr(C)]
+        struct Timespec {
+            sec: i64,
+            nsec: i64,
+        }
+        extern "C" {
+            fn clock_gettime(id: i32, tp: *mut Timespec) -> i32;
+        }
+        let mut t = Timespec { sec: 0, nsec: 0 };
+        // SAFETY: libc call writing one timespec; clock 2 = CLOCK_PROCESS_CPUTIME_ID.
+        unsafe { clock_gettime(2, &mut t) };
+        t.sec as f64 + t.nsec as f64 * 1e-9
+    }
+    #[cfg(not(any(target_os = "wasi", target_os = "linux")))]
     {
         use std::sync::OnceLock;
         use std::time::Instant;
@@ -80,9 +96,9 @@ fn cq_bench() {
             let m = o.matrix();
             let x = pseudo_random(16 * cols, 3);
             let mut out = vec![0.0f32; 16 * rows];
-            let reps = if rows * cols > 4_000_000 { 5 } else { 21 };
+            let reps = if rows * cols > 4_000_000 { 11 } else { 31 };
             let t1 = median_us(reps, || m.matmul_rotated(&x[..cols], 1, &mut out[..rows]));
-            let t16 = median_us(reps.min(7), || m.matmul_rotated(&x, 16, &mut out));
+            let t16 = median_us(reps.min(11), || m.matmul_rotated(&x, 16, &mut out));
             println!(
                 "{width:?} {rows}x{cols}: matvec {t1:8.1} us ({:.2} ns/weight)  matmul16 {:8.1} us/input",
                 t1 * 1e3 / (rows * cols) as f64,

@@ -7,9 +7,13 @@
 //! codes into lanes and looking them up with `i8x16.swizzle`s, which costs about twice as many
 //! instructions (swizzle range fix-ups and byte-plane re-interleaving).
 //!
-//! Accumulation follows the shared order documented in `cq.rs`: four f32x4 accumulators per
-//! group (lane i of 16 takes codes k ≡ i mod 16), combined `(a0 + a1) + (a2 + a3)`, scaled by the
-//! group norm into a running row vector, finished `(r0 + r2) + (r1 + r3)`.
+//! Accumulation follows the shared order documented in `cq.rs`: one f32x4 accumulator per
+//! (row, input) and group (lane i takes codes k ≡ i mod 4), scaled by the group norm into a
+//! running vector, finished `(r0 + r2) + (r1 + r3)`. Blocking never changes that sequence:
+//! the matvec runs [`MV_ROWS`] rows at a time so each input vector load serves them all; the
+//! matmul decodes a row's group once per tile of inputs into a buffer and runs a
+//! register-blocked micro-kernel of [`MM_INPUTS`] inputs over it, so each weight vector load
+//! serves `MM_INPUTS` products (more rows per call spill V8's registers: BENCHMARKS.md).
 use core::arch::wasm32::*;
 
 use super::cq::{CqMatrix, CqWidth, MAX_GROUP, TILE};
@@ -128,6 +132,11 @@ impl Decode for Quads3 {
     }
 }
 
+/// Rows per matvec block.
+const MV_ROWS: usize = 2;
+/// Inputs per matmul micro-kernel call.
+const MM_INPUTS: usize = 8;
+
 /// `(r0 + r2) + (r1 + r3)`.
 #[inline(always)]
 fn finish(r: v128) -> f32 {
@@ -146,8 +155,8 @@ pub(crate) fn matvec_rotated(m: &CqMatrix<'_>, xr: &[f32], out: &mut [f32]) {
 }
 
 pub(crate) fn matmul_rotated(m: &CqMatrix<'_>, xr: &[f32], n: usize, out: &mut [f32]) {
-    // One input (every decode step): the fused kernel, ~1.7x faster than decoding each group into
-    // a buffer and reading it back (same sums, so still bit-identical).
+    // One input (every decode step): the fused kernel, faster than decoding each group into a
+    // buffer and reading it back (same sums, so still bit-identical).
     if n == 1 {
         return matvec_rotated(m, xr, out);
     }
@@ -160,63 +169,82 @@ pub(crate) fn matmul_rotated(m: &CqMatrix<'_>, xr: &[f32], n: usize, out: &mut [
     }
 }
 
-/// Fused decode + dot; the caller checked `xr.len() >= cols_padded` and `out.len() >= rows`.
+/// Fused decode + dot, [`MV_ROWS`] rows at a time; the caller checked `xr.len() >= cols_padded`
+/// and `out.len() >= rows`.
 fn matvec<D: Decode>(m: &CqMatrix<'_>, dec: &D, xr: &[f32], out: &mut [f32]) {
-    // The shipped models' group (128): a copy with the chunk loop fully unrolled.
+    // The shipped models' group (128): a copy with the block loop fully unrolled.
     match m.group() / 16 {
-        8 => matvec_chunks(m, dec, xr, out, 8),
-        chunks => matvec_chunks(m, dec, xr, out, chunks),
+        8 => matvec_blocks(m, dec, xr, out, 8),
+        blocks => matvec_blocks(m, dec, xr, out, blocks),
     }
 }
 
 #[inline(always)]
-fn matvec_chunks<D: Decode>(m: &CqMatrix<'_>, dec: &D, xr: &[f32], out: &mut [f32], chunks: usize) {
+fn matvec_blocks<D: Decode>(m: &CqMatrix<'_>, dec: &D, xr: &[f32], out: &mut [f32], blocks: usize) {
+    let rows = m.rows();
+    let full = rows - rows % MV_ROWS;
+    for r0 in (0..full).step_by(MV_ROWS) {
+        matvec_rows::<D, MV_ROWS>(m, dec, xr, r0, blocks, &mut out[r0..r0 + MV_ROWS]);
+    }
+    for r0 in full..rows {
+        matvec_rows::<D, 1>(m, dec, xr, r0, blocks, &mut out[r0..r0 + 1]);
+    }
+}
+
+/// Rows `r0..r0 + R` of the matvec.
+#[inline(always)]
+fn matvec_rows<D: Decode, const R: usize>(m: &CqMatrix<'_>, dec: &D, xr: &[f32], r0: usize, blocks: usize, out: &mut [f32]) {
     let (groups, row_bytes) = (m.groups_per_row(), m.row_bytes());
     let (packed, norms) = (m.packed(), m.norms());
-    debug_assert!(packed.len() == m.rows() * row_bytes && xr.len() >= m.cols_padded());
-    for (r, o) in out[..m.rows()].iter_mut().enumerate() {
-        let row_norms = &norms[r * groups * 2..][..groups * 2];
-        // SAFETY: the row's codes are `row_bytes = groups * chunks * D::BYTES` bytes of `packed`
-        // (checked at construction); x offsets stay below cols_padded <= xr.len().
-        unsafe {
-            let mut p = packed.as_ptr().add(r * row_bytes);
-            let mut x = xr.as_ptr();
-            let mut racc = f32x4_splat(0.0);
-            for gi in 0..groups {
-                let (mut a0, mut a1, mut a2, mut a3) =
-                    (f32x4_splat(0.0), f32x4_splat(0.0), f32x4_splat(0.0), f32x4_splat(0.0));
-                for _ in 0..chunks {
-                    let [w0, w1, w2, w3] = dec.weights(p);
-                    a0 = f32x4_add(a0, f32x4_mul(w0, v128_load(x as *const v128)));
-                    a1 = f32x4_add(a1, f32x4_mul(w1, v128_load(x.add(4) as *const v128)));
-                    a2 = f32x4_add(a2, f32x4_mul(w2, v128_load(x.add(8) as *const v128)));
-                    a3 = f32x4_add(a3, f32x4_mul(w3, v128_load(x.add(12) as *const v128)));
-                    p = p.add(D::BYTES);
-                    x = x.add(16);
+    debug_assert!(packed.len() == m.rows() * row_bytes && xr.len() >= m.cols_padded() && r0 + R <= m.rows());
+    // SAFETY: rows r0..r0 + R exist; each row's codes are `row_bytes = groups * blocks * D::BYTES`
+    // bytes of `packed` (checked at construction); x offsets stay below cols_padded <= xr.len().
+    unsafe {
+        let mut p: [*const u8; R] = core::array::from_fn(|r| packed.as_ptr().add((r0 + r) * row_bytes));
+        let mut x = xr.as_ptr();
+        let mut racc = [f32x4_splat(0.0); R];
+        for gi in 0..groups {
+            let mut acc = [f32x4_splat(0.0); R];
+            for _ in 0..blocks {
+                let xv: [v128; 4] = core::array::from_fn(|i| v128_load(x.add(4 * i) as *const v128));
+                for r in 0..R {
+                    let w = dec.weights(p[r]);
+                    for i in 0..4 {
+                        acc[r] = f32x4_add(acc[r], f32x4_mul(w[i], xv[i]));
+                    }
+                    p[r] = p[r].add(D::BYTES);
                 }
-                let s = f32x4_add(f32x4_add(a0, a1), f32x4_add(a2, a3));
-                racc = f32x4_add(racc, f32x4_mul(s, f32x4_splat(f16::at(row_norms, gi))));
+                x = x.add(16);
             }
-            *o = finish(racc);
+            for r in 0..R {
+                let norm = f16::at(&norms[(r0 + r) * groups * 2..], gi);
+                racc[r] = f32x4_add(racc[r], f32x4_mul(acc[r], f32x4_splat(norm)));
+            }
+        }
+        for r in 0..R {
+            out[r] = finish(racc[r]);
         }
     }
 }
 
-/// Decode each group once per tile of up to `TILE` inputs; per (input, row) the arithmetic is the
-/// same sequence as [`matvec`], so results are bit-identical.
+/// Row by row: per tile of up to `TILE` inputs and group, the row's codes are decoded once into a
+/// buffer, then the micro-kernel runs [`MM_INPUTS`] inputs at a time over it, the last few one by
+/// one.
 fn matmul<D: Decode>(m: &CqMatrix<'_>, dec: &D, xr: &[f32], n: usize, out: &mut [f32]) {
     match m.group() / 16 {
-        8 => matmul_chunks(m, dec, xr, n, out, 8),
-        chunks => matmul_chunks(m, dec, xr, n, out, chunks),
+        8 => matmul_blocks(m, dec, xr, n, out, 8),
+        blocks => matmul_blocks(m, dec, xr, n, out, blocks),
     }
 }
 
 #[inline(always)]
-fn matmul_chunks<D: Decode>(m: &CqMatrix<'_>, dec: &D, xr: &[f32], n: usize, out: &mut [f32], chunks: usize) {
+fn matmul_blocks<D: Decode>(m: &CqMatrix<'_>, dec: &D, xr: &[f32], n: usize, out: &mut [f32], blocks: usize) {
     let (g, groups, row_bytes, cp, rows) = (m.group(), m.groups_per_row(), m.row_bytes(), m.cols_padded(), m.rows());
     let (packed, norms) = (m.packed(), m.norms());
     debug_assert!(packed.len() == rows * row_bytes && xr.len() >= n * cp && out.len() >= n * rows);
+    let vecs = 4 * blocks;
     let mut wbuf = [f32x4_splat(0.0); MAX_GROUP / 4];
+    let wbuf = &mut wbuf[..vecs];
     for r in 0..rows {
         let row_norms = &norms[r * groups * 2..][..groups * 2];
         let mut j0 = 0;
@@ -226,30 +254,27 @@ fn matmul_chunks<D: Decode>(m: &CqMatrix<'_>, dec: &D, xr: &[f32], n: usize, out
             for gi in 0..groups {
                 // SAFETY: group gi's codes lie inside row r's `row_bytes` (checked at construction).
                 unsafe {
-                    let mut p = packed.as_ptr().add(r * row_bytes + gi * chunks * D::BYTES);
-                    for c in 0..chunks {
-                        let w = dec.weights(p);
-                        wbuf[4 * c..4 * c + 4].copy_from_slice(&w);
+                    let mut p = packed.as_ptr().add(r * row_bytes + gi * blocks * D::BYTES);
+                    for b in 0..blocks {
+                        wbuf[4 * b..4 * b + 4].copy_from_slice(&dec.weights(p));
                         p = p.add(D::BYTES);
                     }
                 }
                 let norm = f32x4_splat(f16::at(row_norms, gi));
-                for (jj, acc) in racc[..t].iter_mut().enumerate() {
-                    let xg = &xr[(j0 + jj) * cp + gi * g..][..g];
-                    let (mut a0, mut a1, mut a2, mut a3) =
-                        (f32x4_splat(0.0), f32x4_splat(0.0), f32x4_splat(0.0), f32x4_splat(0.0));
-                    for (w, x) in wbuf[..4 * chunks].chunks_exact(4).zip(xg.chunks_exact(16)) {
-                        // SAFETY: `x` is a 16-float chunk.
-                        unsafe {
-                            let x = x.as_ptr();
-                            a0 = f32x4_add(a0, f32x4_mul(w[0], v128_load(x as *const v128)));
-                            a1 = f32x4_add(a1, f32x4_mul(w[1], v128_load(x.add(4) as *const v128)));
-                            a2 = f32x4_add(a2, f32x4_mul(w[2], v128_load(x.add(8) as *const v128)));
-                            a3 = f32x4_add(a3, f32x4_mul(w[3], v128_load(x.add(12) as *const v128)));
+                let x = &xr[j0 * cp + gi * g..];
+                let mut jj = 0;
+                while jj < t {
+                    if jj + MM_INPUTS <= t {
+                        let s = micro::<MM_INPUTS>(wbuf, &x[jj * cp..], cp, vecs);
+                        for (acc, s) in racc[jj..jj + MM_INPUTS].iter_mut().zip(s) {
+                            *acc = f32x4_add(*acc, f32x4_mul(s, norm));
                         }
+                        jj += MM_INPUTS;
+                    } else {
+                        let [s] = micro::<1>(wbuf, &x[jj * cp..], cp, vecs);
+                        racc[jj] = f32x4_add(racc[jj], f32x4_mul(s, norm));
+                        jj += 1;
                     }
-                    let s = f32x4_add(f32x4_add(a0, a1), f32x4_add(a2, a3));
-                    *acc = f32x4_add(*acc, f32x4_mul(s, norm));
                 }
             }
             for (jj, acc) in racc[..t].iter().enumerate() {
@@ -258,4 +283,23 @@ fn matmul_chunks<D: Decode>(m: &CqMatrix<'_>, dec: &D, xr: &[f32], n: usize, out
             j0 += t;
         }
     }
+}
+
+/// One group's lane sums of `J` inputs against the weight vectors `w` (`vecs` of them): input
+/// `j`'s group starts at `x[j * stride]`.
+#[inline(always)]
+fn micro<const J: usize>(w: &[v128], x: &[f32], stride: usize, vecs: usize) -> [v128; J] {
+    assert!(w.len() >= vecs && x.len() >= (J - 1) * stride + 4 * vecs);
+    let mut acc = [f32x4_splat(0.0); J];
+    // SAFETY: the bounds above.
+    unsafe {
+        let (w, x) = (w.as_ptr(), x.as_ptr());
+        for c in 0..vecs {
+            let wv = *w.add(c);
+            for (j, acc) in acc.iter_mut().enumerate() {
+                *acc = f32x4_add(*acc, f32x4_mul(wv, v128_load(x.add(j * stride + 4 * c) as *const v128)));
+            }
+        }
+    }
+    acc
 }

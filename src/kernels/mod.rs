@@ -22,7 +22,9 @@
 //! Natively with `std` on x86-64, the CQ kernels also have an AVX2 variant (`cq_avx2`), chosen at
 //! run time by CPU feature detection ahead of the compile-time dispatch; it is held equal to the
 //! scalar kernel the same way. So is the A8 integer CQ kernel's (`cq_a8_avx2`), the one place
-//! that kernel runs outside the tests (see `cq_a8`).
+//! that kernel runs outside the tests (see `cq_a8`). The int8 row dot product has an SSE2 variant
+//! on every x86-64 (`vector_x86`), where the compiler's own vectorisation of the scalar loop is
+//! poor.
 
 /// The one dispatch point of a kernel: the simd128 twin on wasm32 builds with the feature, the
 /// scalar version elsewhere.
@@ -36,6 +38,7 @@ macro_rules! dispatch {
     }};
 }
 
+pub mod activation;
 pub mod cq;
 pub mod cq_a8;
 #[cfg(all(feature = "std", target_arch = "x86_64"))]
@@ -43,6 +46,7 @@ mod cq_a8_avx2;
 #[cfg(all(feature = "std", target_arch = "x86_64"))]
 mod cq_avx2;
 mod cq_rows;
+pub mod dense;
 pub mod f16;
 pub mod hadamard;
 pub mod norm;
@@ -54,13 +58,19 @@ pub mod softmax;
 pub mod vector;
 
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod activation_simd128;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod cq_simd128;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod dense_simd128;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod hadamard_simd128;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod softmax_simd128;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod vector_simd128;
+#[cfg(target_arch = "x86_64")]
+mod vector_x86;
 
 #[cfg(test)]
 mod cq_bench;
@@ -81,4 +91,4 @@ pub use hadamard::fwht;
 pub use norm::{inv_rms, rms_norm, rms_unit};
 pub use quant::{fake_quant_i8, quantize_i8};
 pub use softmax::softmax;
-pub use vector::{axpy, axpy_i8, dot, dot_i8, dot_i8_i8};
+pub use vector::{axpy, axpy_i8, axpy_i8_rows, dot, dot_i8, dot_i8_i8, dot_i8_i8_rows};

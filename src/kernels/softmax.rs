@@ -18,11 +18,12 @@ pub(crate) const LN2_HI: f32 = 0.693_359_4;
 pub(crate) const LN2_LO: f32 = -2.121_944_4e-4;
 pub(crate) const P: [f32; 6] = [1.987_569_1e-4, 1.398_199_9e-3, 8.333_452e-3, 4.166_579_6e-2, 1.666_666_5e-1, 0.5];
 
-/// `e^x` for the softmax path (accurate to 2 ulp for `EXP_MIN <= x <= EXP_MAX`, 0 below).
+/// `e^x` for the softmax and the logistic activations (accurate to 2 ulp for
+/// `EXP_MIN <= x <= EXP_MAX`, 0 below, `e^EXP_MAX` above).
 pub(crate) fn exp(x: f32) -> f32 {
     let c = if x < EXP_MIN { EXP_MIN } else { x };
     let c = if c > EXP_MAX { EXP_MAX } else { c };
-    let n = libm::floorf(c * LOG2E + 0.5);
+    let n = floor(c * LOG2E + 0.5);
     let r = (c - n * LN2_HI) - n * LN2_LO;
     let mut p = P[0];
     for &k in &P[1..] {
@@ -34,6 +35,20 @@ pub(crate) fn exp(x: f32) -> f32 {
         0.0
     } else {
         y * two_n
+    }
+}
+
+/// `floorf` for the exponent's range (|t| < 2^31), NaN passed through: a truncating conversion
+/// and one correction instead of libm's bit manipulation, so loops over `exp` vectorise natively.
+#[inline(always)]
+fn floor(t: f32) -> f32 {
+    let i = t as i32 as f32;
+    if t.is_nan() {
+        t
+    } else if i > t {
+        i - 1.0
+    } else {
+        i
     }
 }
 
@@ -49,9 +64,12 @@ pub(crate) fn max_scalar(x: &[f32]) -> f32 {
 pub(crate) fn softmax_scalar(x: &mut [f32]) {
     let max = max_scalar(x);
     let mut lanes = [0.0f32; 16];
-    for (k, v) in x.iter_mut().enumerate() {
-        *v = exp(*v - max);
-        lanes[k % 16] += *v;
+    // Chunks of 16 (lane k % 16 takes term k, in order), which the compiler vectorises.
+    for chunk in x.chunks_mut(16) {
+        for (v, l) in chunk.iter_mut().zip(&mut lanes) {
+            *v = exp(*v - max);
+            *l += *v;
+        }
     }
     let inv = 1.0 / super::vector::finish4(super::vector::lanes16_to_4(&lanes));
     for v in x.iter_mut() {

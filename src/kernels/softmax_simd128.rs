@@ -5,7 +5,7 @@ use super::softmax::{exp, max_scalar, EXP_MAX, EXP_MIN, LN2_HI, LN2_LO, LOG2E, P
 
 /// Lane-wise twin of the scalar `exp`, operation for operation.
 #[inline(always)]
-fn exp4(x: v128) -> v128 {
+pub(crate) fn exp4(x: v128) -> v128 {
     // `pmax`/`pmin` are the comparisons-and-select of the scalar clamp (NaN passes through).
     let c = f32x4_pmin(f32x4_pmax(x, f32x4_splat(EXP_MIN)), f32x4_splat(EXP_MAX));
     let n = f32x4_floor(f32x4_add(f32x4_mul(c, f32x4_splat(LOG2E)), f32x4_splat(0.5)));

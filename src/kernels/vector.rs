@@ -41,6 +41,24 @@ pub fn dot_i8_i8(a: &[i8], b: &[i8]) -> i32 {
     dispatch!(super::vector_simd128::dot_i8_i8, dot_i8_i8_scalar, a, b)
 }
 
+/// `out[g] = dot_i8_i8(row g of a, b)` for `a` holding `out.len()` rows of `b.len()`: several
+/// queries against one key row, which is loaded and widened once for all of them.
+pub fn dot_i8_i8_rows(a: &[i8], b: &[i8], out: &mut [i32]) {
+    assert_eq!(a.len(), out.len() * b.len(), "dot_i8_i8_rows: a must hold out.len() rows of b.len()");
+    #[cfg(target_arch = "x86_64")]
+    return super::vector_x86::dot_i8_i8_rows(a, b, out);
+    #[cfg(not(target_arch = "x86_64"))]
+    dispatch!(super::vector_simd128::dot_i8_i8_rows, dot_i8_i8_rows_scalar, a, b, out)
+}
+
+/// `axpy_i8(alpha[g], q, scale, row g of y)` for `y` holding `alpha.len()` rows of `q.len()`:
+/// one int8 value row into several outputs, dequantised once for all of them (the same
+/// per-element arithmetic as `axpy_i8`, so the same bits).
+pub fn axpy_i8_rows(alpha: &[f32], q: &[i8], scale: f32, y: &mut [f32]) {
+    assert_eq!(y.len(), alpha.len() * q.len(), "axpy_i8_rows: y must hold alpha.len() rows of q.len()");
+    dispatch!(super::vector_simd128::axpy_i8_rows, axpy_i8_rows_scalar, alpha, q, scale, y)
+}
+
 /// The 16 lane sums of `a[k] * b[k]` (lane `k % 16`).
 #[inline(always)]
 pub(crate) fn dot_lanes16(a: &[f32], b: &[f32]) -> [f32; 16] {
@@ -96,6 +114,35 @@ pub(crate) fn axpy_i8_scalar(alpha: f32, q: &[i8], scale: f32, y: &mut [f32]) {
 
 pub(crate) fn dot_i8_i8_scalar(a: &[i8], b: &[i8]) -> i32 {
     a.iter().zip(b).fold(0i32, |s, (&x, &y)| s.wrapping_add(i32::from(x) * i32::from(y)))
+}
+
+// x86-64 runs the SSE2 twin; its test compares against this.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+pub(crate) fn dot_i8_i8_rows_scalar(a: &[i8], b: &[i8], out: &mut [i32]) {
+    if b.is_empty() {
+        out.fill(0);
+        return;
+    }
+    for (o, row) in out.iter_mut().zip(a.chunks_exact(b.len())) {
+        *o = dot_i8_i8_scalar(row, b);
+    }
+}
+
+pub(crate) fn axpy_i8_rows_scalar(alpha: &[f32], q: &[i8], scale: f32, y: &mut [f32]) {
+    // Dequantised 64 values at a time, then one plain (vectorisable) axpy per row.
+    let n = q.len();
+    let mut deq = [0.0f32; 64];
+    for (c, qc) in q.chunks(64).enumerate() {
+        let deq = &mut deq[..qc.len()];
+        for (d, &u) in deq.iter_mut().zip(qc) {
+            *d = f32::from(u) * scale;
+        }
+        for (g, &a) in alpha.iter().enumerate() {
+            for (v, &d) in y[g * n + 64 * c..][..qc.len()].iter_mut().zip(deq.iter()) {
+                *v += a * d;
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -167,6 +214,47 @@ mod tests {
         assert_eq!(dot_i8_i8(&[-128; 40], &[-128; 40]), 40 * 16384);
     }
 
+    #[test]
+    fn row_kernels_equal_one_call_per_row() {
+        for n in [0usize, 5, 16, 48, 64, 100] {
+            for rows in [1usize, 6, 17] {
+                let a = as_i8(pseudo_random_bytes(rows * n, 11));
+                let b = as_i8(pseudo_random_bytes(n, 12));
+                let mut got = vec![0i32; rows];
+                dot_i8_i8_rows(&a, &b, &mut got);
+                let want: Vec<i32> = (0..rows).map(|g| dot_i8_i8(&a[g * n..(g + 1) * n], &b)).collect();
+                assert_eq!(got, want, "dot rows n={n} rows={rows}");
+                let alpha = pseudo_random(rows, 13);
+                let y0 = pseudo_random(rows * n, 14);
+                let mut got = y0.clone();
+                axpy_i8_rows(&alpha, &b, 0.017, &mut got);
+                let mut want = y0;
+                for g in 0..rows {
+                    axpy_i8(alpha[g], &b, 0.017, &mut want[g * n..(g + 1) * n]);
+                }
+                assert_eq!(got, want, "axpy rows n={n} rows={rows}");
+            }
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_sse2_row_dot_equals_the_scalar_kernel() {
+        for n in [0usize, 1, 15, 16, 17, 48, 100] {
+            for rows in [1usize, 6, 8, 9, 17] {
+                let (a, b) = (as_i8(pseudo_random_bytes(rows * n, 18)), as_i8(pseudo_random_bytes(n, 19)));
+                let (mut got, mut want) = (vec![0i32; rows], vec![0i32; rows]);
+                crate::kernels::vector_x86::dot_i8_i8_rows(&a, &b, &mut got);
+                dot_i8_i8_rows_scalar(&a, &b, &mut want);
+                assert_eq!(got, want, "n={n} rows={rows}");
+            }
+        }
+        let (a, b) = (vec![-128i8; 3 * 40], vec![-128i8; 40]);
+        let mut got = [0i32; 3];
+        crate::kernels::vector_x86::dot_i8_i8_rows(&a, &b, &mut got);
+        assert_eq!(got, [40 * 16384; 3]);
+    }
+
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     #[test]
     fn simd_twins_are_bit_identical_to_the_scalar_vector_kernels() {
@@ -186,6 +274,17 @@ mod tests {
             simd::axpy_i8(0.3, &qa, 0.02, &mut y1);
             axpy_i8_scalar(0.3, &qa, 0.02, &mut y2);
             assert_eq!(y1, y2, "axpy_i8 n={n}");
+            let rows = 7;
+            let qr = as_i8(pseudo_random_bytes(rows * n, 15));
+            let (mut d1, mut d2) = (vec![0i32; rows], vec![0i32; rows]);
+            simd::dot_i8_i8_rows(&qr, &qb, &mut d1);
+            dot_i8_i8_rows_scalar(&qr, &qb, &mut d2);
+            assert_eq!(d1, d2, "dot_i8_i8_rows n={n}");
+            let alpha = pseudo_random(rows, 16);
+            let (mut y1, mut y2) = (pseudo_random(rows * n, 17), pseudo_random(rows * n, 17));
+            simd::axpy_i8_rows(&alpha, &qa, 0.02, &mut y1);
+            axpy_i8_rows_scalar(&alpha, &qa, 0.02, &mut y2);
+            assert_eq!(y1, y2, "axpy_i8_rows n={n}");
         }
     }
 }

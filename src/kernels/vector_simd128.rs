@@ -129,3 +129,59 @@ pub(crate) fn dot_i8_i8(a: &[i8], b: &[i8]) -> i32 {
     }
     s
 }
+
+/// Rows of `a` per pass of [`dot_i8_i8_rows`]: their accumulators stay in registers or L1.
+const DOT_ROWS: usize = 8;
+
+pub(crate) fn dot_i8_i8_rows(a: &[i8], b: &[i8], out: &mut [i32]) {
+    let d = b.len();
+    let full = d - d % 16;
+    for (g0, o) in (0..out.len()).step_by(DOT_ROWS).zip(out.chunks_mut(DOT_ROWS)) {
+        let mut acc = [i32x4_splat(0); DOT_ROWS];
+        for c in (0..full).step_by(16) {
+            // SAFETY: 16-byte chunks inside b and inside each row of a (a.len() = rows * d).
+            unsafe {
+                let y = v128_load(b.as_ptr().add(c) as *const v128);
+                let (yl, yh) = (i16x8_extend_low_i8x16(y), i16x8_extend_high_i8x16(y));
+                for (g, acc) in acc[..o.len()].iter_mut().enumerate() {
+                    let x = v128_load(a.as_ptr().add((g0 + g) * d + c) as *const v128);
+                    *acc = i32x4_add(*acc, i32x4_dot_i16x8(i16x8_extend_low_i8x16(x), yl));
+                    *acc = i32x4_add(*acc, i32x4_dot_i16x8(i16x8_extend_high_i8x16(x), yh));
+                }
+            }
+        }
+        for (g, (o, acc)) in o.iter_mut().zip(acc).enumerate() {
+            let mut s = i32x4_extract_lane::<0>(acc)
+                .wrapping_add(i32x4_extract_lane::<1>(acc))
+                .wrapping_add(i32x4_extract_lane::<2>(acc))
+                .wrapping_add(i32x4_extract_lane::<3>(acc));
+            for (&x, &y) in a[(g0 + g) * d + full..(g0 + g + 1) * d].iter().zip(&b[full..]) {
+                s = s.wrapping_add(i32::from(x) * i32::from(y));
+            }
+            *o = s;
+        }
+    }
+}
+
+pub(crate) fn axpy_i8_rows(alpha: &[f32], q: &[i8], scale: f32, y: &mut [f32]) {
+    let (n, s) = (q.len(), f32x4_splat(scale));
+    let full = n - n % 16;
+    for c in (0..full).step_by(16) {
+        // SAFETY: 16-element chunks inside q and inside each row of y (y.len() = rows * n).
+        unsafe {
+            let w = load16_i8(q.as_ptr().add(c)).map(|wi| f32x4_mul(wi, s));
+            for (g, &a) in alpha.iter().enumerate() {
+                let a = f32x4_splat(a);
+                for (i, &wi) in w.iter().enumerate() {
+                    let p = y.as_mut_ptr().add(g * n + c + 4 * i) as *mut v128;
+                    v128_store(p, f32x4_add(v128_load(p), f32x4_mul(a, wi)));
+                }
+            }
+        }
+    }
+    if full < n {
+        for (g, &a) in alpha.iter().enumerate() {
+            axpy_i8_scalar(a, &q[full..], scale, &mut y[g * n + full..(g + 1) * n]);
+        }
+    }
+}

@@ -18,8 +18,9 @@ use alloc::vec::Vec;
 
 use crate::blocks::stack::Mlp;
 use crate::blocks::tensors::floats;
-use crate::blocks::silu;
 use crate::container::V3Layer;
+use crate::kernels::activation::silu_in_place;
+use crate::kernels::dense::{self, Strided};
 use crate::kernels::{axpy, dot, softmax};
 use crate::Result;
 
@@ -32,24 +33,14 @@ struct Stage {
 }
 
 impl Stage {
-    /// `tmp` and `out` hold `a * b` floats.
+    /// `tmp` and `out` hold at least `a * b` floats (`out` is zero past them).
     fn apply(&self, a: usize, b: usize, z: &[f32], tmp: &mut [f32], out: &mut [f32]) {
+        let n = a * b;
         // tmp[i, :] = Σ_j z[i, j] B[j, :]
-        tmp.fill(0.0);
-        for i in 0..a {
-            let row = &mut tmp[i * b..(i + 1) * b];
-            for j in 0..b {
-                axpy(z[i * b + j], &self.fb[j * b..(j + 1) * b], row);
-            }
-        }
+        dense::matmul(Strided { data: z, row_stride: b, col_stride: 1 }, &self.fb, b, &mut tmp[..n]);
         // out[k, :] = Σ_i A[i, k] tmp[i, :]
-        out.fill(0.0);
-        for k in 0..a {
-            let row = &mut out[k * b..(k + 1) * b];
-            for i in 0..a {
-                axpy(self.fa[i * a + k], &tmp[i * b..(i + 1) * b], row);
-            }
-        }
+        dense::matmul(Strided { data: &self.fa, row_stride: 1, col_stride: a }, &tmp[..n], b, &mut out[..n]);
+        out[n..].fill(0.0);
     }
 }
 
@@ -150,8 +141,9 @@ impl Mlp for HadamardMlp {
         }
         self.stages[0].apply(a, b, &s.z, &mut s.t, &mut s.u);
         for (i, (z, &p)) in s.z.iter_mut().zip(&perm.p1).enumerate() {
-            *z = silu(self.d2[i] * s.cond[i] * s.u[p as usize] + self.b2[i]);
+            *z = self.d2[i] * s.cond[i] * s.u[p as usize] + self.b2[i];
         }
+        silu_in_place(&mut s.z);
         self.stages[1].apply(a, b, &s.z, &mut s.t, &mut s.u);
         for ((z, &p), &d3) in s.z.iter_mut().zip(&perm.p2).zip(&self.d3) {
             *z = d3 * s.u[p as usize];
