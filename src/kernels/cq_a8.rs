@@ -112,26 +112,9 @@ pub fn rotate_a8(m: &CqMatrix<'_>, x: &[f32], y: &mut [i32]) -> f32 {
     let scale = quant::quantize_i8(x, &mut y[..m.cols()]);
     y[m.cols()..].fill(0);
     for g in y.chunks_exact_mut(m.group()) {
-        fwht_i32(g);
+        hadamard::butterflies(g);
     }
     scale
-}
-
-/// Unnormalised Walsh-Hadamard transform in natural (Sylvester) order, exact in integers.
-fn fwht_i32(x: &mut [i32]) {
-    let n = x.len();
-    let mut h = 1;
-    while h < n {
-        for block in x.chunks_exact_mut(2 * h) {
-            let (a, b) = block.split_at_mut(h);
-            for (u, v) in a.iter_mut().zip(b.iter_mut()) {
-                let (p, q) = (*u, *v);
-                *u = p + q;
-                *v = p - q;
-            }
-        }
-        h *= 2;
-    }
 }
 
 impl CqMatrix<'_> {

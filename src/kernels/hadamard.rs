@@ -21,6 +21,13 @@ pub fn fwht(x: &mut [f32]) {
 
 /// Scalar twin of [`fwht`]; `x.len()` is a power of two.
 pub(crate) fn fwht_scalar(x: &mut [f32]) {
+    butterflies(x);
+    scale(x, orthonormal_scale(x.len()));
+}
+
+/// The unnormalised transform: `log2(n)` stages of `u + v`, `u - v` from stride 1 upwards (exact
+/// in integers, as the A8 kernels use it).
+pub(crate) fn butterflies<T: Copy + core::ops::Add<Output = T> + core::ops::Sub<Output = T>>(x: &mut [T]) {
     let n = x.len();
     let mut h = 1;
     while h < n {
@@ -34,7 +41,6 @@ pub(crate) fn fwht_scalar(x: &mut [f32]) {
         }
         h *= 2;
     }
-    scale(x, orthonormal_scale(n));
 }
 
 fn scale(x: &mut [f32], s: f32) {
