@@ -192,33 +192,28 @@ test('onToken sees the same tokens as the result, in order', async () => {
 });
 
 test('an abort stops generation within one token and rejects with an AbortError holding the partial result', async () => {
+  // Temperature 4 keeps the default model from ending on its own within the abort's latency
+  // (unaborted it runs to max_tokens; at temperature 1 it stops after 4 tokens, before an abort
+  // from this thread can reach a fast worker).
+  const request = { tools: SMART_HOME_TOOLS, maxTokens: 200, temperature: 4, seed: 7 };
+  const full = await needle.complete(QUERY, request);
+  assert.ok(full.tokens.length > 8, `the unaborted run must outlast the abort's latency (${full.tokens.length} tokens)`);
   const ctl = new AbortController();
   let seen = 0;
-  const run = needle.complete(QUERY, {
-    tools: SMART_HOME_TOOLS,
-    maxTokens: 200,
-    temperature: 1,
-    seed: 7,
-    signal: ctl.signal,
-    onToken: () => {
-      seen += 1;
-      if (seen === 1) ctl.abort();
-    },
-  });
-  const err = await run.then(
-    () => null,
-    (e) => e,
-  );
-  if (err === null) {
-    // Only legitimate if the model stopped on its own before the abort could cross from this
-    // thread to the worker's: within the few tokens of latency granted below (the default
-    // model's unaborted run here is 4 tokens, and with issue 31's faster decode the worker
-    // finishes them before the abort lands, deterministically on a 2-core machine).
-    const r = await needle.complete(QUERY, { tools: SMART_HOME_TOOLS, maxTokens: 200, temperature: 1, seed: 7 });
-    assert.ok(r.tokens.length <= 8, 'generation went on after the abort');
-    return;
-  }
-  assert.ok(err instanceof NeedleError);
+  const err = await needle
+    .complete(QUERY, {
+      ...request,
+      signal: ctl.signal,
+      onToken: () => {
+        seen += 1;
+        if (seen === 1) ctl.abort();
+      },
+    })
+    .then(
+      () => null,
+      (e) => e,
+    );
+  assert.ok(err instanceof NeedleError, 'the aborted request must reject');
   assert.equal(err.name, 'AbortError');
   assert.equal(err.code, 'aborted');
   assert.equal(err.result.stop_reason, 'aborted');
@@ -226,7 +221,6 @@ test('an abort stops generation within one token and rejects with an AbortError 
   // (a few tokens on a busy machine): each of those was streamed, none came after the abort
   // landed, and the generation stopped well short of where it stops on its own.
   assert.equal(err.result.tokens.length, seen, 'every token generated before the abort was streamed, and no other');
-  const full = await needle.complete(QUERY, { tools: SMART_HOME_TOOLS, maxTokens: 200, temperature: 1, seed: 7 });
   assert.ok(seen <= 8 && seen < full.tokens.length, `${seen} tokens after an abort at the first (${full.tokens.length} unaborted)`);
 });
 
