@@ -135,10 +135,14 @@ impl CqMatrix<'_> {
         assert!(out.len() >= n * self.rows(), "matmul_a8: output shorter than n * rows");
         #[cfg(all(feature = "std", target_arch = "x86_64"))]
         if self.width() == CqWidth::B4 && std::is_x86_feature_detected!("avx2") {
+            // Split by rows like `matmul_rotated` (each row's integer sums unchanged).
             let lv = IntLevels::of(self);
-            if !super::cq_a8_avx2::matmul_a8(self, &lv, y, scales, n, out) {
-                matmul_a8_scalar(self, &lv, y, scales, n, out);
-            }
+            super::parallel::rows(self.rows(), n, n * cp, out, |range, part| {
+                let m = self.rows_view(range);
+                if !super::cq_a8_avx2::matmul_a8(&m, &lv, y, scales, n, part) {
+                    matmul_a8_scalar(&m, &lv, y, scales, n, part);
+                }
+            });
             return;
         }
         assert!(rot.len() >= n * cp, "matmul_a8: rot shorter than n * cols_padded");
