@@ -8,13 +8,16 @@ import { fileURLToPath } from 'node:url';
 
 export const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 
-/** The model the demo embeds: $NEEDLE_MODEL (set by dev.sh) or the first v3 fixture. */
+/** The model the demo embeds: $NEEDLE_MODEL (set by dev.sh), else www/models/default.cact as dev.sh
+ * would pick, else the first v3 fixture (too small a context for the preset environments' tests). */
 export function defaultModel() {
   if (process.env.NEEDLE_MODEL) {
     const f = resolve(ROOT, process.env.NEEDLE_MODEL);
     if (!existsSync(f)) throw new Error(`NEEDLE_MODEL=${process.env.NEEDLE_MODEL}: no such file`);
     return f;
   }
+  const embedded = join(ROOT, 'www/models/default.cact');
+  if (existsSync(embedded)) return embedded;
   const dir = join(ROOT, 'tests/fixtures/v3');
   const cases = existsSync(dir) ? readdirSync(dir).sort() : [];
   const preferred = cases.includes('default') ? ['default'] : cases;
