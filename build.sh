@@ -25,7 +25,10 @@ build_variant() {
     "$target_dir/wasm32-unknown-unknown/release/needle_web.wasm"
   # No feature flags: wasm-opt reads the module's target_features section. `--all-features` lets it
   # emit encodings engines do not load yet (Node 20 and Chromium: "unknown import kind 0x7f").
-  $WASM_OPT -O3 "$out/needle_bg.wasm" -o "$out/needle_bg.wasm"
+  # --no-inline keeps the block of one layer (blocks/stack.rs, `layer_chunk`, never inlined by
+  # rustc either) a function of its own: -O3 inlines any function with one caller, and V8 runs
+  # a wasm function's optimised code only from its next call on.
+  $WASM_OPT --no-inline='*layer_chunk*' -O3 "$out/needle_bg.wasm" -o "$out/needle_bg.wasm"
 }
 
 # Threads: std rebuilt with atomics (nightly -Z build-std) over one shared, imported memory that

@@ -319,6 +319,11 @@ impl<'a, M: Mlp> Stack<'a, M> {
 
     /// Block `plan[ai]` over the chunk's `b` tokens at positions `p0..`, `lane` its favoured
     /// mHC lane.
+    ///
+    /// Never inlined: V8 runs a wasm function's optimised code only from its next call on (no
+    /// on-stack replacement), and inlined into the caller this block would be part of one call
+    /// per prefill, so a page's first prompt would run it all as baseline code (BENCHMARKS.md).
+    #[inline(never)]
     fn layer_chunk(&self, seq: &mut Sequence<M::Scratch>, ai: usize, lane: usize, p0: usize, b: usize) {
         let Sequence { s, rings, conv, site_tails, plan, mlp: mlp_scratch, .. } = seq;
         let LayerPlan { layer: l, window, .. } = plan[ai];

@@ -5,7 +5,7 @@
 //! --ignored --nocapture`.
 use super::cq::{CqMatrix, CqWidth};
 use super::cq_a8::rotate_a8;
-use super::cq_bench::{cpu_seconds, Owned};
+use super::cq_bench::{cpu_seconds, warm_up, Owned};
 use super::quant::fake_quant_i8;
 use super::test_util::pseudo_random;
 
@@ -35,6 +35,8 @@ fn cq_a8_bench() {
                 }
                 m.matmul_a8(&y, &scales, n, &mut rot, &mut out_a);
             };
+            warm_up(&mut f32_path);
+            warm_up(&mut a8_path);
             let reps = if rows * cols * n > 4_000_000 { 5 } else { 31 };
             let (mut tf, mut ta) = (Vec::new(), Vec::new());
             // Alternate which path runs first: the second finds the codes in cache.

@@ -69,9 +69,23 @@ pub(super) fn cpu_seconds() -> f64 {
     }
 }
 
-/// Median of `reps` timings of `f`, in microseconds.
+/// CPU seconds [`warm_up`] runs a kernel before it is timed.
+const WARM_UP_S: f64 = 0.3;
+
+/// Runs `f` for [`WARM_UP_S`] of CPU time. Under V8 a wasm function starts as baseline
+/// (Liftoff) code and runs its optimised code only from a call after its background compile
+/// ends: timing the first few calls measured the baseline code, about half as fast
+/// (BENCHMARKS.md). Natively this only warms the caches.
+pub(super) fn warm_up(mut f: impl FnMut()) {
+    let start = cpu_seconds();
+    while cpu_seconds() - start < WARM_UP_S {
+        f();
+    }
+}
+
+/// Median of `reps` timings of `f`, in microseconds, after [`warm_up`].
 fn median_us(reps: usize, mut f: impl FnMut()) -> f64 {
-    f();
+    warm_up(&mut f);
     let mut t: Vec<f64> = (0..reps)
         .map(|_| {
             let s = cpu_seconds();
