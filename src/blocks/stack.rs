@@ -4,9 +4,11 @@
 //! coefficients; then the lane mean, the final norm and the tied output head.
 //!
 //! Within a layer every CQ matrix is applied to the whole chunk at once (`matmul_rotated`, one
-//! code decode per chunk), everything else runs token by token in position order with the same
-//! code as a single step. `matmul_rotated` sums exactly as `matvec_rotated` does, so a prompt
-//! pushed through in chunks of any size gives the same bits as stepping it.
+//! code decode per chunk), everything else runs token by token with the same code as a single
+//! step: in position order where a token reads what earlier ones wrote (attention, the conv and
+//! Engram tails), else split across threads by tokens (`kernels::parallel`). `matmul_rotated`
+//! sums exactly as `matvec_rotated` does, so a prompt pushed through in chunks of any size, on
+//! any number of threads, gives the same bits as stepping it.
 //!
 //! What differs between the generations is plugged in: the MLP ([`Mlp`]), whether deploy
 //! numerics round the mHC coefficient input, which layers run and how far each one's attention
@@ -482,7 +484,7 @@ impl<S> Sequence<S> {
     }
 
     /// Bytes held by the per-sequence state besides the KV rings: conv and Engram tails and
-    /// the chunk scratch (the MLP's few hada_n-wide buffers aside).
+    /// the chunk scratch (the MLP's buffers aside: a few hada_n-wide ones per chunk token).
     pub(crate) fn scratch_bytes(&self) -> usize {
         let tails: usize = self.conv.iter().map(ConvTail::bytes).sum::<usize>()
             + self.site_tails.iter().flatten().map(ValueTail::bytes).sum::<usize>();
