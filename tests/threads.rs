@@ -1,7 +1,9 @@
 //! The `threads` feature changes which thread computes what, never the result: every fixture
 //! (both generations, every KV precision and numerics) gives the same bits with all work on one
-//! thread as with every matrix product and attention split into as many chunks as a 3-thread
-//! pool allows (an odd count, so chunks are uneven). The parity suites hold the one-thread
+//! thread as with every split the kernels' seam offers taken, into as many chunks as a 3-thread
+//! pool allows (an odd count, so chunks are uneven): the matrix products (several matrices of one
+//! input as one run of rows), attention by heads, and a prefill chunk's per-token stages (input
+//! rotations, the mHC coefficients, the MLP and the lane write-back) by tokens. The parity suites hold the one-thread
 //! results to upstream's; this holds the split ones to those.
 //!
 //! `cargo test --release --features cli,threads --test threads`

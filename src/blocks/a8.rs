@@ -5,6 +5,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
+use crate::kernels::parallel::{self, PerItem};
 use crate::kernels::{rotate_a8, CqMatrix};
 
 /// The rotated int8 codes and scales of a chunk's A8 inputs.
@@ -32,9 +33,14 @@ impl A8Inputs {
         for (m, out) in jobs.iter_mut() {
             let (cols, cp) = (m.cols(), m.cols_padded());
             if rotated != Some((cols, m.group())) {
-                for j in 0..b {
-                    self.scales[j] = rotate_a8(m, &x[j * cols..(j + 1) * cols], &mut self.y[j * cp..(j + 1) * cp]);
-                }
+                // Each input on its own (split across threads): a quantisation pass and one
+                // transform per group, log2(group) additions per element.
+                let parts = (PerItem(&mut self.y[..b * cp], cp), PerItem(&mut self.scales[..b], 1));
+                parallel::items(b, cp * (m.group().ilog2() as usize + 4), parts, |inputs, (y, scales)| {
+                    for ((j, y), scale) in inputs.zip(y.0.chunks_exact_mut(cp)).zip(scales.0.iter_mut()) {
+                        *scale = rotate_a8(m, &x[j * cols..(j + 1) * cols], y);
+                    }
+                });
                 rotated = Some((cols, m.group()));
             }
             m.matmul_a8(&self.y[..b * cp], &self.scales[..b], b, rot, &mut out[..b * m.rows()]);

@@ -4,9 +4,11 @@
 //! coefficients; then the lane mean, the final norm and the tied output head.
 //!
 //! Within a layer every CQ matrix is applied to the whole chunk at once (`matmul_rotated`, one
-//! code decode per chunk), everything else runs token by token in position order with the same
-//! code as a single step. `matmul_rotated` sums exactly as `matvec_rotated` does, so a prompt
-//! pushed through in chunks of any size gives the same bits as stepping it.
+//! code decode per chunk), everything else runs token by token with the same code as a single
+//! step: in position order where a token reads what earlier ones wrote (attention, the conv and
+//! Engram tails), else split across threads by tokens (`kernels::parallel`). `matmul_rotated`
+//! sums exactly as `matvec_rotated` does, so a prompt pushed through in chunks of any size, on
+//! any number of threads, gives the same bits as stepping it.
 //!
 //! What differs between the generations is plugged in: the MLP ([`Mlp`]), whether deploy
 //! numerics round the mHC coefficient input, which layers run and how far each one's attention
@@ -22,21 +24,26 @@ use super::mhc::{self, MhcLayer};
 use super::pool::{Probe, Tracked};
 use super::EPS;
 use crate::kernels::activation::mul_sigmoid;
-use crate::kernels::{rms_norm, rope, CqMatrix};
+use crate::kernels::parallel::{self, PerItem};
+use crate::kernels::{rms_norm, rope, sinkhorn, CqMatrix};
 use crate::{Error, Result};
 
-/// A generation's MLP block.
-pub(crate) trait Mlp {
+/// A generation's MLP block. A chunk's tokens run it on several threads at once (each with
+/// buffers of its own), hence the bounds.
+pub(crate) trait Mlp: Sync {
     /// Model-wide data every layer's MLP reads (Needle 3: the two Walsh permutations).
-    type Shared;
-    /// Per-sequence buffers.
-    type Scratch;
+    type Shared: Sync;
+    /// Buffers of one token's forward (a sequence holds one per token of a chunk).
+    type Scratch: Send;
     /// Buffers enough for every layer in `mlps`.
     fn scratch<'m>(mlps: impl Iterator<Item = &'m Self>) -> Self::Scratch
     where
         Self: 'm;
     /// `out[..d] = mlp(x)` for one token (`x` is `d` floats).
     fn forward(&self, shared: &Self::Shared, x: &[f32], s: &mut Self::Scratch, out: &mut [f32]);
+    /// Multiply-adds of one token's forward, about (decides whether a chunk's tokens are worth
+    /// splitting across threads).
+    fn work(&self) -> usize;
 }
 
 /// One transformer block.
@@ -104,7 +111,8 @@ pub(crate) struct Sequence<S> {
     /// Tokens the sequence may hold.
     capacity: usize,
     s: Scratch,
-    pub(crate) mlp: S,
+    /// The MLP's buffers, one per token of a chunk.
+    pub(crate) mlp: Vec<S>,
 }
 
 /// What a [`Sequence`] carries from one token to the next (its scratch aside): a copy to come
@@ -153,18 +161,21 @@ fn check_rows(len: usize, rows: usize, width: usize) -> Result<()> {
 const MAX_CHUNK: usize = 1024;
 
 /// Applies each matrix of `jobs` to the `b` rows of `x` (row width = the matrices' `cols`),
-/// rotating the inputs once for consecutive matrices that share their column geometry.
-fn project(x: &[f32], b: usize, rot: &mut [f32], jobs: &mut [(&CqMatrix<'_>, &mut [f32])]) {
-    let mut rotated = None;
-    for (m, out) in jobs.iter_mut() {
-        let (cols, cp) = (m.cols(), m.cols_padded());
-        if rotated != Some((cols, m.group())) {
-            for j in 0..b {
-                m.rotate_input(&x[j * cols..(j + 1) * cols], &mut rot[j * cp..(j + 1) * cp]);
+/// rotating the inputs once for each run of consecutive matrices that share their column
+/// geometry, and applying a run's matrices together (one split across threads for all of them).
+fn project(x: &[f32], b: usize, rot: &mut [f32], mut jobs: &mut [(&CqMatrix<'_>, &mut [f32])]) {
+    while let Some((m, _)) = jobs.first() {
+        let (cols, cp, group) = (m.cols(), m.cols_padded(), m.group());
+        let run = jobs.iter().take_while(|(o, _)| (o.cols(), o.group()) == (cols, group)).count();
+        // One transform per group of each input, log2(group) additions per element.
+        parallel::items(b, cp * group.ilog2() as usize, PerItem(&mut rot[..b * cp], cp), |inputs, rot| {
+            for (j, r) in inputs.zip(rot.0.chunks_exact_mut(cp)) {
+                m.rotate_input(&x[j * cols..(j + 1) * cols], r);
             }
-            rotated = Some((cols, m.group()));
-        }
-        m.matmul_rotated(&rot[..b * cp], b, &mut out[..b * m.rows()]);
+        });
+        let (now, rest) = core::mem::take(&mut jobs).split_at_mut(run);
+        CqMatrix::matmul_rotated_each(&rot[..b * cp], b, now);
+        jobs = rest;
     }
 }
 
@@ -202,7 +213,7 @@ impl<'a, M: Mlp> Stack<'a, M> {
             pos: 0,
             capacity,
             s: Scratch::new(self, chunk, deploy),
-            mlp: M::scratch(plan.iter().map(|p| &self.layers[p.layer].mlp)),
+            mlp: (0..chunk).map(|_| M::scratch(plan.iter().map(|p| &self.layers[p.layer].mlp))).collect(),
             plan,
         };
         seq.check_windows()?;
@@ -345,11 +356,17 @@ impl<'a, M: Mlp> Stack<'a, M> {
             &mut s.rot,
             &mut [(&w.mhc.phi_pre, &mut s.pre[..]), (&w.mhc.phi_post, &mut s.post[..]), (&w.mhc.phi_res, &mut s.res[..])],
         );
-        for j in 0..b {
-            let (pre, post, res) = (&mut s.pre[j * lanes..(j + 1) * lanes], &mut s.post[j * lanes..(j + 1) * lanes], &mut s.res[j * nn..(j + 1) * nn]);
-            w.mhc.coefficients(lane, pre, post, res);
-            mhc::collapse(&s.stream[j * nd..(j + 1) * nd], pre, &mut s.u[j * d..(j + 1) * d]);
-        }
+        // Each token's coefficients (Sinkhorn's exponentials weigh) and block input on its own,
+        // so a chunk's tokens are split across threads.
+        let stream = &s.stream;
+        let parts = (PerItem(&mut s.pre[..b * lanes], lanes), PerItem(&mut s.post[..b * lanes], lanes), (PerItem(&mut s.res[..b * nn], nn), PerItem(&mut s.u[..b * d], d)));
+        parallel::items(b, sinkhorn::work(lanes) + nd, parts, |tokens, (pre, post, (res, u))| {
+            let each = pre.0.chunks_exact_mut(lanes).zip(post.0.chunks_exact_mut(lanes)).zip(res.0.chunks_exact_mut(nn).zip(u.0.chunks_exact_mut(d)));
+            for (j, ((pre, post), (res, u))) in tokens.zip(each) {
+                w.mhc.coefficients(lane, pre, post, res);
+                mhc::collapse(&stream[j * nd..(j + 1) * nd], pre, u);
+            }
+        });
         s.x[..b * d].copy_from_slice(&s.u[..b * d]);
 
         // Engram sites of this layer, gated by the block input.
@@ -408,21 +425,30 @@ impl<'a, M: Mlp> Stack<'a, M> {
         // out_proj lands in h (free again).
         project_a8(s.a8.as_mut(), &s.o, b, &mut s.rot, &mut [(&w.attn.out_proj, &mut s.h[..])]);
 
-        // Residual adds, the MLP, and the mHC write-back of y = block(u) - u.
-        for j in 0..b {
-            let x = &mut s.x[j * d..(j + 1) * d];
-            rms_norm(&s.h[j * d..(j + 1) * d], &w.post_norm, EPS, &mut s.unit_x);
-            for (v, &a) in x.iter_mut().zip(&s.unit_x) {
-                *v += w.attn_gate * a;
+        // Residual adds, the MLP, and the mHC write-back of y = block(u) - u: each token's on its
+        // own, so a chunk's tokens are split across threads.
+        let Scratch { x, stream, h, u, post, res, normed, mlp_out, next, .. } = s;
+        let (h, u, post, res) = (&*h, &*u, &*post, &*res);
+        let parts = ((PerItem(&mut x[..b * d], d), PerItem(&mut stream[..b * nd], nd)), (PerItem(&mut normed[..b * d], d), PerItem(&mut mlp_out[..b * d], d)), (PerItem(&mut next[..b * nd], nd), PerItem(&mut mlp_scratch[..b], 1)));
+        // Two norms and the residual adds (~8 per element), the lane mixing (lanes + 1 per
+        // element of the stream).
+        let work = w.mlp.work() + 8 * d + (lanes + 1) * nd;
+        parallel::items(b, work, parts, |tokens, ((x, stream), (normed, mlp_out), (next, mlp_scratch))| {
+            for (i, j) in tokens.enumerate() {
+                let (x, normed, m) = (&mut x.0[i * d..(i + 1) * d], &mut normed.0[i * d..(i + 1) * d], &mut mlp_out.0[i * d..(i + 1) * d]);
+                rms_norm(&h[j * d..(j + 1) * d], &w.post_norm, EPS, normed);
+                for (v, &a) in x.iter_mut().zip(normed.iter()) {
+                    *v += w.attn_gate * a;
+                }
+                rms_norm(x, &w.pre_hada, EPS, normed);
+                w.mlp.forward(&self.mlp_shared, normed, &mut mlp_scratch.0[i], m);
+                for ((v, &m), &u) in x.iter_mut().zip(m.iter()).zip(&u[j * d..(j + 1) * d]) {
+                    *v = (*v + m) - u;
+                }
+                let (pre_post, res) = (&post[j * lanes..(j + 1) * lanes], &res[j * nn..(j + 1) * nn]);
+                mhc::expand(&mut stream.0[i * nd..(i + 1) * nd], res, pre_post, x, &mut next.0[i * nd..(i + 1) * nd]);
             }
-            rms_norm(x, &w.pre_hada, EPS, &mut s.unit_x);
-            w.mlp.forward(&self.mlp_shared, &s.unit_x, mlp_scratch, &mut s.mlp_out);
-            for ((v, &m), &u) in x.iter_mut().zip(&s.mlp_out).zip(&s.u[j * d..(j + 1) * d]) {
-                *v = (*v + m) - u;
-            }
-            let (pre_post, res) = (&s.post[j * lanes..(j + 1) * lanes], &s.res[j * nn..(j + 1) * nn]);
-            mhc::expand(&mut s.stream[j * nd..(j + 1) * nd], res, pre_post, x, &mut s.next);
-        }
+        });
     }
 }
 
@@ -463,7 +489,7 @@ impl<S> Sequence<S> {
     }
 
     /// Bytes held by the per-sequence state besides the KV rings: conv and Engram tails and
-    /// the chunk scratch (the MLP's few hada_n-wide buffers aside).
+    /// the chunk scratch (the MLP's buffers aside: a few hada_n-wide ones per chunk token).
     pub(crate) fn scratch_bytes(&self) -> usize {
         let tails: usize = self.conv.iter().map(ConvTail::bytes).sum::<usize>()
             + self.site_tails.iter().flatten().map(ValueTail::bytes).sum::<usize>();
@@ -490,7 +516,7 @@ struct Scratch {
     stream: Vec<f32>,
     /// mHC coefficient input.
     nx: Vec<f32>,
-    /// One token's next lanes while mixing.
+    /// Each token's next lanes while mixing.
     next: Vec<f32>,
     pre: Vec<f32>,
     post: Vec<f32>,
@@ -514,6 +540,8 @@ struct Scratch {
     cos: Vec<f32>,
     sin: Vec<f32>,
     attn: AttnScratch,
+    /// Each token's normalised residual, the MLP's input, and the MLP's output (`d` per token).
+    normed: Vec<f32>,
     mlp_out: Vec<f32>,
     /// Engram: per-token table slots, memory rows, keys, values, summed contribution.
     slots: Vec<Option<u32>>,
@@ -553,7 +581,7 @@ impl Scratch {
             b,
             stream: vec![0.0; b * lanes * d],
             nx: vec![0.0; b * lanes * d],
-            next: vec![0.0; lanes * d],
+            next: vec![0.0; b * lanes * d],
             pre: vec![0.0; b * lanes],
             post: vec![0.0; b * lanes],
             res: vec![0.0; b * lanes * lanes],
@@ -571,7 +599,8 @@ impl Scratch {
             cos: vec![0.0; b * h.qk / 2],
             sin: vec![0.0; b * h.qk / 2],
             attn: AttnScratch::new(h),
-            mlp_out: vec![0.0; d],
+            normed: vec![0.0; b * d],
+            mlp_out: vec![0.0; b * d],
             slots: vec![None; b * stack.engram.tables],
             e: vec![0.0; b * e_width],
             ek: vec![0.0; b * d],
@@ -588,7 +617,7 @@ impl Scratch {
     fn bytes(&self) -> usize {
         let floats = [
             &self.stream, &self.nx, &self.next, &self.pre, &self.post, &self.res, &self.rot, &self.u, &self.x, &self.h,
-            &self.q, &self.k, &self.v, &self.gate, &self.o, &self.qkv, &self.cos, &self.sin, &self.mlp_out, &self.e,
+            &self.q, &self.k, &self.v, &self.gate, &self.o, &self.qkv, &self.cos, &self.sin, &self.normed, &self.mlp_out, &self.e,
             &self.ek, &self.ev, &self.contrib, &self.conv_out, &self.unit_x, &self.unit_k, &self.cell,
         ];
         let f: usize = floats.iter().map(|v| v.len()).sum();

@@ -282,6 +282,17 @@ impl<'a> CqMatrix<'a> {
         parallel::rows(self.rows, n, n * self.cols_padded, out, |range, part| self.rows_view(range).matmul_kernel(xr, n, part));
     }
 
+    /// [`Self::matmul_rotated`] of each matrix of `jobs` (all with the same `cols_padded`) on the
+    /// same rotated inputs, its result into the output beside it: the same bits as one call per
+    /// matrix, but split across threads as one run of rows (one hand-off for all of them).
+    pub fn matmul_rotated_each(xr: &[f32], n: usize, jobs: &mut [(&CqMatrix<'_>, &mut [f32])]) {
+        let Some(cp) = jobs.first().map(|(m, _)| m.cols_padded) else { return };
+        assert!(jobs.iter().all(|(m, _)| m.cols_padded == cp), "matmul_rotated_each: matrices of different widths");
+        assert!(xr.len() >= n * cp, "matmul_rotated_each: rotated inputs shorter than n * cols_padded");
+        assert!(jobs.iter().all(|(m, out)| out.len() >= n * m.rows), "matmul_rotated_each: output shorter than n * rows");
+        parallel::rows_each(n, n * cp, jobs, |m| m.rows, |m, range, part| m.rows_view(range).matmul_kernel(xr, n, part));
+    }
+
     /// One thread's `matmul_rotated`.
     fn matmul_kernel(&self, xr: &[f32], n: usize, out: &mut [f32]) {
         #[cfg(all(feature = "std", target_arch = "x86_64"))]

@@ -26,6 +26,10 @@ pub fn set_min_chunk_work(work: usize) {
     MIN_WORK.store(work.max(1), Ordering::Relaxed);
 }
 
+/// Most jobs one [`rows_each`] split covers (their outputs are tabled on the stack, so a split
+/// allocates nothing); more are split a batch at a time.
+const MAX_JOBS: usize = 8;
+
 /// Row chunks start on multiples of this many rows, so a kernel that blocks rows keeps whole
 /// blocks.
 #[cfg_attr(not(feature = "threads"), allow(dead_code))]
@@ -140,16 +144,32 @@ pub fn rows<F>(rows: usize, n: usize, work_per_row: usize, out: &mut [f32], f: F
 where
     F: Fn(Range<usize>, &mut [f32]) + Sync,
 {
-    let out = &mut out[..n * rows];
-    if n == 1 {
-        // One input: a chunk's rows are one contiguous run of the output.
-        return split(rows, work_per_row, ROW_ALIGN, PerItem(out, 1), &|range, part: PerItem<'_, f32>| f(range, part.0));
+    rows_each(n, work_per_row, &mut [(rows, out)], |&rows| rows, |_, range, part| f(range, part));
+}
+
+/// [`rows`] for several products of the same `n` inputs at once (the q, k, v and gate
+/// projections of one normalised input): job `(data, out)` is a product of `rows(data)` rows
+/// into `out`, and `f(data, range, part)` computes its rows `range` as [`rows`]' `f` does.
+/// The jobs' rows are split as one run, so the whole costs one hand-off and products too small
+/// to split on their own (k, v) share the threads with the rest. `work_per_row` is the same for
+/// every job (they read the same inputs).
+#[cfg_attr(not(feature = "threads"), allow(unused_variables))]
+pub fn rows_each<J, R, F>(n: usize, work_per_row: usize, jobs: &mut [(J, &mut [f32])], rows: R, f: F)
+where
+    J: Sync,
+    R: Fn(&J) -> usize + Sync,
+    F: Fn(&J, Range<usize>, &mut [f32]) + Sync,
+{
+    for batch in jobs.chunks_mut(MAX_JOBS) {
+        #[cfg(feature = "threads")]
+        if pool::rows_each(n, work_per_row, batch, &rows, &f) {
+            continue;
+        }
+        for (data, out) in batch.iter_mut() {
+            let r = rows(data);
+            f(data, 0..r, &mut out[..n * r]);
+        }
     }
-    #[cfg(feature = "threads")]
-    if chunk_items(rows, work_per_row, ROW_ALIGN, threads()).is_some() {
-        return pool::interleaved(rows, n, work_per_row, out, &f);
-    }
-    f(0..rows, out)
 }
 
 fn split<P, F>(items: usize, work_per_item: usize, align: usize, parts: P, f: &F)
@@ -171,7 +191,7 @@ mod pool {
     use core::ops::Range;
     use std::vec::Vec;
 
-    use super::{Parts, ROW_ALIGN};
+    use super::{Parts, MAX_JOBS, ROW_ALIGN};
 
     /// Halves `range` at a chunk boundary until chunks of `per` items remain, the halves running
     /// as rayon joins.
@@ -195,9 +215,10 @@ mod pool {
         static PART: Cell<Vec<f32>> = const { Cell::new(Vec::new()) };
     }
 
-    /// The output pointer shared by the chunks; each writes only its own rows.
+    /// A job's output pointer, shared by the chunks; each writes only its own rows.
+    #[derive(Clone, Copy)]
     struct Out(*mut f32);
-    // SAFETY: chunks write disjoint elements (distinct rows), and `interleaved` returns only
+    // SAFETY: chunks write disjoint elements (distinct rows), and `rows_each` returns only
     // after every chunk has finished.
     unsafe impl Sync for Out {}
 
@@ -208,27 +229,56 @@ mod pool {
         }
     }
 
-    /// `super::rows` for several inputs: a chunk's rows are `n` runs of the output, so each chunk
-    /// computes into a buffer of its own and copies the runs into place.
-    pub(super) fn interleaved<F>(rows: usize, n: usize, work_per_row: usize, out: &mut [f32], f: &F)
+    /// `super::rows_each` for at most [`MAX_JOBS`] jobs when the work is worth splitting (else
+    /// `false`, nothing done). The jobs' rows, each job's rounded up to whole [`ROW_ALIGN`]
+    /// blocks, form one run split into aligned chunks, so every cut inside a job falls on a
+    /// block boundary. A chunk computes each job's rows it covers: for
+    /// one input straight into the output (one contiguous run), for several into a buffer of
+    /// its own, then copied into place as `n` runs.
+    pub(super) fn rows_each<J, R, F>(n: usize, work_per_row: usize, jobs: &mut [(J, &mut [f32])], rows: &R, f: &F) -> bool
     where
-        F: Fn(Range<usize>, &mut [f32]) + Sync,
+        J: Sync,
+        R: Fn(&J) -> usize + Sync,
+        F: Fn(&J, Range<usize>, &mut [f32]) + Sync,
     {
-        let dst = Out(out.as_mut_ptr());
-        super::split(rows, work_per_row, ROW_ALIGN, (), &|range: Range<usize>, ()| {
-            let len = range.len();
-            // Taken out of the cell, so a nested use on this thread would start its own buffer.
-            let mut part = PART.take();
-            part.resize(n * len, 0.0);
-            f(range.clone(), &mut part);
-            for j in 0..n {
-                let src = &part[j * len..(j + 1) * len];
-                // SAFETY: `out` holds n * rows floats; row `range.start + i` of input `j` is
-                // written by this chunk only.
-                unsafe { core::ptr::copy_nonoverlapping(src.as_ptr(), dst.at(j * rows + range.start), len) };
+        let total: usize = jobs.iter().map(|(data, _)| rows(data).next_multiple_of(ROW_ALIGN)).sum();
+        if super::chunk_items(total, work_per_row, ROW_ALIGN, super::threads()).is_none() {
+            return false;
+        }
+        let mut outs = [Out(core::ptr::null_mut()); MAX_JOBS];
+        for (o, (data, out)) in outs.iter_mut().zip(jobs.iter_mut()) {
+            *o = Out(out[..n * rows(data)].as_mut_ptr());
+        }
+        let jobs = &*jobs;
+        super::split(total, work_per_row, ROW_ALIGN, (), &|chunk: Range<usize>, ()| {
+            let mut first = 0;
+            for ((data, _), out) in jobs.iter().zip(&outs) {
+                let rows = rows(data);
+                let (start, end) = (chunk.start.max(first) - first, chunk.end.min(first + rows).saturating_sub(first));
+                first += rows.next_multiple_of(ROW_ALIGN);
+                if start >= end {
+                    continue;
+                }
+                let (range, len) = (start..end, end - start);
+                if n == 1 {
+                    // SAFETY: rows `range` of this job's output are written by this chunk only.
+                    f(data, range, unsafe { core::slice::from_raw_parts_mut(out.at(start), len) });
+                    continue;
+                }
+                // Taken out of the cell, so a nested use on this thread would start its own buffer.
+                let mut part = PART.take();
+                part.resize(n * len, 0.0);
+                f(data, range, &mut part);
+                for j in 0..n {
+                    let src = &part[j * len..(j + 1) * len];
+                    // SAFETY: the output holds n * rows floats; row `start + i` of input `j` is
+                    // written by this chunk only.
+                    unsafe { core::ptr::copy_nonoverlapping(src.as_ptr(), out.at(j * rows + start), len) };
+                }
+                PART.set(part);
             }
-            PART.set(part);
         });
+        true
     }
 }
 
@@ -262,6 +312,33 @@ mod tests {
             for j in 0..n {
                 for r in 0..rows {
                     assert_eq!(out[j * rows + r], (j * 10_000 + r) as f32);
+                }
+            }
+        }
+    }
+
+    /// Several products split as one run: every (job, input, row) lands where that job's own
+    /// product puts it, whatever the jobs' sizes (some smaller than a row block) and their count
+    /// (more than one batch).
+    #[test]
+    fn every_row_of_every_job_lands_in_place() {
+        let sizes = [5, 40, 3, 16, 1, 33, 7, 2, 70, 9];
+        for n in [1, 3] {
+            let mut outs: Vec<Vec<f32>> = sizes.iter().map(|&r| vec![0.0; n * r]).collect();
+            let mut jobs: Vec<(usize, &mut [f32])> = sizes.iter().copied().enumerate().zip(outs.iter_mut()).map(|((k, _), o)| (k, &mut o[..])).collect();
+            rows_each(n, 1 << 20, &mut jobs, |&k| sizes[k], |&k, range, part| {
+                let len = range.len();
+                for j in 0..n {
+                    for (i, r) in range.clone().enumerate() {
+                        part[j * len + i] = (k * 1_000_000 + j * 10_000 + r) as f32;
+                    }
+                }
+            });
+            for (k, out) in outs.iter().enumerate() {
+                for j in 0..n {
+                    for r in 0..sizes[k] {
+                        assert_eq!(out[j * sizes[k] + r], (k * 1_000_000 + j * 10_000 + r) as f32, "job {k} input {j} row {r}");
+                    }
                 }
             }
         }

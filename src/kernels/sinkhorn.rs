@@ -20,6 +20,12 @@ fn log_sum_exp(x: &[f32], first: usize, stride: usize, n: usize) -> f32 {
     libm::logf(sum) + shift
 }
 
+/// About the multiply-adds one [`sinkhorn`] of an `n x n` matrix costs, an exponential or a
+/// logarithm counted as 16 (for deciding whether to split work across threads).
+pub fn work(n: usize) -> usize {
+    16 * (ITERATIONS * 2 * n * (n + 1) + n * n)
+}
+
 /// Replaces the row-major `n x n` logits `m` by their Sinkhorn-normalised exponentials.
 pub fn sinkhorn(m: &mut [f32], n: usize) {
     assert_eq!(m.len(), n * n, "sinkhorn: matrix must be n x n");

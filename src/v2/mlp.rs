@@ -55,6 +55,12 @@ impl Mlp for WalshMlp {
             *o = d3 * v;
         }
     }
+
+    fn work(&self) -> usize {
+        // Two transforms (n log2 n each), the diagonals and the activation.
+        let n = self.d1.len();
+        2 * n * n.max(2).ilog2() as usize + 8 * n
+    }
 }
 
 #[cfg(test)]

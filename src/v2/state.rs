@@ -126,7 +126,7 @@ impl State {
 
     /// Bytes of the whole per-sequence state: KV rings, Engram tails, chunk scratch, head pools.
     pub fn bytes(&self) -> usize {
-        self.seq.kv_bytes() + self.seq.scratch_bytes() + 4 * self.seq.mlp.len() + self.head_pool_bytes()
+        self.seq.kv_bytes() + self.seq.scratch_bytes() + 4 * self.seq.mlp.iter().map(Vec::len).sum::<usize>() + self.head_pool_bytes()
     }
 
     /// Refuses a state made for a model of another shape.

@@ -153,4 +153,11 @@ impl Mlp for HadamardMlp {
             *o = d4 * u;
         }
     }
+
+    fn work(&self) -> usize {
+        // Three stages of two small products (n * (a + b)), the conditioning (rank * (d + n)) and
+        // the diagonals.
+        let (n, d) = (self.d1.len(), self.cond_vt.len() / self.rank.max(1));
+        3 * n * (self.a + self.b) + self.rank * (d + n) + 8 * n
+    }
 }
