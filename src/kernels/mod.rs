@@ -19,10 +19,11 @@
 //! across a rayon pool with it (each item still computed by the same serial code, so results are
 //! bit-identical).
 //!
-//! Natively with `std` on x86-64, the CQ kernels also have an AVX2 variant (`cq_avx2`), chosen at
-//! run time by CPU feature detection ahead of the compile-time dispatch; it is held equal to the
-//! scalar kernel the same way. So is the A8 integer CQ kernel's (`cq_a8_avx2`), the one place
-//! that kernel runs outside the tests (see `cq_a8`). The int8 row dot product has an SSE2 variant
+//! Natively with `std` on x86-64, the CQ kernels also have an AVX2 variant (`cq_avx2`) and, for
+//! one input, an AVX-512 one (`cq_avx512`), chosen at run time by CPU feature detection ahead of
+//! the compile-time dispatch; they are held equal to the scalar kernel the same way. So is the A8
+//! integer CQ kernel's (`cq_a8_avx2`), the one place that kernel runs outside the tests (see
+//! `cq_a8`). The int8 row dot product has an SSE2 variant
 //! on every x86-64 (`vector_x86`), where the compiler's own vectorisation of the scalar loop is
 //! poor.
 
@@ -45,6 +46,8 @@ pub mod cq_a8;
 mod cq_a8_avx2;
 #[cfg(all(feature = "std", target_arch = "x86_64"))]
 mod cq_avx2;
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+mod cq_avx512;
 mod cq_rows;
 pub mod dense;
 pub mod f16;
