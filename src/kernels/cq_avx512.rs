@@ -23,7 +23,7 @@ use super::f16;
 /// Runs `matvec_rotated` with AVX-512 when the CPU has it and the group is at least 32 codes;
 /// false otherwise (the caller then runs the next variant).
 pub(crate) fn matvec_rotated(m: &CqMatrix<'_>, xr: &[f32], out: &mut [f32]) -> bool {
-    if !cpu_has_it() || m.group() < UNIT {
+    if !super::has_avx512() || m.group() < UNIT {
         return false;
     }
     // SAFETY: AVX-512 F/BW/VL are present (checked above); the caller checked the slice lengths.
@@ -36,14 +36,6 @@ pub(crate) fn matvec_rotated(m: &CqMatrix<'_>, xr: &[f32], out: &mut [f32]) -> b
         }
     }
     true
-}
-
-/// Whether the CPU has the AVX-512 subsets this kernel uses (F; BW and VL for the byte shuffle and
-/// the masked 16-byte loads).
-pub(crate) fn cpu_has_it() -> bool {
-    std::is_x86_feature_detected!("avx512f")
-        && std::is_x86_feature_detected!("avx512bw")
-        && std::is_x86_feature_detected!("avx512vl")
 }
 
 /// Codes per row per load.

@@ -379,7 +379,7 @@ fn avx2_twin_is_bit_identical_to_the_scalar_cq_kernel() {
 #[test]
 fn avx512_matvec_is_bit_identical_to_the_scalar_cq_kernel() {
     use super::cq_avx512;
-    if !cq_avx512::cpu_has_it() {
+    if !super::has_avx512() {
         eprintln!("no AVX-512 F/BW/VL on this CPU: the AVX-512 variant is not exercised");
         return;
     }
