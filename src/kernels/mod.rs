@@ -21,11 +21,11 @@
 //!
 //! Natively with `std` on x86-64, the CQ kernels also have an AVX2 variant (`cq_avx2`) and, for
 //! one input, an AVX-512 one (`cq_avx512`), chosen at run time by CPU feature detection ahead of
-//! the compile-time dispatch; they are held equal to the scalar kernel the same way. So is the A8
-//! integer CQ kernel's (`cq_a8_avx2`), the one place that kernel runs outside the tests (see
-//! `cq_a8`), and attention's weighted sum of int8 values (`vector_avx512`). The int8 row dot product has an SSE2 variant
-//! on every x86-64 (`vector_x86`), where the compiler's own vectorisation of the scalar loop is
-//! poor.
+//! the compile-time dispatch; they are held equal to the scalar kernel the same way. So are the
+//! A8 integer CQ kernel's AVX2 variant (`cq_a8_avx2`), the one place that kernel runs outside the
+//! tests (see `cq_a8`), and the AVX-512 one of attention's weighted sum of int8 values
+//! (`vector_avx512`). The int8 row dot product has an SSE2 variant on every x86-64
+//! (`vector_x86`), where the compiler's own vectorisation of the scalar loop is poor.
 
 /// The one dispatch point of a kernel: the simd128 twin on wasm32 builds with the feature, the
 /// scalar version elsewhere.

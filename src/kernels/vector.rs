@@ -304,7 +304,8 @@ mod tests {
                     let alpha: Vec<f32> = (0..rows).map(|g| w[g * n + i]).collect();
                     axpy_i8_rows(&alpha, q, s, &mut want);
                 }
-                assert_eq!(got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), "d={d} rows={rows}");
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&got), bits(&want), "d={d} rows={rows}");
             }
         }
     }

@@ -20,7 +20,7 @@ pub(crate) fn axpy_i8_keys<'a>(w: &[f32], n: usize, keys: impl Iterator<Item = (
         return false;
     }
     let rows = if n == 0 { 0 } else { w.len() / n };
-    if rows == 0 {
+    if rows == 0 || y.is_empty() {
         return true;
     }
     let d = y.len() / rows;
