@@ -23,8 +23,8 @@
 //! one input, an AVX-512 one (`cq_avx512`), chosen at run time by CPU feature detection ahead of
 //! the compile-time dispatch; they are held equal to the scalar kernel the same way. So are the
 //! A8 integer CQ kernel's AVX2 variant (`cq_a8_avx2`), the one place that kernel runs outside the
-//! tests (see `cq_a8`), and the AVX-512 one of attention's weighted sum of int8 values
-//! (`vector_avx512`). The int8 row dot product has an SSE2 variant on every x86-64
+//! tests (see `cq_a8`), and attention's weighted sum of int8 values, AVX-512 or AVX2
+//! (`vector_keys_x86`). The int8 row dot product has an SSE2 variant on every x86-64
 //! (`vector_x86`), where the compiler's own vectorisation of the scalar loop is poor.
 
 /// The one dispatch point of a kernel: the simd128 twin on wasm32 builds with the feature, the
@@ -73,7 +73,7 @@ mod softmax_simd128;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod vector_simd128;
 #[cfg(all(feature = "std", target_arch = "x86_64"))]
-mod vector_avx512;
+mod vector_keys_x86;
 #[cfg(target_arch = "x86_64")]
 mod vector_x86;
 

@@ -68,19 +68,19 @@ pub const KEYS_ROWS: usize = 16;
 /// Every element sees the same operations in the same key order as key-by-key calls, so the
 /// same bits, whichever variant runs.
 pub fn axpy_i8_keys<'a>(w: &[f32], n: usize, keys: impl Iterator<Item = (&'a [i8], f32)> + Clone, y: &mut [f32]) {
-    let rows = if n == 0 { 0 } else { w.len() / n };
+    let rows = w.len().checked_div(n).unwrap_or(0);
     assert!(rows <= KEYS_ROWS && rows * n == w.len(), "axpy_i8_keys: w must hold at most KEYS_ROWS rows of n weights");
-    assert!(rows == 0 || y.len() % rows == 0, "axpy_i8_keys: y must hold one row per row of w");
+    assert!(rows == 0 || y.len().is_multiple_of(rows), "axpy_i8_keys: y must hold one row per row of w");
     #[cfg(all(feature = "std", target_arch = "x86_64"))]
-    if super::vector_avx512::axpy_i8_keys(w, n, keys.clone(), y) {
+    if super::vector_keys_x86::axpy_i8_keys(w, n, keys.clone(), y) {
         return;
     }
     axpy_i8_keys_rowwise(w, n, keys, y);
 }
 
-/// `axpy_i8_keys` one key at a time (the portable form, and the AVX-512 variant's reference).
-fn axpy_i8_keys_rowwise<'a>(w: &[f32], n: usize, keys: impl Iterator<Item = (&'a [i8], f32)>, y: &mut [f32]) {
-    let rows = if n == 0 { 0 } else { w.len() / n };
+/// `axpy_i8_keys` one key at a time (the portable form, and the x86 variants' reference).
+pub(crate) fn axpy_i8_keys_rowwise<'a>(w: &[f32], n: usize, keys: impl Iterator<Item = (&'a [i8], f32)>, y: &mut [f32]) {
+    let rows = w.len().checked_div(n).unwrap_or(0);
     let mut alpha = [0.0f32; KEYS_ROWS];
     for (i, (q, scale)) in keys.take(n).enumerate() {
         for (g, a) in alpha[..rows].iter_mut().enumerate() {
@@ -286,8 +286,6 @@ mod tests {
         assert_eq!(got, [40 * 16384; 3]);
     }
 
-    /// On a CPU with AVX-512 this holds that variant bit-equal to the key-by-key form (tiles of
-    /// 6 rows and 64 columns, partial ones included).
     #[test]
     fn axpy_i8_keys_equals_one_axpy_i8_rows_per_key() {
         for d in [1usize, 5, 16, 48, 64, 100] {
