@@ -9,7 +9,7 @@
 //! codes and one f32 scale, dequantised inside the attention dot products.
 use alloc::vec::Vec;
 
-use crate::kernels::{axpy, axpy_i8_rows, dot, dot_i8_i8_rows, quantize_i8};
+use crate::kernels::{axpy, axpy_i8_keys, dot, dot_i8_i8_rows, quantize_i8};
 
 /// How the KV cache stores keys and values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,7 +109,7 @@ impl KvRing {
 
     /// Entry indices (slot * kv_heads + h) of kv head `h` at positions `first..first + n`
     /// (n <= slots), walking the ring without a division per position.
-    fn entries(&self, first: usize, n: usize, h: usize) -> impl Iterator<Item = usize> + '_ {
+    fn entries(&self, first: usize, n: usize, h: usize) -> impl Iterator<Item = usize> + Clone + '_ {
         let s0 = first % self.slots;
         (s0..self.slots).chain(0..s0).take(n).map(move |s| s * self.kv_heads + h)
     }
@@ -203,13 +203,8 @@ impl KvRing {
                 }
             }
             Store::Int8 { v, v_scale, .. } => {
-                let mut alpha = [0.0f32; ROWS];
-                for (i, r) in self.entries(first, n, h).enumerate() {
-                    for (g, a) in alpha[..rows].iter_mut().enumerate() {
-                        *a = w[g * n + i];
-                    }
-                    axpy_i8_rows(&alpha[..rows], &v[r * d..(r + 1) * d], v_scale[r], out);
-                }
+                let keys = self.entries(first, n, h).map(|r| (&v[r * d..(r + 1) * d], v_scale[r]));
+                axpy_i8_keys(&w[..rows * n], n, keys, out);
             }
         }
     }

@@ -61,25 +61,23 @@ unsafe fn run<const BITS: usize>(m: &CqMatrix<'_>, xr: &[f32], n: usize, out: &m
         while r < rows {
             let pairs_left = if r < full { block / 2 } else { 1 };
             if n == 1 && pairs_left == MV_PAIRS {
-                matvec::<BITS, MV_PAIRS>(m, &cb, xr, pairs(r, rows), out);
+                matvec::<BITS, MV_PAIRS>(m, &cb, xr, row_sets(r, rows), out);
             } else if n == 1 {
-                matvec::<BITS, 1>(m, &cb, xr, pairs(r, rows), out);
+                matvec::<BITS, 1>(m, &cb, xr, row_sets(r, rows), out);
             } else if pairs_left == MM_PAIRS {
-                matmul::<BITS, MM_PAIRS>(m, &cb, xr, n, pairs(r, rows), &mut wbuf, out);
+                matmul::<BITS, MM_PAIRS>(m, &cb, xr, n, row_sets(r, rows), &mut wbuf, out);
             } else {
-                matmul::<BITS, 1>(m, &cb, xr, n, pairs(r, rows), &mut wbuf, out);
+                matmul::<BITS, 1>(m, &cb, xr, n, row_sets(r, rows), &mut wbuf, out);
             }
             r += 2 * pairs_left;
         }
     }
 }
 
-/// The `P` row pairs from row `r` on; past the last row, a row pairs with itself.
-fn pairs<const P: usize>(r: usize, rows: usize) -> [[usize; 2]; P] {
-    core::array::from_fn(|p| {
-        let a = r + 2 * p;
-        [a, (a + 1).min(rows - 1)]
-    })
+/// `P` sets of `K` consecutive rows from row `r` on (pairs here, fours in `cq_avx512`); past the
+/// last row, the last row stands in (its result is written twice, the same value).
+pub(super) fn row_sets<const K: usize, const P: usize>(r: usize, rows: usize) -> [[usize; K]; P] {
+    core::array::from_fn(|p| core::array::from_fn(|k| (r + K * p + k).min(rows - 1)))
 }
 
 /// The codebook of a `BITS`-bit width as two 8-float halves.
@@ -152,7 +150,7 @@ unsafe fn word<const BITS: usize>(p: *const u8) -> u32 {
 /// `(r0 + r2) + (r1 + r3)`.
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn finish(r: __m128) -> f32 {
+pub(super) unsafe fn finish(r: __m128) -> f32 {
     let t = _mm_add_ps(r, _mm_movehl_ps(r, r));
     _mm_cvtss_f32(t) + _mm_cvtss_f32(_mm_shuffle_ps::<1>(t, t))
 }

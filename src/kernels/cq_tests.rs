@@ -324,14 +324,19 @@ fn from_view_refuses_with_the_tensor_index() {
 }
 
 /// `kernel` (a twin taking `n` rotated inputs) against the scalar kernel, bit for bit, for every
-/// width, groups 16/32/128 and each batch size in `batches`.
+/// width, each group in `groups` and each batch size in `batches`.
 #[cfg(any(all(target_arch = "wasm32", target_feature = "simd128"), all(feature = "std", target_arch = "x86_64")))]
-fn assert_bit_identical_to_scalar(name: &str, batches: &[usize], kernel: impl Fn(&CqMatrix<'_>, &[f32], usize, &mut [f32])) {
+fn assert_bit_identical_to_scalar(
+    name: &str,
+    groups: &[usize],
+    batches: &[usize],
+    kernel: impl Fn(&CqMatrix<'_>, &[f32], usize, &mut [f32]),
+) {
     use super::cq::matmul_rotated_scalar;
-    // Not a multiple of any row block the twins use (2, 4, 8), so every tail runs.
+    // Not a multiple of any row block the twins use (2, 4, 8), so every tail runs, a padded one too.
     const ROWS: usize = 15;
     for width in WIDTHS {
-        for group in [16, 32, 128] {
+        for &group in groups {
             let case = Case::new(ROWS, 3 * group - 3, group, width, group as u32 + 1);
             let m = case.matrix();
             for &n in batches {
@@ -345,12 +350,16 @@ fn assert_bit_identical_to_scalar(name: &str, batches: &[usize], kernel: impl Fn
     }
 }
 
+/// The smallest group, one that takes several 16-code blocks, the shipped one.
+#[cfg(any(all(target_arch = "wasm32", target_feature = "simd128"), all(feature = "std", target_arch = "x86_64")))]
+const ALL_GROUPS: [usize; 3] = [16, 32, 128];
+
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 #[test]
 fn simd_twins_are_bit_identical_to_the_scalar_cq_kernel() {
     use super::cq_simd128;
-    assert_bit_identical_to_scalar("simd matmul", &[1, 2, 5, TILE + 3], |m, x, n, out| cq_simd128::matmul_rotated(m, x, n, out));
-    assert_bit_identical_to_scalar("simd matvec", &[1], |m, x, _, out| cq_simd128::matvec_rotated(m, x, out));
+    assert_bit_identical_to_scalar("simd matmul", &ALL_GROUPS, &[1, 2, 5, TILE + 3], |m, x, n, out| cq_simd128::matmul_rotated(m, x, n, out));
+    assert_bit_identical_to_scalar("simd matvec", &ALL_GROUPS, &[1], |m, x, _, out| cq_simd128::matvec_rotated(m, x, out));
 }
 
 #[cfg(all(feature = "std", target_arch = "x86_64"))]
@@ -361,7 +370,22 @@ fn avx2_twin_is_bit_identical_to_the_scalar_cq_kernel() {
         eprintln!("no AVX2 on this CPU: the AVX2 twin is not exercised");
         return;
     }
-    assert_bit_identical_to_scalar("avx2", &[1, 2, 5, TILE + 3], |m, x, n, out| {
+    assert_bit_identical_to_scalar("avx2", &ALL_GROUPS, &[1, 2, 5, TILE + 3], |m, x, n, out| {
         assert!(cq_avx2::matmul_rotated(m, x, n, out), "AVX2 covers every width");
+    });
+}
+
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+#[test]
+fn avx512_matvec_is_bit_identical_to_the_scalar_cq_kernel() {
+    use super::cq_avx512;
+    if !super::has_avx512() {
+        eprintln!("no AVX-512 F/BW/VL on this CPU: the AVX-512 variant is not exercised");
+        return;
+    }
+    // Groups of 16 codes are the AVX2 kernel's (the variant reads 32 codes per row at a time).
+    assert!(!cq_avx512::matvec_rotated(&Case::new(1, 16, 16, CqWidth::B4, 1).matrix(), &[0.0; 16], &mut [0.0]));
+    assert_bit_identical_to_scalar("avx512", &[32, 64, 128], &[1], |m, x, _, out| {
+        assert!(cq_avx512::matvec_rotated(m, x, out), "AVX-512 covers every width from group 32");
     });
 }

@@ -19,12 +19,13 @@
 //! across a rayon pool with it (each item still computed by the same serial code, so results are
 //! bit-identical).
 //!
-//! Natively with `std` on x86-64, the CQ kernels also have an AVX2 variant (`cq_avx2`), chosen at
-//! run time by CPU feature detection ahead of the compile-time dispatch; it is held equal to the
-//! scalar kernel the same way. So is the A8 integer CQ kernel's (`cq_a8_avx2`), the one place
-//! that kernel runs outside the tests (see `cq_a8`). The int8 row dot product has an SSE2 variant
-//! on every x86-64 (`vector_x86`), where the compiler's own vectorisation of the scalar loop is
-//! poor.
+//! Natively with `std` on x86-64, the CQ kernels also have an AVX2 variant (`cq_avx2`) and, for
+//! one input, an AVX-512 one (`cq_avx512`), chosen at run time by CPU feature detection ahead of
+//! the compile-time dispatch; they are held equal to the scalar kernel the same way. So are the
+//! A8 integer CQ kernel's AVX2 variant (`cq_a8_avx2`), the one place that kernel runs outside the
+//! tests (see `cq_a8`), and attention's weighted sum of int8 values, AVX-512 or AVX2
+//! (`vector_keys_x86`). The int8 row dot product has an SSE2 variant on every x86-64
+//! (`vector_x86`), where the compiler's own vectorisation of the scalar loop is poor.
 
 /// The one dispatch point of a kernel: the simd128 twin on wasm32 builds with the feature, the
 /// scalar version elsewhere.
@@ -45,6 +46,8 @@ pub mod cq_a8;
 mod cq_a8_avx2;
 #[cfg(all(feature = "std", target_arch = "x86_64"))]
 mod cq_avx2;
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+mod cq_avx512;
 mod cq_rows;
 pub mod dense;
 pub mod f16;
@@ -69,8 +72,19 @@ mod hadamard_simd128;
 mod softmax_simd128;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod vector_simd128;
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+mod vector_keys_x86;
 #[cfg(target_arch = "x86_64")]
 mod vector_x86;
+
+/// Whether the CPU has the AVX-512 subsets the AVX-512 variants use (F; BW and VL for byte
+/// shuffles and masked 16-byte loads).
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+pub(crate) fn has_avx512() -> bool {
+    std::is_x86_feature_detected!("avx512f")
+        && std::is_x86_feature_detected!("avx512bw")
+        && std::is_x86_feature_detected!("avx512vl")
+}
 
 #[cfg(test)]
 mod cq_bench;
@@ -91,4 +105,4 @@ pub use hadamard::fwht;
 pub use norm::{inv_rms, rms_norm, rms_unit};
 pub use quant::{fake_quant_i8, quantize_i8};
 pub use softmax::softmax;
-pub use vector::{axpy, axpy_i8, axpy_i8_rows, dot, dot_i8, dot_i8_i8, dot_i8_i8_rows};
+pub use vector::{axpy, axpy_i8, axpy_i8_keys, axpy_i8_rows, dot, dot_i8, dot_i8_i8, dot_i8_i8_rows};

@@ -59,6 +59,37 @@ pub fn axpy_i8_rows(alpha: &[f32], q: &[i8], scale: f32, y: &mut [f32]) {
     dispatch!(super::vector_simd128::axpy_i8_rows, axpy_i8_rows_scalar, alpha, q, scale, y)
 }
 
+/// Most rows [`axpy_i8_keys`] serves.
+pub const KEYS_ROWS: usize = 16;
+
+/// `axpy_i8_rows` for every int8 row `keys` yields (`(q_i, scale_i)`, `i` in order), with the
+/// weights `w[g * n + i]` for row g of `y` (`n` keys; `w` holds one row of `n` weights per row of
+/// `y`, `KEYS_ROWS` rows at most): attention's weighted sum of the cached values of its keys.
+/// Every element sees the same operations in the same key order as key-by-key calls, so the
+/// same bits, whichever variant runs.
+pub fn axpy_i8_keys<'a>(w: &[f32], n: usize, keys: impl Iterator<Item = (&'a [i8], f32)> + Clone, y: &mut [f32]) {
+    let rows = w.len().checked_div(n).unwrap_or(0);
+    assert!(rows <= KEYS_ROWS && rows * n == w.len(), "axpy_i8_keys: w must hold at most KEYS_ROWS rows of n weights");
+    assert!(rows == 0 || y.len().is_multiple_of(rows), "axpy_i8_keys: y must hold one row per row of w");
+    #[cfg(all(feature = "std", target_arch = "x86_64"))]
+    if super::vector_keys_x86::axpy_i8_keys(w, n, keys.clone(), y) {
+        return;
+    }
+    axpy_i8_keys_rowwise(w, n, keys, y);
+}
+
+/// `axpy_i8_keys` one key at a time (the portable form, and the x86 variants' reference).
+pub(crate) fn axpy_i8_keys_rowwise<'a>(w: &[f32], n: usize, keys: impl Iterator<Item = (&'a [i8], f32)>, y: &mut [f32]) {
+    let rows = w.len().checked_div(n).unwrap_or(0);
+    let mut alpha = [0.0f32; KEYS_ROWS];
+    for (i, (q, scale)) in keys.take(n).enumerate() {
+        for (g, a) in alpha[..rows].iter_mut().enumerate() {
+            *a = w[g * n + i];
+        }
+        axpy_i8_rows(&alpha[..rows], q, scale, y);
+    }
+}
+
 /// The 16 lane sums of `a[k] * b[k]` (lane `k % 16`).
 #[inline(always)]
 pub(crate) fn dot_lanes16(a: &[f32], b: &[f32]) -> [f32; 16] {
@@ -253,6 +284,28 @@ mod tests {
         let mut got = [0i32; 3];
         crate::kernels::vector_x86::dot_i8_i8_rows(&a, &b, &mut got);
         assert_eq!(got, [40 * 16384; 3]);
+    }
+
+    #[test]
+    fn axpy_i8_keys_equals_one_axpy_i8_rows_per_key() {
+        for d in [1usize, 5, 16, 48, 64, 100] {
+            for rows in [1usize, 5, 6, 7, 16] {
+                let n = 37;
+                let values = as_i8(pseudo_random_bytes(n * d, 20));
+                let scales = pseudo_random(n, 21);
+                let keys = values.chunks_exact(d).zip(scales.iter().copied());
+                let w = pseudo_random(rows * n, 22);
+                let mut got = pseudo_random(rows * d, 23);
+                let mut want = got.clone();
+                axpy_i8_keys(&w, n, keys.clone(), &mut got);
+                for (i, (q, s)) in keys.enumerate() {
+                    let alpha: Vec<f32> = (0..rows).map(|g| w[g * n + i]).collect();
+                    axpy_i8_rows(&alpha, q, s, &mut want);
+                }
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&got), bits(&want), "d={d} rows={rows}");
+            }
+        }
     }
 
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
