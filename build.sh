@@ -28,6 +28,9 @@ build_variant() {
   # --no-inline keeps the block of one layer (blocks/stack.rs, `layer_chunk`, never inlined by
   # rustc either) a function of its own: -O3 inlines any function with one caller, and V8 runs
   # a wasm function's optimised code only from its next call on.
+  # The pattern matches by name, so a rename would silently drop it: fail instead.
+  grep -q layer_chunk "$out/needle_bg.wasm" ||
+    { echo "build.sh: no function named *layer_chunk* for wasm-opt --no-inline (renamed?)" >&2; exit 1; }
   $WASM_OPT --no-inline='*layer_chunk*' -O3 "$out/needle_bg.wasm" -o "$out/needle_bg.wasm"
 }
 
