@@ -5,9 +5,9 @@
 //! --ignored --nocapture`.
 use super::cq::{CqMatrix, CqWidth};
 use super::cq_a8::rotate_a8;
-use super::cq_bench::{cpu_seconds, warm_up, Owned};
+use super::cq_bench::{cpu_seconds, warm_up, GROUP};
 use super::quant::fake_quant_i8;
-use super::test_util::pseudo_random;
+use super::test_util::{pseudo_random, RandomCq};
 
 #[test]
 #[ignore]
@@ -15,7 +15,7 @@ fn cq_a8_bench() {
     let shapes = [(CqWidth::B4, 768, 768), (CqWidth::B4, 1568, 768), (CqWidth::B4, 24, 3072), (CqWidth::B4, 16384, 768)];
     let others = [CqWidth::B3, CqWidth::B2, CqWidth::Ternary].map(|w| (w, 768, 768));
     for &(width, rows, cols) in shapes.iter().chain(&others) {
-        let o = Owned::new(rows, cols, width);
+        let o = RandomCq::new(rows, cols, GROUP, width, rows as u32 ^ cols as u32);
         let m: CqMatrix<'_> = o.matrix();
         for n in [1usize, 16] {
             let x = pseudo_random(n * cols, 3);

@@ -4,41 +4,10 @@
 use super::cq::{CqMatrix, CqWidth, TILE};
 use super::cq_a8::{matmul_a8_scalar, plane_max, rotate_a8, IntLevels};
 use super::quant::{fake_quant_i8, quantize_i8};
-use super::test_util::{pseudo_random, pseudo_random_bytes};
+use super::test_util::{pseudo_random, RandomCq};
 
 const GROUPS: [usize; 7] = [16, 32, 64, 128, 256, 512, 1024];
 const WIDTHS: [CqWidth; 5] = [CqWidth::B1, CqWidth::B2, CqWidth::B3, CqWidth::B4, CqWidth::Ternary];
-
-/// A synthetic CQ matrix with random codes, FP16 norms in [2^-3, 2^2) and a random codebook.
-struct Owned {
-    rows: usize,
-    cols: usize,
-    group: usize,
-    width: CqWidth,
-    packed: Vec<u8>,
-    norms: Vec<u8>,
-    levels: Vec<f32>,
-}
-
-impl Owned {
-    fn new(rows: usize, cols: usize, group: usize, width: CqWidth, seed: u32) -> Self {
-        let cp = cols.div_ceil(group) * group;
-        let packed = pseudo_random_bytes(rows * cp * width.code_bits() / 8, seed);
-        // Ternary crumbs 0, 1, 3 only (2 is refused): clear the high bit of every crumb 2.
-        let packed = if width == CqWidth::Ternary { packed.iter().map(|&b| b & !(((b >> 1) & !b & 0x55) << 1)).collect() } else { packed };
-        let norms = pseudo_random_bytes(rows * cp / group * 2, seed ^ 0xabc)
-            .chunks_exact(2)
-            .flat_map(|p| (0x3000u16 + (u16::from_le_bytes([p[0], p[1]]) % 0x1400)).to_le_bytes())
-            .collect();
-        let root_g = (group as f32).sqrt();
-        let levels = pseudo_random(width.header_levels(), seed ^ 0x55).iter().map(|v| v / root_g).collect();
-        Owned { rows, cols, group, width, packed, norms, levels }
-    }
-
-    fn matrix(&self) -> CqMatrix<'_> {
-        CqMatrix::from_parts(self.rows, self.cols, self.group, self.width, &self.packed, &self.norms, &self.levels).unwrap()
-    }
-}
 
 /// The f32 kernels on the int8 round trip of each input: what deploy numerics computed before
 /// the integer kernels, and a straightforward reference for them.
@@ -82,7 +51,7 @@ fn the_integer_product_matches_the_f32_kernel_on_the_int8_round_trip_within_the_
     for width in WIDTHS {
         for group in GROUPS {
             for (rows, cols, n) in [(3, group, 1), (5, 3 * group - 7, 2), (2, 17, 3)] {
-                let o = Owned::new(rows, cols, group, width, (rows * 31 + cols + group) as u32);
+                let o = RandomCq::new(rows, cols, group, width, (rows * 31 + cols + group) as u32);
                 let m = o.matrix();
                 let x = pseudo_random(n * cols, cols as u32 + 5);
                 let (want, (got, y, scales)) = (f32_reference(&m, &x, n), a8_product(&m, &x, n));
@@ -117,7 +86,7 @@ fn the_integer_product_matches_the_f32_kernel_on_the_int8_round_trip_within_the_
 fn at_the_shipped_group_the_codebook_rounding_is_below_f32_precision() {
     // G = 128: planes of 11585 split at 2^13, so a level is held to 1 part in ~2^27 of the
     // largest: the integer product agrees with the f32 kernel to its own rounding.
-    let o = Owned::new(64, 768, 128, CqWidth::B4, 3);
+    let o = RandomCq::new(64, 768, 128, CqWidth::B4, 3);
     let m = o.matrix();
     let x = pseudo_random(768, 4);
     let (want, (got, _, _)) = (f32_reference(&m, &x, 1), a8_product(&m, &x, 1));
@@ -143,7 +112,7 @@ fn plane_bounds_keep_the_worst_case_group_sum_inside_i32() {
 fn levels_split_into_planes_within_the_bound_that_recombine_to_the_rounded_level() {
     for width in WIDTHS {
         for group in GROUPS {
-            let o = Owned::new(1, group, group, width, group as u32);
+            let o = RandomCq::new(1, group, group, width, group as u32);
             let m = o.matrix();
             let lv = IntLevels::of(&m);
             let v = plane_max(group);
@@ -160,7 +129,7 @@ fn levels_split_into_planes_within_the_bound_that_recombine_to_the_rounded_level
 
 /// The worst case of the bound: int8 codes of magnitude 128 whose transform is (near) flat, and
 /// levels at the plane maximum with the sign of each rotated value, so every product adds.
-fn worst_case(group: usize, rows: usize) -> (Owned, Vec<i32>) {
+fn worst_case(group: usize, rows: usize) -> (RandomCq, Vec<i32>) {
     // q_k = ±128 by a bent sign (-1)^(popcount(k_hi & k_lo)): for G = 4^m its transform is flat.
     let half = group.trailing_zeros() / 2;
     let q: Vec<i32> = (0..group)
@@ -168,7 +137,7 @@ fn worst_case(group: usize, rows: usize) -> (Owned, Vec<i32>) {
         .collect();
     let mut y = q.clone();
     fwht_reference(&mut y);
-    let mut o = Owned::new(rows, group, group, CqWidth::B4, 1);
+    let mut o = RandomCq::new(rows, group, group, CqWidth::B4, 1);
     // Codebook: code 0 the largest negative level, code 15 the largest positive one.
     o.levels = (0..16).map(|i| (i as f32 - 7.5) / 7.5).collect();
     let mut packed = vec![0u8; rows * group / 2];
@@ -232,7 +201,7 @@ fn worst_case_inputs_at_every_group_size_do_not_overflow() {
 fn rotate_a8_is_the_unnormalised_hadamard_of_the_int8_codes() {
     for group in GROUPS {
         let cols = group + 3;
-        let o = Owned::new(1, cols, group, CqWidth::B4, 2);
+        let o = RandomCq::new(1, cols, group, CqWidth::B4, 2);
         let m = o.matrix();
         let x = pseudo_random(cols, 11);
         let mut y = vec![7i32; m.cols_padded()];
@@ -249,7 +218,7 @@ fn rotate_a8_is_the_unnormalised_hadamard_of_the_int8_codes() {
 #[test]
 fn batched_inputs_give_the_bits_of_single_ones() {
     for width in WIDTHS {
-        let o = Owned::new(6, 200, 64, width, 9);
+        let o = RandomCq::new(6, 200, 64, width, 9);
         let m = o.matrix();
         let n = TILE + 5;
         let x = pseudo_random(n * 200, 21);
@@ -274,7 +243,7 @@ fn assert_bit_identical_to_scalar(name: &str, kernel: impl Fn(&CqMatrix<'_>, &In
         assert_eq!(s.iter().map(|f| f.to_bits()).collect::<Vec<_>>(), v.iter().map(|f| f.to_bits()).collect::<Vec<_>>(), "{name} {what}");
     };
     for group in GROUPS {
-        let o = Owned::new(5, 3 * group - 3, group, CqWidth::B4, group as u32 + 1);
+        let o = RandomCq::new(5, 3 * group - 3, group, CqWidth::B4, group as u32 + 1);
         let m = o.matrix();
         for n in [1, 2, TILE + 3] {
             let x = pseudo_random(n * m.cols(), 77);

@@ -2,33 +2,10 @@
 //! timings). Natively: `cargo test --release --lib kernels::cq_bench -- --ignored --nocapture`;
 //! on wasm32 SIMD128 under Node WASI: the command in `kernels/mod.rs` with
 //! `--release kernels::cq_bench -- --ignored --nocapture`. Compare builds by interleaving runs.
-use super::cq::{CqMatrix, CqWidth};
-use super::test_util::{pseudo_random, pseudo_random_bytes};
+use super::cq::CqWidth;
+use super::test_util::{pseudo_random, RandomCq};
 
-const GROUP: usize = 128;
-
-pub(super) struct Owned {
-    rows: usize,
-    cols: usize,
-    width: CqWidth,
-    packed: Vec<u8>,
-    norms: Vec<u8>,
-    levels: Vec<f32>,
-}
-
-impl Owned {
-    pub(super) fn new(rows: usize, cols: usize, width: CqWidth) -> Self {
-        let packed = pseudo_random_bytes(rows * cols * width.code_bits() / 8, rows as u32 ^ cols as u32);
-        let packed = if width == CqWidth::Ternary { packed.iter().map(|b| b & 0x55).collect() } else { packed };
-        // FP16 norms around 1.
-        let norms = (0..rows * cols / GROUP).flat_map(|i| (0x3800u16 + (i as u16 % 0x400)).to_le_bytes()).collect();
-        let levels = pseudo_random(width.header_levels(), 7);
-        Owned { rows, cols, width, packed, norms, levels }
-    }
-    pub(super) fn matrix(&self) -> CqMatrix<'_> {
-        CqMatrix::from_parts(self.rows, self.cols, GROUP, self.width, &self.packed, &self.norms, &self.levels).unwrap()
-    }
-}
+pub(super) const GROUP: usize = 128;
 
 /// Seconds of CPU time this process has used: on a shared machine, preemption does not count
 /// against the kernel (wasm32 under WASI and Linux: the process CPU-time clock; elsewhere wall
@@ -106,7 +83,7 @@ fn cq_bench() {
             if width != CqWidth::B4 && rows == 16384 {
                 continue;
             }
-            let o = Owned::new(rows, cols, width);
+            let o = RandomCq::new(rows, cols, GROUP, width, rows as u32 ^ cols as u32);
             let m = o.matrix();
             let x = pseudo_random(16 * cols, 3);
             let mut out = vec![0.0f32; 16 * rows];
