@@ -20,11 +20,12 @@ for t in "${targets[@]}"; do
   mkdir -p "corpus/$t" "artifacts/$t"
   seeds=("seeds/$t")
   if [ "$t" = container ]; then
-    # The smallest committed fixture of each generation seeds the container reader.
+    # The smallest committed fixture of each generation seeds the container reader, beside
+    # past findings (seeds/container: each once crashed it).
     mkdir -p corpus/container-seeds
     cp ../tests/fixtures/v3/no_engram_empty_tools/model.cact corpus/container-seeds/v3.cact
     cp ../tests/fixtures/v2/system_eos/model.cact corpus/container-seeds/v2.cact
-    seeds=(corpus/container-seeds)
+    seeds=(corpus/container-seeds seeds/container)
   fi
   printf '\n== fuzz %s (%ss)\n' "$t" "$seconds"
   log="artifacts/$t.log"

@@ -40,6 +40,12 @@ pub(crate) struct EngramGeometry {
 }
 
 impl EngramGeometry {
+    /// The geometry of a model without Engram sites: its header's Engram fields size nothing
+    /// (they are neither checked nor used).
+    pub(crate) fn none(d_model: usize) -> Self {
+        EngramGeometry { d_model, slots: 0, sub_dim: 0, tables: 0, conv_taps: 0, conv_dilation: 0, seed_heads: 0, orders: Vec::new() }
+    }
+
     /// Refuses Engram geometry no site of a `num_layers` stack can run (`sites` may be empty:
     /// a model without Engram ignores the rest).
     pub(crate) fn check(&self, sites: &[usize], num_layers: usize) -> Result<()> {

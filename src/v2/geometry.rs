@@ -110,7 +110,11 @@ impl Geometry {
         (0..self.num_layers).map(|layer| LayerPlan { layer, window: (window != 0).then_some(window), slots }).collect()
     }
 
+    /// The Engram geometry (empty without sites: then the header's Engram fields are ignored).
     pub(crate) fn engram(&self) -> EngramGeometry {
+        if self.engram_sites.is_empty() {
+            return EngramGeometry::none(self.d_model);
+        }
         EngramGeometry {
             d_model: self.d_model,
             slots: self.engram_slots,

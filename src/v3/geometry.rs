@@ -131,7 +131,11 @@ impl Geometry {
         layers.iter().map(|&l| LayerPlan { layer: l, window: window(l), slots: self.kv_slots(l, session_len) }).collect()
     }
 
+    /// The Engram geometry (empty without sites: then the header's Engram fields are ignored).
     pub(crate) fn engram(&self) -> EngramGeometry {
+        if self.engram_sites.is_empty() {
+            return EngramGeometry::none(self.d_model);
+        }
         EngramGeometry {
             d_model: self.d_model,
             slots: self.engram_slots,
