@@ -2,15 +2,28 @@
 // Web Workers (thread.js) share the engine's WebAssembly memory and become rayon's threads, across
 // which the kernels split big matrix products and attention heads (src/kernels/parallel.rs).
 //
-// Threads need SharedArrayBuffer, which browsers give only to cross-origin isolated pages (served
-// with `Cross-Origin-Opener-Policy: same-origin` and `Cross-Origin-Embedder-Policy: require-corp`),
-// and a worker thread: the engine thread blocks (Atomics.wait) while the pool works, which a
-// page's main thread may not.
+// Threads need a shared WebAssembly memory that can be posted to other workers, which browsers
+// give only to cross-origin isolated pages (served with `Cross-Origin-Opener-Policy: same-origin`
+// and `Cross-Origin-Embedder-Policy: require-corp`), and a worker thread: the engine thread blocks
+// (Atomics.wait) while the pool works, which a page's main thread may not.
+
+/**
+ * Whether this engine makes shared WebAssembly memories. Asked of WebAssembly itself, not of the
+ * `SharedArrayBuffer` global: WebKitGTK has shared memories but no such global.
+ */
+export function sharedWasmMemory() {
+  try {
+    new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
+    return typeof Atomics === 'object';
+  } catch {
+    return false;
+  }
+}
 
 /** Threads a pool may use here, or why there can be none. */
 export function threadSupport(inWorker) {
   if (!inWorker || typeof Worker !== 'function') return { ok: false, why: 'threads run only in a Web Worker engine' };
-  if (typeof SharedArrayBuffer !== 'function' || globalThis.crossOriginIsolated !== true) {
+  if (globalThis.crossOriginIsolated !== true || !sharedWasmMemory()) {
     return { ok: false, why: 'threads need a cross-origin isolated page (COOP: same-origin, COEP: require-corp)' };
   }
   const cores = (globalThis.navigator && navigator.hardwareConcurrency) || 1;
