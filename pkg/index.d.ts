@@ -20,6 +20,8 @@ export type NeedleErrorCode =
   | 'disposed'
   /** The engine's worker ended (crashed, out of memory, terminated): the instance is disposed. */
   | 'worker_died'
+  /** A load made no progress for `stallTimeout` ms (a stalled connection, a blocked engine). */
+  | 'timeout'
   /** A WebAssembly trap in the engine (the message says which); the engine is dropped. */
   | 'engine_trap'
   | 'wasm_failed'
@@ -36,6 +38,8 @@ export class NeedleError extends Error {
   readonly result?: CompletionResult;
   /** For `ungrounded` (extract): the argument paths not grounded in the text. */
   readonly paths?: string[];
+  /** For `bad_source` from a Hub repository with several `.cact` files: their paths. */
+  readonly files?: string[];
   /** For an aborted `run()`: the steps executed before the abort. */
   readonly steps?: AgentStep[];
   readonly results?: unknown[];
@@ -115,7 +119,7 @@ export interface LoadOptions {
   /**
    * Threads the engine splits its work across. 'auto' (default): the threaded build, with one
    * thread per core (at most 8), where the engine runs in a Web Worker on a cross-origin isolated
-   * page (`crossOriginIsolated`: SharedArrayBuffer usable) with SIMD128 and 2+ cores; else one
+   * page (`crossOriginIsolated`: shared WebAssembly memory) with SIMD128 and 2+ cores; else one
    * thread. A number requires that many threads (the load fails with `unsupported` where they are
    * not possible); `false`: one thread.
    */
@@ -126,6 +130,44 @@ export interface LoadOptions {
    */
   transfer?: boolean;
   signal?: AbortSignal;
+  /**
+   * Milliseconds the load may go without progress before it fails with code `timeout`
+   * (default 120000; `Infinity` waits for ever).
+   */
+  stallTimeout?: number;
+}
+
+/** Where a model name resolves (options of `load`, `download`, `cached`, `evict`). */
+export interface ModelNameOptions {
+  /** Branch, tag or commit of the Hub repository (default 'main'). */
+  revision?: string;
+  /** The `.cact` to take from an `owner/repo` that holds several (else its one `.cact` is listed). */
+  file?: string;
+  /** A mirror with the Hub's layout (`{host}/{repo}/resolve/{revision}/{file}`); default `Needle.modelHost`. */
+  modelHost?: string | URL;
+}
+
+/** Upstream's published models, by name; or any Hub repository as `'owner/repo'`. */
+export type ModelName = 'needle3' | 'needle2' | `${string}/${string}`;
+
+export interface DownloadOptions extends ModelNameOptions {
+  onProgress?: (progress: LoadProgress) => void;
+  integrity?: string;
+  cache?: CacheChoice | boolean;
+  fetch?: LoadOptions['fetch'];
+  logger?: Logger;
+  logLevel?: LogLevel;
+  signal?: AbortSignal;
+}
+
+/** What `Needle.download` fetched (or found stored). */
+export interface DownloadedModel {
+  /** The file URL a name resolved to, or the URL given (absolute). */
+  url: string;
+  bytes: Uint8Array;
+  sha256: string;
+  from: 'network' | 'cache' | 'file';
+  storage: CacheBackend | 'custom';
 }
 
 /** Keys every schema may carry. */
@@ -390,9 +432,14 @@ export class Needle {
    * Without a source: the default model where the package is served as files (Node, an import
    * map); from a bundle, pass `defaultModel` from 'needle-web/default-model'.
    */
-  static load(source?: ModelSource, options?: LoadOptions): Promise<Needle>;
-  static cached(url: string | URL, options?: { cache?: CacheChoice }): Promise<boolean>;
-  static evict(url: string | URL, options?: { cache?: CacheChoice }): Promise<boolean>;
+  static load(source?: ModelSource | ModelName, options?: LoadOptions & ModelNameOptions): Promise<Needle>;
+  /** Fetches a model into storage without starting an engine (a prefetch); its bytes and SHA-256. */
+  static download(source: string | URL | ModelName, options?: DownloadOptions): Promise<DownloadedModel>;
+  static cached(url: string | URL | ModelName, options?: { cache?: CacheChoice } & ModelNameOptions): Promise<boolean>;
+  static evict(url: string | URL | ModelName, options?: { cache?: CacheChoice } & ModelNameOptions): Promise<boolean>;
+  /** The host model names resolve against ('https://huggingface.co' unless set; null resets). */
+  static get modelHost(): string;
+  static set modelHost(host: string | URL | null);
   static cacheUsage(options?: { cache?: CacheChoice }): Promise<CacheUsage>;
 
   readonly info: ModelInfo;

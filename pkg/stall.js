@@ -1,0 +1,23 @@
+// A bound on a load's silence. A load reports progress as it downloads, reads and starts the
+// engine; one that goes `ms` without a word (a connection that stalls with no error, an engine
+// thread blocked for good) would otherwise leave `Needle.load()` pending forever, so it fails
+// with a NeedleError('timeout') instead. The clock runs on the calling thread, which a blocked
+// engine worker cannot stop.
+
+/** Default silence a load may keep: longer than any one silent step (compiling, starting threads). */
+export const LOAD_STALL_MS = 120_000;
+
+/**
+ * Calls `onStall()` once `ms` pass without `alive()`; `stop()` ends the watch. A non-finite or
+ * non-positive `ms` never fires.
+ */
+export function watchStall(ms, onStall) {
+  let timer = null;
+  const stop = () => clearTimeout(timer);
+  const alive = () => {
+    stop();
+    if (Number.isFinite(ms) && ms > 0) timer = setTimeout(onStall, ms);
+  };
+  alive();
+  return { alive, stop };
+}
