@@ -8,13 +8,24 @@
 // (Atomics.wait) while the pool works, which a page's main thread may not.
 
 /**
- * Whether this engine makes shared WebAssembly memories. Asked of WebAssembly itself, not of the
- * `SharedArrayBuffer` global: WebKitGTK has shared memories but no such global.
+ * Whether this engine makes shared WebAssembly memories and can post them to other workers, as
+ * the pool does. Asked of the engine itself, not of the `SharedArrayBuffer` global: WebKitGTK
+ * (2.50) has neither that global nor the posting (DataCloneError), yet makes shared memories.
  */
 export function sharedWasmMemory() {
   try {
-    new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
-    return typeof Atomics === 'object';
+    const memory = new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
+    if (typeof Atomics !== 'object') return false;
+    if (typeof MessageChannel === 'function') {
+      const { port1, port2 } = new MessageChannel();
+      try {
+        port1.postMessage(memory);
+      } finally {
+        port1.close();
+        port2.close();
+      }
+    }
+    return true;
   } catch {
     return false;
   }
@@ -23,9 +34,10 @@ export function sharedWasmMemory() {
 /** Threads a pool may use here, or why there can be none. */
 export function threadSupport(inWorker) {
   if (!inWorker || typeof Worker !== 'function') return { ok: false, why: 'threads run only in a Web Worker engine' };
-  if (globalThis.crossOriginIsolated !== true || !sharedWasmMemory()) {
+  if (globalThis.crossOriginIsolated !== true) {
     return { ok: false, why: 'threads need a cross-origin isolated page (COOP: same-origin, COEP: require-corp)' };
   }
+  if (!sharedWasmMemory()) return { ok: false, why: 'this engine cannot share WebAssembly memory with other workers' };
   const cores = (globalThis.navigator && navigator.hardwareConcurrency) || 1;
   return { ok: true, cores };
 }

@@ -1,6 +1,7 @@
-// Threads are chosen by what the engine needs (a shared WebAssembly memory on a cross-origin
-// isolated page, in a worker), not by the `SharedArrayBuffer` global's name: WebKitGTK's isolated
-// pages have shared wasm memories but no such global (issue 42).
+// Threads are chosen by what the engine needs (a shared WebAssembly memory it can post to other
+// workers, on a cross-origin isolated page, in a worker), not by the `SharedArrayBuffer` global's
+// name (issue 42). WebKitGTK 2.50's isolated pages make shared memories but have neither the
+// global nor the posting; an engine with the posting but no global still gets threads.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
@@ -42,6 +43,19 @@ test('no cross-origin isolation, or no shared wasm memory: no threads, and why',
   assert.equal(unshared.ok, false);
   assert.equal(withGlobals({ WebAssembly: { ...WebAssembly, Memory } }, sharedWasmMemory), false);
   assert.equal(sharedWasmMemory(), true);
+});
+
+test('shared memories that cannot be posted to a worker (WebKitGTK): no threads, and why', () => {
+  class MessageChannel extends globalThis.MessageChannel {
+    constructor() {
+      super();
+      this.port1.postMessage = () => {
+        throw new DOMException('The object can not be cloned.', 'DataCloneError');
+      };
+    }
+  }
+  const support = withGlobals({ crossOriginIsolated: true, Worker, MessageChannel }, () => threadSupport(true));
+  assert.deepEqual(support, { ok: false, why: 'this engine cannot share WebAssembly memory with other workers' });
 });
 
 test('threads run only in a worker engine', () => {
