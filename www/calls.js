@@ -12,3 +12,13 @@ export function callCards(calls) {
     return card;
   });
 }
+
+/**
+ * Whether a result is the model declining: it answered with nothing but an empty call list
+ * (`<tool_call>[]</tool_call>`). `answer` is the text outside the thinking section.
+ */
+export function isRefusal(result, answer) {
+  const calls = result.function_calls;
+  if (!Array.isArray(calls) || calls.length || result.parse_error) return false;
+  return answer.replace(/<tool_call>\s*\[\s*\]\s*<\/tool_call>/g, '').trim() === '' && answer.includes('<tool_call>');
+}
