@@ -141,9 +141,12 @@ export interface LoadOptions {
 export interface ModelNameOptions {
   /** Branch, tag or commit of the Hub repository (default 'main'). */
   revision?: string;
-  /** The `.cact` to take from an `owner/repo` that holds several (else its one `.cact` is listed). */
+  /** The `.cact` to take from an `owner/repo` (default: its one `.cact`, from its listing). */
   file?: string;
-  /** A mirror with the Hub's layout (`{host}/{repo}/resolve/{revision}/{file}`); default `Needle.modelHost`. */
+  /**
+   * A mirror with the Hub's layout (`{host}/{repo}/resolve/{revision}/{file}`); default
+   * `Needle.modelHost`.
+   */
   modelHost?: string | URL;
 }
 
@@ -158,6 +161,11 @@ export interface DownloadOptions extends ModelNameOptions {
   logger?: Logger;
   logLevel?: LogLevel;
   signal?: AbortSignal;
+}
+
+/** Which stored copy `cached` / `evict` mean: the storage, and a name's resolution. */
+export interface StoredModelOptions extends ModelNameOptions {
+  cache?: CacheChoice | boolean;
 }
 
 /** What `Needle.download` fetched (or found stored). */
@@ -432,15 +440,21 @@ export class Needle {
    * Without a source: the default model where the package is served as files (Node, an import
    * map); from a bundle, pass `defaultModel` from 'needle-web/default-model'.
    */
-  static load(source?: ModelSource | ModelName, options?: LoadOptions & ModelNameOptions): Promise<Needle>;
-  /** Fetches a model into storage without starting an engine (a prefetch); its bytes and SHA-256. */
-  static download(source: string | URL | ModelName, options?: DownloadOptions): Promise<DownloadedModel>;
-  static cached(url: string | URL | ModelName, options?: { cache?: CacheChoice } & ModelNameOptions): Promise<boolean>;
-  static evict(url: string | URL | ModelName, options?: { cache?: CacheChoice } & ModelNameOptions): Promise<boolean>;
+  static load(
+    source?: ModelSource | ModelName,
+    options?: LoadOptions & ModelNameOptions,
+  ): Promise<Needle>;
+  /** Fetches a model into storage without starting an engine (a prefetch); its bytes, SHA-256. */
+  static download(
+    source: string | URL | ModelName,
+    options?: DownloadOptions,
+  ): Promise<DownloadedModel>;
+  static cached(url: string | URL | ModelName, options?: StoredModelOptions): Promise<boolean>;
+  static evict(url: string | URL | ModelName, options?: StoredModelOptions): Promise<boolean>;
   /** The host model names resolve against ('https://huggingface.co' unless set; null resets). */
   static get modelHost(): string;
   static set modelHost(host: string | URL | null);
-  static cacheUsage(options?: { cache?: CacheChoice }): Promise<CacheUsage>;
+  static cacheUsage(options?: { cache?: CacheChoice | boolean }): Promise<CacheUsage>;
 
   readonly info: ModelInfo;
   /** True after `dispose()`, or once the engine's worker died (calls then reject with `worker_died`). */

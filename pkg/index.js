@@ -111,7 +111,7 @@ export class Needle {
    * options: { onProgress({phase, loaded, total}), integrity, cache = 'auto', fetch, logger, logLevel, worker = 'auto',
    *            kv: 'f32' | 'int8', numerics: 'exact' | 'deploy', layers, maxContext,
    *            simd: 'auto' | boolean, threads: 'auto' | number | false, transfer = false, signal,
-   *            stallTimeout = 120000 (ms without progress before the load fails with code 'timeout') }
+   *            stallTimeout = 120000 (ms without progress, then the load fails: code 'timeout') }
    * Phases: 'download' | 'cache' | 'read' | 'init'. Rejects with a NeedleError.
    */
   static async load(source = undefined, options = {}) {
@@ -150,7 +150,11 @@ export class Needle {
     });
     const progress = (p) => (watch.alive(), onProgress && onProgress(p));
     try {
-      needle.#info = await needle.#call(Req.LOAD, { source: handed.wire, options: opts }, { onProgress: progress, signal, transfer: handed.transfer });
+      needle.#info = await needle.#call(
+        Req.LOAD,
+        { source: handed.wire, options: opts },
+        { onProgress: progress, signal, transfer: handed.transfer },
+      );
     } catch (e) {
       needle.dispose();
       throw e;
@@ -163,14 +167,16 @@ export class Needle {
   /**
    * Downloads a model into storage without starting an engine (a prefetch), through the path
    * `load` takes: `{ url, bytes, sha256, from, storage }`. `source`: a URL or a model name.
-   * options: { onProgress, signal, integrity, cache, fetch, logger, logLevel, revision, file, modelHost }.
+   * options: { onProgress, signal, integrity, cache, fetch, logger, logLevel,
+   *            revision, file, modelHost }.
    */
   static async download(source, options = {}) {
     options = options ?? {};
     const { url } = toSource(await named(source, options));
     if (!url) throw new NeedleError('bad_source', 'Needle.download takes a URL or a model name');
     const { onProgress, signal, integrity, cache, fetch } = options;
-    const got = await fetchModel(url, { integrity, cache, fetch, onProgress, signal, log: makeLogger(options) });
+    const log = makeLogger(options);
+    const got = await fetchModel(url, { integrity, cache, fetch, onProgress, signal, log });
     return { url, bytes: got.bytes, sha256: got.sha256, from: got.from, storage: got.storage };
   }
 
@@ -417,7 +423,8 @@ export class Needle {
 async function named(source, options) {
   if (!isModelName(source)) return source;
   // A relative host (a copy beside the page) resolves against the page, as URLs do.
-  return (await resolveModel(source, { ...options, modelHost: resolveUrl(options.modelHost ?? modelHost()) })).url;
+  const host = resolveUrl(options.modelHost ?? modelHost());
+  return (await resolveModel(source, { ...options, modelHost: host })).url;
 }
 
 /** A caller's argument that could not be converted or posted, as a typed error. */

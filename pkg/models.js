@@ -42,8 +42,10 @@ export function isModelName(source) {
   return Object.hasOwn(KNOWN_MODELS, source) || (REPO.test(source) && !/\.cact$/i.test(source));
 }
 
-const fileUrl = (host, repo, revision, file) =>
-  `${host}/${repo}/resolve/${encodeURIComponent(revision)}/${file.split('/').map(encodeURIComponent).join('/')}`;
+function fileUrl(host, repo, revision, file) {
+  const path = file.split('/').map(encodeURIComponent).join('/');
+  return `${host}/${repo}/resolve/${encodeURIComponent(revision)}/${path}`;
+}
 
 /**
  * The file URL a model name stands for: `{ url, repo, revision, file }`.
@@ -54,7 +56,12 @@ export async function resolveModel(name, options = {}) {
   const repo = known ? known.repo : name;
   const revision = String(options.revision ?? 'main');
   const host = options.modelHost != null ? hostOf(options.modelHost) : modelHost();
-  const file = options.file != null ? String(options.file) : known ? known.file : await onlyModelFile(host, repo, revision, options);
+  const file =
+    options.file != null
+      ? String(options.file)
+      : known
+        ? known.file
+        : await onlyModelFile(host, repo, revision, options);
   return { url: fileUrl(host, repo, revision, file), repo, revision, file };
 }
 
@@ -65,9 +72,8 @@ async function onlyModelFile(host, repo, revision, { fetch, signal }) {
   try {
     const response = await fetcher(fetch)(url, { signal, headers: { accept: 'application/json' } });
     if (!response.ok) {
-      throw new NeedleError('fetch_failed', `${repo} at ${revision}: listing its files answered HTTP ${response.status}`, {
-        status: response.status,
-      });
+      const why = `${repo} at ${revision}: listing its files answered HTTP ${response.status}`;
+      throw new NeedleError('fetch_failed', why, { status: response.status });
     }
     entries = await response.json();
   } catch (e) {
@@ -79,6 +85,9 @@ async function onlyModelFile(host, repo, revision, { fetch, signal }) {
     .filter((e) => e && e.type === 'file' && typeof e.path === 'string' && /\.cact$/i.test(e.path))
     .map((e) => e.path);
   if (models.length === 1) return models[0];
-  const why = models.length ? `has ${models.length} .cact files (${models.join(', ')}): name one with { file }` : 'has no .cact file';
-  throw new NeedleError('bad_source', `the Hugging Face repository ${repo} at ${revision} ${why}`, { files: models });
+  const why = models.length
+    ? `has ${models.length} .cact files (${models.join(', ')}): name one with { file }`
+    : 'has no .cact file';
+  const message = `the Hugging Face repository ${repo} at ${revision} ${why}`;
+  throw new NeedleError('bad_source', message, { files: models });
 }

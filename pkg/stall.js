@@ -4,7 +4,7 @@
 // with a NeedleError('timeout') instead. The clock runs on the calling thread, which a blocked
 // engine worker cannot stop.
 
-/** Default silence a load may keep: longer than any one silent step (compiling, starting threads). */
+/** The silence a load may keep by default: longer than any one silent step (compiling, threads). */
 export const LOAD_STALL_MS = 120_000;
 
 /**

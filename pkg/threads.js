@@ -37,7 +37,9 @@ export function threadSupport(inWorker) {
   if (globalThis.crossOriginIsolated !== true) {
     return { ok: false, why: 'threads need a cross-origin isolated page (COOP: same-origin, COEP: require-corp)' };
   }
-  if (!sharedWasmMemory()) return { ok: false, why: 'this engine cannot share WebAssembly memory with other workers' };
+  if (!sharedWasmMemory()) {
+    return { ok: false, why: 'this engine cannot share WebAssembly memory with other workers' };
+  }
   const cores = (globalThis.navigator && navigator.hardwareConcurrency) || 1;
   return { ok: true, cores };
 }

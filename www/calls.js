@@ -20,5 +20,6 @@ export function callCards(calls) {
 export function isRefusal(result, answer) {
   const calls = result.function_calls;
   if (!Array.isArray(calls) || calls.length || result.parse_error) return false;
-  return answer.replace(/<tool_call>\s*\[\s*\]\s*<\/tool_call>/g, '').trim() === '' && answer.includes('<tool_call>');
+  const empty = /<tool_call>\s*\[\s*\]\s*<\/tool_call>/g;
+  return answer.includes('<tool_call>') && answer.replace(empty, '').trim() === '';
 }
