@@ -30,6 +30,8 @@ export type NeedleErrorCode =
 
 /** Every failure the package reports. Aborts have `name === 'AbortError'`. */
 export class NeedleError extends Error {
+  /** `extra`'s fields are copied onto the error (`status`, `result`, ...). */
+  constructor(code: NeedleErrorCode | (string & {}), message: string, extra?: Record<string, unknown>);
   readonly name: 'NeedleError' | 'AbortError';
   readonly code: NeedleErrorCode | (string & {});
   /** HTTP status, for `fetch_failed`. */
@@ -489,7 +491,10 @@ export class Needle {
 }
 
 /** A tool function: called with the call's arguments; may be async; a throw becomes `{error}`. */
-export type ToolFunction = (args: Record<string, any>, context: { signal?: AbortSignal; call: FunctionCall }) => unknown;
+export type ToolFunction = (
+  args: Record<string, unknown>,
+  context: { signal?: AbortSignal; call: FunctionCall },
+) => unknown;
 
 /**
  * Tools for conversations and the agent loop: schemas (as for `complete`), schemas with their
@@ -507,7 +512,7 @@ export interface ConversationOptions extends Omit<CompleteOptions, 'tools' | 'si
   /** Reset before every send (default false). */
   stateless?: boolean;
   /** Where the warning after 4 queries without reset goes (default: console). */
-  logger?: { warn(message: string): void };
+  logger?: Logger;
 }
 
 export interface Turn {
@@ -544,6 +549,10 @@ export class Conversation {
   private constructor();
   readonly history: Turn[];
   readonly system: string | null;
+  /** The tools' schemas as the model sees them (JSON text passes through as given). */
+  readonly tools: Tool[] | string;
+  /** The functions bound to tool names, which `run` calls. */
+  readonly functions: ReadonlyMap<string, ToolFunction>;
   send(text: string, options?: Omit<CompleteOptions, 'tools' | 'system'>): Promise<CompletionResult>;
   /** Sends a tool-result turn (the JSON list of `results`). */
   sendResults(results: unknown[], options?: Omit<CompleteOptions, 'tools' | 'system'>): Promise<CompletionResult>;
@@ -573,8 +582,8 @@ export interface ChatToolCall {
 export type ToolChoice = 'none' | 'auto' | 'required' | { type?: 'function'; function: { name: string } };
 
 export interface ChatCompletionRequest {
-  messages: ChatMessage[];
-  tools?: Tool[];
+  messages: readonly ChatMessage[];
+  tools?: readonly Tool[];
   /** Constrained decoding is on: 'auto' (default) a call or the refusal; 'required' a call;
    *  a named function: only it, called; 'none': no tools offered. */
   tool_choice?: ToolChoice;
@@ -629,6 +638,11 @@ export interface ChatCompletionChunk {
 export interface ChatCompletions {
   create(request: ChatCompletionRequest & { stream?: false }, options?: { signal?: AbortSignal }): Promise<ChatCompletion>;
   create(request: ChatCompletionRequest & { stream: true }, options?: { signal?: AbortSignal }): Promise<AsyncIterable<ChatCompletionChunk>>;
+  /** `stream` known only at run time: either shape. */
+  create(
+    request: ChatCompletionRequest,
+    options?: { signal?: AbortSignal },
+  ): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>>;
 }
 
 /** Absolute URL of a URL source, resolved against the page. */
