@@ -243,6 +243,45 @@ export interface ObjectSchema extends SchemaBase {
 /** The JSON-Schema subset tool parameters are written in (a misspelled key is a type error). */
 export type JsonSchema = StringSchema | NumberSchema | BooleanSchema | NullSchema | ArraySchema | ObjectSchema;
 
+/** The TypeScript type of the values a JSON schema (written inline or `as const`) describes. */
+export type FromSchema<S> = S extends { enum: readonly (infer E)[] }
+  ? E
+  : S extends { type: 'string' }
+    ? string
+    : S extends { type: 'number' | 'integer' }
+      ? number
+      : S extends { type: 'boolean' }
+        ? boolean
+        : S extends { type: 'null' }
+          ? null
+          : S extends { type: 'array'; items: infer I }
+            ? FromSchema<I>[]
+            : S extends { type: 'array' }
+              ? unknown[]
+              : S extends { type: 'object'; properties: infer P }
+                ? ObjectFromSchema<P, S extends { required: readonly (infer R)[] } ? R : never>
+                : S extends { type: 'object' }
+                  ? Record<string, unknown>
+                  : unknown;
+
+/** Required properties as they are, the others optional. */
+type ObjectFromSchema<P, R> = {
+  -readonly [K in keyof P as K extends R ? K : never]: FromSchema<P[K]>;
+} & {
+  -readonly [K in keyof P as K extends R ? never : K]?: FromSchema<P[K]>;
+} extends infer O
+  ? { [K in keyof O]: O[K] }
+  : never;
+
+/** What `extract` returns for a schema: the tool's parameters' record, or a bare schema's. */
+export type ExtractedRecord<S> = S extends { function: { parameters: infer P } }
+  ? FromSchema<P>
+  : S extends { name: string; parameters: infer P }
+    ? FromSchema<P>
+    : S extends { type: 'object' }
+      ? FromSchema<S>
+      : Record<string, unknown>;
+
 /** A function the model may call. */
 export interface FunctionDefinition<Name extends string = string> {
   name: Name;
@@ -485,7 +524,17 @@ export class Needle {
   run(query: string, options?: RunOptions & Pick<ConversationOptions, 'tools' | 'system' | 'autoDate' | 'logger'>): Promise<RunResult>;
   /** The record (arguments of the model's one call), or null when it declines. Rejects with code
    *  `ungrounded` (listing `paths`) when `strict` and a value is not grounded in the text. */
-  extract<T = Record<string, unknown>>(text: string, schema: Tool | Record<string, unknown> | string, options?: ExtractOptions): Promise<T | null>;
+  extract<const S extends Tool | JsonSchema>(
+    text: string,
+    schema: S,
+    options?: ExtractOptions,
+  ): Promise<ExtractedRecord<S> | null>;
+  /** The record's type given by hand (a schema as JSON text, or one built at run time). */
+  extract<T = Record<string, unknown>>(
+    text: string,
+    schema: Tool | Record<string, unknown> | string,
+    options?: ExtractOptions,
+  ): Promise<T | null>;
   /** An OpenAI-compatible surface (WebLLM's shape). */
   readonly chat: { readonly completions: ChatCompletions };
 }
