@@ -8,7 +8,8 @@
 // threads, extension) go deeper with Playwright's CDP hooks.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:http';
 
@@ -28,6 +29,8 @@ const stalled = [];
 before(async () => {
   servers.isolated = await startServer({ port: 0, model: MODEL });
   servers.plain = await startServer({ port: 0, model: MODEL, isolated: false });
+  // The package without its default model beside it: the example's load fails.
+  servers.noModel = await startServer({ port: 0, model: MODEL, mounts: [['/pkg/models/', mkdtempSync(join(tmpdir(), 'needle-none-'))]] });
   servers.hub = await startHub({ 'Cactus-Compute/needle3': { main: { 'needle3.cact': BYTES } }, 'someone/tuned': { main: { 'tuned.cact': BYTES } } });
   // Sends a model's headers, then nothing: a connection that stalls without an error.
   servers.stall = createServer((req, res) => {
@@ -43,7 +46,7 @@ after(async () => {
   for (const res of stalled) res.destroy();
   servers.stall?.closeAllConnections();
   servers.stall?.close();
-  for (const s of ['isolated', 'plain', 'hub']) await servers[s]?.close();
+  for (const s of ['isolated', 'plain', 'noModel', 'hub']) await servers[s]?.close();
   const features = [...new Set(Object.values(table).flatMap((row) => Object.keys(row)))];
   const names = Object.keys(table);
   if (!names.length) return;
@@ -159,6 +162,16 @@ for (const { name, installed } of engines()) {
       const native = JSON.parse(cli(['run', '--preset', 'smart_home', '--query', 'Turn on the kitchen lights', '--constrained', '--json']));
       assert.deepEqual(JSON.parse(await page.evaluate(() => document.getElementById('calls').textContent)), native.function_calls);
       record(name, 'examples/browser.html', 'yes');
+    });
+
+    test('pkg/examples/browser.html says why a load failed instead of staying at "loading"', async () => {
+      const page = await browser.open(`${servers.noModel.url}pkg/examples/browser.html`);
+      const status = await waitFor(page, () => {
+        const text = document.getElementById('status').textContent;
+        return /^(ready|failed)/.test(text) && text;
+      }, null, { timeoutMs: 30_000 });
+      assert.match(status, /^failed: GET .*default\.cact: HTTP 404 .*\(fetch_failed\)$/);
+      record(name, 'examples/browser.html: a failed load is shown', 'yes');
     });
 
     test('threads on a cross-origin isolated page, one thread on a plain one, the same answer', async () => {
