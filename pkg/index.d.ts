@@ -163,6 +163,8 @@ export interface DownloadOptions extends ModelNameOptions {
   logger?: Logger;
   logLevel?: LogLevel;
   signal?: AbortSignal;
+  /** As for `load`: milliseconds without progress before it fails with code `timeout`. */
+  stallTimeout?: number;
 }
 
 /** Which stored copy `cached` / `evict` mean: the storage, and a name's resolution. */

@@ -14,7 +14,7 @@ import { fetchModel, integrityHex } from './storage/model.js';
 import { makeLogger } from './log.js';
 import { startHost } from './host/index.js';
 import { isModelName, modelHost, resolveModel, setModelHost } from './models.js';
-import { LOAD_STALL_MS, watchStall } from './stall.js';
+import { LOAD_STALL_MS, watchStall, withinStallBound } from './stall.js';
 
 export { NeedleError };
 
@@ -168,7 +168,7 @@ export class Needle {
    * Downloads a model into storage without starting an engine (a prefetch), through the path
    * `load` takes: `{ url, bytes, sha256, from, storage }`. `source`: a URL or a model name.
    * options: { onProgress, signal, integrity, cache, fetch, logger, logLevel,
-   *            revision, file, modelHost }.
+   *            revision, file, modelHost, stallTimeout }.
    */
   static async download(source, options = {}) {
     options = options ?? {};
@@ -176,7 +176,11 @@ export class Needle {
     if (!url) throw new NeedleError('bad_source', 'Needle.download takes a URL or a model name');
     const { onProgress, signal, integrity, cache, fetch } = options;
     const log = makeLogger(options);
-    const got = await fetchModel(url, { integrity, cache, fetch, onProgress, signal, log });
+    const stall = options.stallTimeout ?? LOAD_STALL_MS;
+    const got = await withinStallBound(stall, signal, (bounded, alive) => {
+      const progress = (p) => (alive(), onProgress && onProgress(p));
+      return fetchModel(url, { integrity, cache, fetch, onProgress: progress, signal: bounded, log });
+    });
     return { url, bytes: got.bytes, sha256: got.sha256, from: got.from, storage: got.storage };
   }
 

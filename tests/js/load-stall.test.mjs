@@ -65,6 +65,16 @@ for (const worker of [true, false]) {
   });
 }
 
+test("Needle.download: a stalled download rejects with NeedleError('timeout'); an abort stays an abort", async () => {
+  const outcome = await settle(Needle.download(`${url}/stalls.cact`, { cache: 'none', stallTimeout: 700 }), 10_000);
+  assert.ok(outcome instanceof NeedleError, `the download settled as ${outcome}`);
+  assert.equal(outcome.code, 'timeout');
+  const stop = new AbortController();
+  setTimeout(() => stop.abort(), 300);
+  const aborted = await settle(Needle.download(`${url}/stalls.cact`, { cache: 'none', signal: stop.signal }), 10_000);
+  assert.equal(aborted.code, 'aborted');
+});
+
 test('a slow download that keeps making progress is not cut off', async () => {
   const outcome = await settle(Needle.load(`${url}/slow.cact`, { cache: 'none', stallTimeout: 700 }), 30_000);
   assert.equal(outcome, 'resolved', String(outcome));

@@ -8,7 +8,7 @@ export async function models(signal: AbortSignal) {
   Needle.modelHost = 'https://mirror.test';
   Needle.modelHost = null;
   const host: string = Needle.modelHost;
-  const got: DownloadedModel = await Needle.download('needle2', { onProgress: ({ loaded }) => loaded, signal, integrity: 'sha256:00' });
+  const got: DownloadedModel = await Needle.download('needle2', { onProgress: ({ loaded }) => loaded, signal, integrity: 'sha256:00', stallTimeout: 5000 });
   const sha: string = got.sha256;
   const bytes: Uint8Array = got.bytes;
   const stored: boolean = await Needle.cached('needle3', { revision: 'v1' });
