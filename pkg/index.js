@@ -179,7 +179,8 @@ export class Needle {
     const stall = options.stallTimeout ?? LOAD_STALL_MS;
     const got = await withinStallBound(stall, signal, (bounded, alive) => {
       const progress = (p) => (alive(), onProgress && onProgress(p));
-      return fetchModel(url, { integrity, cache, fetch, onProgress: progress, signal: bounded, log });
+      const o = { integrity, cache, fetch, onProgress: progress, signal: bounded, log };
+      return fetchModel(url, o);
     });
     return { url, bytes: got.bytes, sha256: got.sha256, from: got.from, storage: got.storage };
   }
