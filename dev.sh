@@ -53,10 +53,11 @@ cmd_test() {
   step "JS package tests (node --test, wasm vs native CLI)"
   cargo build --release --features cli --bin needle
   NEEDLE_MODEL="$DEFAULT_MODEL" node --test --test-timeout=600000 tests/js/
-  step "browser end-to-end (Debian chromium + playwright-core)"
+  step "browser end-to-end (Debian chromium + playwright-core; the matrix adds firefox-esr and WebKitGTK)"
   ensure_chromium
+  ensure_browsers
   NEEDLE_MODEL="$DEFAULT_MODEL" node --test --test-timeout=600000 tests/e2e/
-  step "bundlers: Vite (build, dev server), webpack 5, esbuild, Rollup, a plain page; run in Chromium"
+  step "bundlers: Vite 8, 7, 6 (build, dev server), webpack 5, esbuild, Rollup, a plain page; run in Chromium"
   node --test --test-timeout=600000 tests/bundlers/
   printf '\nall test stages passed in %ss\n' $((SECONDS - t0))
 }

@@ -2,7 +2,6 @@
 // is loaded once here, so a file that is not a model is refused with the engine's own error
 // before it replaces anything.
 import { Needle } from './pkg/index.js';
-import { fetchModel } from './pkg/storage/model.js';
 import { chosenModel, forgetModel, keepModel } from './user-model.js';
 
 const $ = (id) => document.getElementById(id);
@@ -66,7 +65,7 @@ $('from-url').addEventListener('submit', (event) => {
   const url = $('url').value.trim();
   if (!url) return;
   const name = decodeURIComponent(new URL(url, location.href).pathname.split('/').pop() || url);
-  choose(async () => (await fetchModel(url, { cache: 'none', onProgress })).bytes, name);
+  choose(async () => (await Needle.download(url, { cache: 'none', onProgress })).bytes, name);
 });
 
 $('reset').addEventListener('click', async () => {

@@ -2,12 +2,16 @@
 // Cache Storage, what it is in localStorage. The popup runs it instead of the bundled model, still
 // offline. The SHA-256 recorded when it was chosen is checked on every read, so a damaged copy
 // falls back to the bundled model rather than reaching the engine.
-import { sha256Hex } from './pkg/storage/sha256.js';
-
 const CACHE = 'needle-extension-model-v1';
 // Cache Storage keys must be http(s) URLs; this one is never fetched.
 const KEY = 'https://needle-extension.invalid/user-model.cact';
 const META = 'needle-extension-model-v1';
+
+/** SHA-256 of `bytes` as hex (an extension page is a secure context: SubtleCrypto is there). */
+async function sha256Hex(bytes) {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
+}
 
 /** `{ name, bytes, sha256, generation, addedAt }` of the chosen model, or null for the bundled one. */
 export function chosenModel() {

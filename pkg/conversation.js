@@ -179,7 +179,8 @@ export class Conversation {
     this.#queries += 1;
     if (this.#queries > UNRESET_TURNS && !this.#warned) {
       this.#warned = true;
-      this.#logger.warn(
+      // A Logger's methods are all optional (index.d.ts): one without warn hears nothing.
+      this.#logger.warn?.(
         `needle-web: ${UNRESET_TURNS} queries in this conversation without reset(): every turn stays in context, so ` +
           'unrelated queries lose accuracy and confidence. Call reset() between independent queries, or create it ' +
           'with stateless: true.',

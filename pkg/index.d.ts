@@ -20,6 +20,8 @@ export type NeedleErrorCode =
   | 'disposed'
   /** The engine's worker ended (crashed, out of memory, terminated): the instance is disposed. */
   | 'worker_died'
+  /** A load made no progress for `stallTimeout` ms (a stalled connection, a blocked engine). */
+  | 'timeout'
   /** A WebAssembly trap in the engine (the message says which); the engine is dropped. */
   | 'engine_trap'
   | 'wasm_failed'
@@ -28,6 +30,8 @@ export type NeedleErrorCode =
 
 /** Every failure the package reports. Aborts have `name === 'AbortError'`. */
 export class NeedleError extends Error {
+  /** `extra`'s fields are copied onto the error (`status`, `result`, ...). */
+  constructor(code: NeedleErrorCode | (string & {}), message: string, extra?: Record<string, unknown>);
   readonly name: 'NeedleError' | 'AbortError';
   readonly code: NeedleErrorCode | (string & {});
   /** HTTP status, for `fetch_failed`. */
@@ -36,6 +40,8 @@ export class NeedleError extends Error {
   readonly result?: CompletionResult;
   /** For `ungrounded` (extract): the argument paths not grounded in the text. */
   readonly paths?: string[];
+  /** For `bad_source` from a Hub repository with several `.cact` files: their paths. */
+  readonly files?: string[];
   /** For an aborted `run()`: the steps executed before the abort. */
   readonly steps?: AgentStep[];
   readonly results?: unknown[];
@@ -115,7 +121,7 @@ export interface LoadOptions {
   /**
    * Threads the engine splits its work across. 'auto' (default): the threaded build, with one
    * thread per core (at most 8), where the engine runs in a Web Worker on a cross-origin isolated
-   * page (`crossOriginIsolated`: SharedArrayBuffer usable) with SIMD128 and 2+ cores; else one
+   * page (`crossOriginIsolated`: shared WebAssembly memory) with SIMD128 and 2+ cores; else one
    * thread. A number requires that many threads (the load fails with `unsupported` where they are
    * not possible); `false`: one thread.
    */
@@ -126,6 +132,54 @@ export interface LoadOptions {
    */
   transfer?: boolean;
   signal?: AbortSignal;
+  /**
+   * Milliseconds the load may go without progress before it fails with code `timeout`
+   * (default 120000; `Infinity` waits for ever).
+   */
+  stallTimeout?: number;
+}
+
+/** Where a model name resolves (options of `load`, `download`, `cached`, `evict`). */
+export interface ModelNameOptions {
+  /** Branch, tag or commit of the Hub repository (default 'main'). */
+  revision?: string;
+  /** The `.cact` to take from an `owner/repo` (default: its one `.cact`, from its listing). */
+  file?: string;
+  /**
+   * A mirror with the Hub's layout (`{host}/{repo}/resolve/{revision}/{file}`); default
+   * `Needle.modelHost`.
+   */
+  modelHost?: string | URL;
+}
+
+/** Upstream's published models, by name; or any Hub repository as `'owner/repo'`. */
+export type ModelName = 'needle3' | 'needle2' | `${string}/${string}`;
+
+export interface DownloadOptions extends ModelNameOptions {
+  onProgress?: (progress: LoadProgress) => void;
+  integrity?: string;
+  cache?: CacheChoice | boolean;
+  fetch?: LoadOptions['fetch'];
+  logger?: Logger;
+  logLevel?: LogLevel;
+  signal?: AbortSignal;
+  /** As for `load`: milliseconds without progress before it fails with code `timeout`. */
+  stallTimeout?: number;
+}
+
+/** Which stored copy `cached` / `evict` mean: the storage, and a name's resolution. */
+export interface StoredModelOptions extends ModelNameOptions {
+  cache?: CacheChoice | boolean;
+}
+
+/** What `Needle.download` fetched (or found stored). */
+export interface DownloadedModel {
+  /** The file URL a name resolved to, or the URL given (absolute). */
+  url: string;
+  bytes: Uint8Array;
+  sha256: string;
+  from: 'network' | 'cache' | 'file';
+  storage: CacheBackend | 'custom';
 }
 
 /** Keys every schema may carry. */
@@ -190,6 +244,45 @@ export interface ObjectSchema extends SchemaBase {
 
 /** The JSON-Schema subset tool parameters are written in (a misspelled key is a type error). */
 export type JsonSchema = StringSchema | NumberSchema | BooleanSchema | NullSchema | ArraySchema | ObjectSchema;
+
+/** The TypeScript type of the values a JSON schema (written inline or `as const`) describes. */
+export type FromSchema<S> = S extends { enum: readonly (infer E)[] }
+  ? E
+  : S extends { type: 'string' }
+    ? string
+    : S extends { type: 'number' | 'integer' }
+      ? number
+      : S extends { type: 'boolean' }
+        ? boolean
+        : S extends { type: 'null' }
+          ? null
+          : S extends { type: 'array'; items: infer I }
+            ? FromSchema<I>[]
+            : S extends { type: 'array' }
+              ? unknown[]
+              : S extends { type: 'object'; properties: infer P }
+                ? ObjectFromSchema<P, S extends { required: readonly (infer R)[] } ? R : never>
+                : S extends { type: 'object' }
+                  ? Record<string, unknown>
+                  : unknown;
+
+/** Required properties as they are, the others optional. */
+type ObjectFromSchema<P, R> = {
+  -readonly [K in keyof P as K extends R ? K : never]: FromSchema<P[K]>;
+} & {
+  -readonly [K in keyof P as K extends R ? never : K]?: FromSchema<P[K]>;
+} extends infer O
+  ? { [K in keyof O]: O[K] }
+  : never;
+
+/** What `extract` returns for a schema: the tool's parameters' record, or a bare schema's. */
+export type ExtractedRecord<S> = S extends { function: { parameters: infer P } }
+  ? FromSchema<P>
+  : S extends { name: string; parameters: infer P }
+    ? FromSchema<P>
+    : S extends { type: 'object' }
+      ? FromSchema<S>
+      : Record<string, unknown>;
 
 /** A function the model may call. */
 export interface FunctionDefinition<Name extends string = string> {
@@ -390,10 +483,21 @@ export class Needle {
    * Without a source: the default model where the package is served as files (Node, an import
    * map); from a bundle, pass `defaultModel` from 'needle-web/default-model'.
    */
-  static load(source?: ModelSource, options?: LoadOptions): Promise<Needle>;
-  static cached(url: string | URL, options?: { cache?: CacheChoice }): Promise<boolean>;
-  static evict(url: string | URL, options?: { cache?: CacheChoice }): Promise<boolean>;
-  static cacheUsage(options?: { cache?: CacheChoice }): Promise<CacheUsage>;
+  static load(
+    source?: ModelSource | ModelName,
+    options?: LoadOptions & ModelNameOptions,
+  ): Promise<Needle>;
+  /** Fetches a model into storage without starting an engine (a prefetch); its bytes, SHA-256. */
+  static download(
+    source: string | URL | ModelName,
+    options?: DownloadOptions,
+  ): Promise<DownloadedModel>;
+  static cached(url: string | URL | ModelName, options?: StoredModelOptions): Promise<boolean>;
+  static evict(url: string | URL | ModelName, options?: StoredModelOptions): Promise<boolean>;
+  /** The host model names resolve against ('https://huggingface.co' unless set; null resets). */
+  static get modelHost(): string;
+  static set modelHost(host: string | URL | null);
+  static cacheUsage(options?: { cache?: CacheChoice | boolean }): Promise<CacheUsage>;
 
   readonly info: ModelInfo;
   /** True after `dispose()`, or once the engine's worker died (calls then reject with `worker_died`). */
@@ -422,13 +526,26 @@ export class Needle {
   run(query: string, options?: RunOptions & Pick<ConversationOptions, 'tools' | 'system' | 'autoDate' | 'logger'>): Promise<RunResult>;
   /** The record (arguments of the model's one call), or null when it declines. Rejects with code
    *  `ungrounded` (listing `paths`) when `strict` and a value is not grounded in the text. */
-  extract<T = Record<string, unknown>>(text: string, schema: Tool | Record<string, unknown> | string, options?: ExtractOptions): Promise<T | null>;
+  extract<const S extends Tool | JsonSchema>(
+    text: string,
+    schema: S,
+    options?: ExtractOptions,
+  ): Promise<ExtractedRecord<S> | null>;
+  /** The record's type given by hand (a schema as JSON text, or one built at run time). */
+  extract<T = Record<string, unknown>>(
+    text: string,
+    schema: Tool | Record<string, unknown> | string,
+    options?: ExtractOptions,
+  ): Promise<T | null>;
   /** An OpenAI-compatible surface (WebLLM's shape). */
   readonly chat: { readonly completions: ChatCompletions };
 }
 
 /** A tool function: called with the call's arguments; may be async; a throw becomes `{error}`. */
-export type ToolFunction = (args: Record<string, any>, context: { signal?: AbortSignal; call: FunctionCall }) => unknown;
+export type ToolFunction = (
+  args: Record<string, unknown>,
+  context: { signal?: AbortSignal; call: FunctionCall },
+) => unknown;
 
 /**
  * Tools for conversations and the agent loop: schemas (as for `complete`), schemas with their
@@ -446,7 +563,7 @@ export interface ConversationOptions extends Omit<CompleteOptions, 'tools' | 'si
   /** Reset before every send (default false). */
   stateless?: boolean;
   /** Where the warning after 4 queries without reset goes (default: console). */
-  logger?: { warn(message: string): void };
+  logger?: Logger;
 }
 
 export interface Turn {
@@ -483,6 +600,10 @@ export class Conversation {
   private constructor();
   readonly history: Turn[];
   readonly system: string | null;
+  /** The tools' schemas as the model sees them (JSON text passes through as given). */
+  readonly tools: Tool[] | string;
+  /** The functions bound to tool names, which `run` calls. */
+  readonly functions: ReadonlyMap<string, ToolFunction>;
   send(text: string, options?: Omit<CompleteOptions, 'tools' | 'system'>): Promise<CompletionResult>;
   /** Sends a tool-result turn (the JSON list of `results`). */
   sendResults(results: unknown[], options?: Omit<CompleteOptions, 'tools' | 'system'>): Promise<CompletionResult>;
@@ -512,8 +633,8 @@ export interface ChatToolCall {
 export type ToolChoice = 'none' | 'auto' | 'required' | { type?: 'function'; function: { name: string } };
 
 export interface ChatCompletionRequest {
-  messages: ChatMessage[];
-  tools?: Tool[];
+  messages: readonly ChatMessage[];
+  tools?: readonly Tool[];
   /** Constrained decoding is on: 'auto' (default) a call or the refusal; 'required' a call;
    *  a named function: only it, called; 'none': no tools offered. */
   tool_choice?: ToolChoice;
@@ -568,6 +689,11 @@ export interface ChatCompletionChunk {
 export interface ChatCompletions {
   create(request: ChatCompletionRequest & { stream?: false }, options?: { signal?: AbortSignal }): Promise<ChatCompletion>;
   create(request: ChatCompletionRequest & { stream: true }, options?: { signal?: AbortSignal }): Promise<AsyncIterable<ChatCompletionChunk>>;
+  /** `stream` known only at run time: either shape. */
+  create(
+    request: ChatCompletionRequest,
+    options?: { signal?: AbortSignal },
+  ): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>>;
 }
 
 /** Absolute URL of a URL source, resolved against the page. */

@@ -13,6 +13,8 @@ import * as storage from './storage/index.js';
 import { fetchModel, integrityHex } from './storage/model.js';
 import { makeLogger } from './log.js';
 import { startHost } from './host/index.js';
+import { isModelName, modelHost, resolveModel, setModelHost } from './models.js';
+import { LOAD_STALL_MS, watchStall, withinStallBound } from './stall.js';
 
 export { NeedleError };
 
@@ -102,11 +104,14 @@ export class Needle {
   }
 
   /**
-   * Loads a `.cact` model. `source`: URL (string or URL), Uint8Array, ArrayBuffer, Blob or File;
-   * omitted, the package's default model (`needle-web/default-model`), checked against its SHA-256.
+   * Loads a `.cact` model. `source`: URL (string or URL), Uint8Array, ArrayBuffer, Blob or File; a
+   * model name ('needle3', 'needle2', or a Hub repository 'owner/repo': options revision, file,
+   * modelHost; models.js); omitted, the package's default model (`needle-web/default-model`),
+   * checked against its SHA-256.
    * options: { onProgress({phase, loaded, total}), integrity, cache = 'auto', fetch, logger, logLevel, worker = 'auto',
    *            kv: 'f32' | 'int8', numerics: 'exact' | 'deploy', layers, maxContext,
-   *            simd: 'auto' | boolean, threads: 'auto' | number | false, transfer = false, signal }
+   *            simd: 'auto' | boolean, threads: 'auto' | number | false, transfer = false, signal,
+   *            stallTimeout = 120000 (ms without progress, then the load fails: code 'timeout') }
    * Phases: 'download' | 'cache' | 'read' | 'init'. Rejects with a NeedleError.
    */
   static async load(source = undefined, options = {}) {
@@ -116,7 +121,7 @@ export class Needle {
     const { onProgress, signal } = options;
     const integrity = options.integrity ?? (fallback ? fallback.sha256 : undefined);
     integrityHex(integrity); // a malformed one rejects before anything starts
-    let wire = toSource(fallback ? fallback.url : source);
+    let wire = toSource(fallback ? fallback.url : await named(source, options));
     let cache = options.cache;
     if (wire.kind === 'url' && (typeof options.fetch === 'function' || storage.isCustomStore(cache))) {
       // Functions cannot cross to the worker: this thread downloads (and stores), the worker gets bytes.
@@ -138,23 +143,65 @@ export class Needle {
       simd: options.simd === 'auto' ? undefined : options.simd,
       threads: options.threads,
     };
+    const stall = options.stallTimeout ?? LOAD_STALL_MS;
+    const watch = watchStall(stall, () => {
+      needle.#death = new NeedleError('timeout', `the load made no progress for ${stall} ms`);
+      needle.dispose();
+    });
+    const progress = (p) => (watch.alive(), onProgress && onProgress(p));
     try {
-      needle.#info = await needle.#call(Req.LOAD, { source: handed.wire, options: opts }, { onProgress, signal, transfer: handed.transfer });
+      needle.#info = await needle.#call(
+        Req.LOAD,
+        { source: handed.wire, options: opts },
+        { onProgress: progress, signal, transfer: handed.transfer },
+      );
     } catch (e) {
       needle.dispose();
       throw e;
+    } finally {
+      watch.stop();
     }
     return needle;
   }
 
+  /**
+   * Downloads a model into storage without starting an engine (a prefetch), through the path
+   * `load` takes: `{ url, bytes, sha256, from, storage }`. `source`: a URL or a model name.
+   * options: { onProgress, signal, integrity, cache, fetch, logger, logLevel,
+   *            revision, file, modelHost, stallTimeout }.
+   */
+  static async download(source, options = {}) {
+    options = options ?? {};
+    const { url } = toSource(await named(source, options));
+    if (!url) throw new NeedleError('bad_source', 'Needle.download takes a URL or a model name');
+    const { onProgress, signal, integrity, cache, fetch } = options;
+    const log = makeLogger(options);
+    const stall = options.stallTimeout ?? LOAD_STALL_MS;
+    const got = await withinStallBound(stall, signal, (bounded, alive) => {
+      const progress = (p) => (alive(), onProgress && onProgress(p));
+      const o = { integrity, cache, fetch, onProgress: progress, signal: bounded, log };
+      return fetchModel(url, o);
+    });
+    return { url, bytes: got.bytes, sha256: got.sha256, from: got.from, storage: got.storage };
+  }
+
   /** Whether model storage (`options.cache`, default 'auto') holds a copy of the model at `url`. */
-  static cached(url, options = {}) {
-    return storage.isCached(resolveUrl(url), options.cache);
+  static async cached(url, options = {}) {
+    return storage.isCached(toSource(await named(url, options)).url, options.cache);
   }
 
   /** Deletes the stored copy of the model at `url`; resolves to whether there was one. */
-  static evict(url, options = {}) {
-    return storage.evict(resolveUrl(url), options.cache);
+  static async evict(url, options = {}) {
+    return storage.evict(toSource(await named(url, options)).url, options.cache);
+  }
+
+  /** Where model names resolve ('https://huggingface.co', or the mirror set here; null resets). */
+  static get modelHost() {
+    return modelHost();
+  }
+
+  static set modelHost(host) {
+    setModelHost(host);
   }
 
   /** `{ backend, models: [{url, bytes, sha256, cachedAt}], bytes, usage, quota }`. */
@@ -375,6 +422,14 @@ export class Needle {
     this.#death = new NeedleError('worker_died', `the engine's worker died (${why}); load the model again`);
     this.dispose();
   }
+}
+
+/** A source with a model name put in its file URL's place (models.js); others as they are. */
+async function named(source, options) {
+  if (!isModelName(source)) return source;
+  // A relative host (a copy beside the page) resolves against the page, as URLs do.
+  const host = resolveUrl(options.modelHost ?? modelHost());
+  return (await resolveModel(source, { ...options, modelHost: host })).url;
 }
 
 /** A caller's argument that could not be converted or posted, as a typed error. */

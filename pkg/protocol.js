@@ -39,7 +39,7 @@ export const Reply = Object.freeze({
  * Every failure the package reports. `code` is stable and machine-readable: the Rust core's codes
  * (`bad_tag`, `truncated`, `bad_header`, `bad_tensor`, `bad_tokenizer`, `token_out_of_vocab`,
  * `context_full`, `bad_json`, `invalid_utf8`, `invalid_argument`, `unsupported`) plus the JS ones:
- * `aborted`, `bad_source`, `fetch_failed`, `integrity`, `disposed`, `worker_died`, `engine_trap`
+ * `aborted`, `bad_source`, `fetch_failed`, `integrity`, `disposed`, `worker_died`, `timeout`, `engine_trap`
  * (a WebAssembly trap: the engine is dropped), `wasm_failed`, `ungrounded`, `internal`.
  */
 export class NeedleError extends Error {

@@ -2,16 +2,43 @@
 // Web Workers (thread.js) share the engine's WebAssembly memory and become rayon's threads, across
 // which the kernels split big matrix products and attention heads (src/kernels/parallel.rs).
 //
-// Threads need SharedArrayBuffer, which browsers give only to cross-origin isolated pages (served
-// with `Cross-Origin-Opener-Policy: same-origin` and `Cross-Origin-Embedder-Policy: require-corp`),
-// and a worker thread: the engine thread blocks (Atomics.wait) while the pool works, which a
-// page's main thread may not.
+// Threads need a shared WebAssembly memory that can be posted to other workers, which browsers
+// give only to cross-origin isolated pages (served with `Cross-Origin-Opener-Policy: same-origin`
+// and `Cross-Origin-Embedder-Policy: require-corp`), and a worker thread: the engine thread blocks
+// (Atomics.wait) while the pool works, which a page's main thread may not.
+
+/**
+ * Whether this engine makes shared WebAssembly memories and can post them to other workers, as
+ * the pool does. Asked of the engine itself, not of the `SharedArrayBuffer` global: WebKitGTK
+ * (2.50) has neither that global nor the posting (DataCloneError), yet makes shared memories.
+ */
+export function sharedWasmMemory() {
+  try {
+    const memory = new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
+    if (typeof Atomics !== 'object') return false;
+    if (typeof MessageChannel === 'function') {
+      const { port1, port2 } = new MessageChannel();
+      try {
+        port1.postMessage(memory);
+      } finally {
+        port1.close();
+        port2.close();
+      }
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** Threads a pool may use here, or why there can be none. */
 export function threadSupport(inWorker) {
   if (!inWorker || typeof Worker !== 'function') return { ok: false, why: 'threads run only in a Web Worker engine' };
-  if (typeof SharedArrayBuffer !== 'function' || globalThis.crossOriginIsolated !== true) {
+  if (globalThis.crossOriginIsolated !== true) {
     return { ok: false, why: 'threads need a cross-origin isolated page (COOP: same-origin, COEP: require-corp)' };
+  }
+  if (!sharedWasmMemory()) {
+    return { ok: false, why: 'this engine cannot share WebAssembly memory with other workers' };
   }
   const cores = (globalThis.navigator && navigator.hardwareConcurrency) || 1;
   return { ok: true, cores };

@@ -43,6 +43,21 @@ ensure_chromium() {
   fi
 }
 
+ensure_browsers() {
+  # The e2e browser matrix beyond Chromium (tests/e2e/browsers.test.mjs): Firefox ESR, driven over
+  # WebDriver BiDi by puppeteer-core, and WebKitGTK's WebKitWebDriver, whose MiniBrowser (in
+  # libwebkit2gtk-4.1-0, a dependency) has no headless mode and runs under xvfb-run (which needs xauth).
+  local missing=()
+  [ -x /usr/bin/firefox-esr ] || missing+=(firefox-esr)
+  [ -x /usr/bin/WebKitWebDriver ] || missing+=(webkit2gtk-driver)
+  command -v xvfb-run >/dev/null || missing+=(xvfb)
+  command -v xauth >/dev/null || missing+=(xauth)
+  if [ ${#missing[@]} -gt 0 ]; then
+    apt-get update -q
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null
+  fi
+}
+
 ensure_cargo_fuzz() {
   # The fuzz crate (fuzz/) needs nightly (libFuzzer's -Z flags) and cargo-fuzz; nothing else does.
   rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal

@@ -1,7 +1,7 @@
 // The demo page: pick a model, edit tools, ask, watch tokens stream and tool calls appear.
 import { Needle } from './pkg/index.js';
 import { loadPresets } from './presets.js';
-import { callCards } from './calls.js';
+import { callCards, isRefusal } from './calls.js';
 import { initTabs } from './tabs.js';
 import { initConversationView } from './conversation-view.js';
 import { initAgentView } from './agent-view.js';
@@ -166,9 +166,18 @@ function stat(dl, name, value) {
 
 function showResult(r, stopped) {
   // `text` is the whole completion; the core has already read the reasoning out of it.
-  showText(r.reasoning || '', splitThinking(r.text || '').answer);
+  const { answer } = splitThinking(r.text || '');
+  const refused = isRefusal(r, answer);
+  // A refusal reads as the Agent tab says it; its markup stays in the raw result below.
+  showText(r.reasoning || '', refused ? '' : answer);
   const calls = $('calls');
   calls.replaceChildren(...callCards(r.function_calls));
+  if (refused) {
+    const p = document.createElement('p');
+    p.className = 'refusal';
+    p.textContent = 'No tool fits this request.';
+    calls.append(p);
+  }
   if (r.parse_error) {
     const p = document.createElement('p');
     p.className = 'muted';

@@ -12,3 +12,14 @@ export function callCards(calls) {
     return card;
   });
 }
+
+/**
+ * Whether a result is the model declining: it answered with nothing but an empty call list
+ * (`<tool_call>[]</tool_call>`). `answer` is the text outside the thinking section.
+ */
+export function isRefusal(result, answer) {
+  const calls = result.function_calls;
+  if (!Array.isArray(calls) || calls.length || result.parse_error) return false;
+  const empty = /<tool_call>\s*\[\s*\]\s*<\/tool_call>/g;
+  return answer.includes('<tool_call>') && answer.replace(empty, '').trim() === '';
+}

@@ -1,5 +1,5 @@
-// needle-web in a web developer's setup: the app in app/ built by Vite (build and dev server),
-// webpack 5, esbuild and Rollup with the recipes in recipes.mjs, and as a plain
+// needle-web in a web developer's setup: the app in app/ built by Vite 8, 7 and 6 (build and dev
+// server), webpack 5, esbuild and Rollup with the recipes in recipes.mjs, and as a plain
 // <script type="module"> page with an import map. Each output is served (tools/serve.mjs, COOP/COEP)
 // and run in Debian's Chromium; its answer must equal the native CLI's. A build of the app that
 // loads a model from a URL must not carry the default model. Writes the table of bytes shipped to
@@ -12,7 +12,7 @@ import { chromium } from 'playwright-core';
 
 import { startServer } from '../../tools/serve.mjs';
 import { ROOT, assertSameAsNative, cli } from '../js/helpers.mjs';
-import { recipes, viteDev } from './recipes.mjs';
+import { VITES, recipes, viteDev } from './recipes.mjs';
 
 const WORK = join(ROOT, 'target/bundlers');
 const PKG = join(ROOT, 'pkg');
@@ -134,16 +134,18 @@ for (const name of Object.keys(recipes)) {
   });
 }
 
-test('vite dev server: the app answers like the CLI', async () => {
-  const row = (report['vite dev'] = { build: 'n/a', page: 'fail' });
-  const server = await viteDev(join(WORK, 'app-default'));
-  try {
-    assertAnswered(await runPage(server.url), row);
-    row.page = 'ok';
-  } finally {
-    await server.close();
-  }
-});
+for (const [name, module] of Object.entries(VITES)) {
+  test(`${name} dev server: the app answers like the CLI`, async () => {
+    const row = (report[`${name} dev`] = { build: 'n/a', page: 'fail' });
+    const server = await viteDev(join(WORK, 'app-default'), module);
+    try {
+      assertAnswered(await runPage(server.url), row);
+      row.page = 'ok';
+    } finally {
+      await server.close();
+    }
+  });
+}
 
 test('no bundler: <script type="module"> with an import map', async () => {
   const row = (report['script tag'] = { build: 'n/a', page: 'fail' });

@@ -1,5 +1,5 @@
 // How each bundler builds an app that uses needle-web: exactly the recipes pkg/README.md shows
-// ("Bundlers"). Vite (build and dev server, whose dependency pre-bundling rewrites the URLs) and
+// ("Bundlers"). Vite (build and dev server; Vite 8's dependency pre-bundling rewrites the URLs) and
 // webpack 5 follow the package's `new Worker(new URL(..., import.meta.url))` and
 // `new URL(..., import.meta.url)` assets with no configuration; esbuild and Rollup do not follow
 // `new URL`, so their recipe copies the package's runtime files beside the bundle.
@@ -23,11 +23,22 @@ function fresh(outDir) {
   mkdirSync(outDir, { recursive: true });
 }
 
+// Vite 8 and the two majors before it, still most projects' (npm aliases vite7, vite6).
+export const VITES = { vite: 'vite', 'vite 7': 'vite7', 'vite 6': 'vite6' };
+
+// The one line Vite 6 and 7's dev server needs (pkg/README.md): their dependency pre-bundling
+// moves the package into .vite/deps without rewriting `new URL('./worker.js', import.meta.url)`,
+// so the worker 404s. Vite 8's pre-bundling rewrites it; its builds never needed it.
+const EXCLUDE = { optimizeDeps: { exclude: ['needle-web'] } };
+export const VITE_DEV_CONFIG = { vite: {}, vite7: EXCLUDE, vite6: EXCLUDE };
+
+const viteBuild = (module) => async (appDir, outDir) => {
+  const { build } = await import(module);
+  await build({ root: appDir, configFile: false, logLevel: 'error', build: { outDir, emptyOutDir: true } });
+};
+
 export const recipes = {
-  async vite(appDir, outDir) {
-    const { build } = await import('vite');
-    await build({ root: appDir, configFile: false, logLevel: 'error', build: { outDir, emptyOutDir: true } });
-  },
+  ...Object.fromEntries(Object.entries(VITES).map(([name, module]) => [name, viteBuild(module)])),
 
   async webpack(appDir, outDir) {
     const { default: webpack } = await import('webpack');
@@ -58,10 +69,11 @@ export const recipes = {
   },
 };
 
-/** Vite's dev server on the app (not a build): resolves to { url, close() }. */
-export async function viteDev(appDir) {
-  const { createServer } = await import('vite');
+/** Vite's dev server (`module`: one of VITES) on the app (not a build): resolves to { url, close() }. */
+export async function viteDev(appDir, module = 'vite') {
+  const { createServer } = await import(module);
   const server = await createServer({
+    ...VITE_DEV_CONFIG[module],
     root: appDir,
     configFile: false,
     logLevel: 'error',

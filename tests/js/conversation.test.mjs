@@ -72,6 +72,10 @@ test('upstream warns once, through the logger, at the fifth query without reset;
   for (let i = 0; i < 5; i++) assert.deepEqual((await stateless.send('Turn on the kitchen lights')).tokens, one.tokens);
   assert.equal(stateless.history.length, 2);
   assert.equal(quiet.warnings.length, 0);
+
+  // A Logger may leave warn out (its methods are optional, as for load's logger).
+  const errorsOnly = needle.conversation({ ...OPTS, maxTokens: 8, logger: { error() {} } });
+  for (let i = 0; i < 5; i++) await errorsOnly.send('Turn on the kitchen lights');
 });
 
 test('an aborted turn does not join the history; overlapping sends go in order', async () => {

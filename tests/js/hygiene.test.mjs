@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { publint } from 'publint';
 
@@ -43,5 +43,16 @@ test('npm pack ships every entry of `files` (and nothing from the repository out
   for (const p of packed) {
     const listed = p === 'package.json' || manifest.files.some((e) => (e.endsWith('/') ? p.startsWith(e) : p === e));
     assert.ok(listed, `${p} is packed but not listed in files`);
+  }
+});
+
+test("the project's extension uses the package's public API, not its internals", () => {
+  // A copy of pkg/ sits beside the extension's pages (tools/extension.mjs): what they import from
+  // it must be what an installed package offers (Needle.download in place of storage/ internals).
+  const PUBLIC = new Set(['./pkg/index.js', './pkg/host/extension.js']);
+  const dir = join(ROOT, 'extension');
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.js'))) {
+    const text = readFileSync(join(dir, file), 'utf8');
+    for (const [, spec] of text.matchAll(/\bfrom\s+'(\.\/pkg\/[^']+)'/g)) assert.ok(PUBLIC.has(spec), `${file} imports ${spec}`);
   }
 });
