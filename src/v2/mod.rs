@@ -1,5 +1,6 @@
-//! The Needle 2 forward pass (cactus-needle 2.0.15 `SimpleAttentionNetwork`, as its
-//! incremental decoder `_forward_cached` runs it), incremental.
+//! The Needle 2 model (cactus-needle 2.0.15 `SimpleAttentionNetwork`, as its incremental
+//! decoder `_forward_cached` runs it), incremental. The forward pass itself is
+//! [`crate::blocks::stages`], shared with Needle 3; this module holds what Needle 2 plugs in.
 //!
 //! A [`Model`] borrows the container's weights and never changes; a [`State`] holds everything
 //! one sequence needs (KV rings, Engram tails, streamed head pools, scratch), made by
@@ -8,7 +9,7 @@
 //! [`Model::prefill`] (batched) or [`Model::step`]; both run the same per-token arithmetic, so
 //! they agree bit for bit.
 //!
-//! The residual stack is the one both generations share ([`crate::blocks`]): scaled tied
+//! The residual stack is the one both generations share ([`crate::blocks::stages`]): scaled tied
 //! embedding, mHC lanes with Sinkhorn routing, Engram sites gated on the lane-mixed block
 //! input, gated attention with q/k norms and RoPE, lane mean, final norm, tied head. What is
 //! Needle 2's own lives here: one head width for q, k and v and no conv taps, the Walsh-only
