@@ -17,6 +17,7 @@ mod project;
 mod scratch;
 pub(crate) mod stack;
 pub(crate) mod stages;
+pub(crate) mod state;
 pub(crate) mod tensors;
 
 pub use kv::KvPrecision;

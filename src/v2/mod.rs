@@ -34,5 +34,4 @@ pub use crate::container::V2HeadKind as HeadKind;
 pub use geometry::Geometry;
 pub use model::Model;
 pub use retrieve::Ranked;
-pub(crate) use state::Mark;
-pub use state::{Options, State};
+pub use state::{Needle2, Options, State};

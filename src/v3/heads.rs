@@ -16,6 +16,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::blocks::pool::{unit_length, Probe, SoftmaxPool};
+use crate::blocks::state::HeadPool;
 use crate::blocks::tensors::{floats, HeadMatrix};
 use crate::blocks::EPS;
 use crate::container::{Codebooks, HeadKind, ProbeHeadTensors};
@@ -124,7 +125,7 @@ impl<'a> ProbeHead<'a> {
 
 /// A head's streamed time softmax over every cell row (part of the session state).
 #[derive(Clone)]
-pub(crate) struct Pool {
+pub struct Pool {
     time: SoftmaxPool,
     scores: Vec<f32>,
     rot: Vec<f32>,
@@ -134,17 +135,20 @@ impl Pool {
     pub(crate) fn new(head: &ProbeHead<'_>, rows: usize, d: usize) -> Self {
         Self { time: SoftmaxPool::new(rows * head.k, d), scores: vec![0.0; head.k], rot: vec![0.0; head.rotation_len()] }
     }
+}
 
+impl HeadPool for Pool {
     /// Bytes the pool holds.
-    pub(crate) fn bytes(&self) -> usize {
+    fn bytes(&self) -> usize {
         self.time.bytes() + 4 * (self.scores.len() + self.rot.len())
     }
 
     /// Forgets every pooled token.
-    pub(crate) fn clear(&mut self) {
+    fn clear(&mut self) {
         self.time.clear();
     }
 }
+
 
 impl Probe for ProbeHead<'_> {
     type Pool = Pool;

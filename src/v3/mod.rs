@@ -30,5 +30,4 @@ pub use crate::container::HeadKind;
 pub use geometry::Geometry;
 pub use ladder::{ladder_layer_indices, ladder_order};
 pub use model::Model;
-pub(crate) use state::Mark;
-pub use state::{Options, State};
+pub use state::{Needle3, Options, State};
