@@ -123,8 +123,6 @@ pub(crate) struct Mark {
 
 /// Which logits a call produces.
 pub(crate) enum Logits<'o> {
-    /// None (the probe heads are all the caller reads).
-    None,
     /// After the last token only.
     Last(&'o mut [f32]),
     /// After every token, row-major.
@@ -213,7 +211,7 @@ impl<'a, M: Mlp> Stack<'a, M> {
             match &mut logits {
                 Logits::All(rows) => self.final_norm_head(&mut seq.s, 0, chunk.len(), &mut rows[ci * b * v..(ci * b + chunk.len()) * v]),
                 Logits::Last(row) if ci + 1 == chunks => self.final_norm_head(&mut seq.s, chunk.len() - 1, chunk.len(), row),
-                Logits::Last(_) | Logits::None => {}
+                Logits::Last(_) => {}
             }
         }
         Ok(())

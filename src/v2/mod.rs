@@ -15,7 +15,7 @@
 //! Needle 2's own lives here: one head width for q, k and v and no conv taps, the Walsh-only
 //! MLP, one attention window for every layer (the header's `kv_window`, switchable per
 //! state), no A8 rounding of the mHC input in deploy numerics, and probe heads whose probes
-//! attend over all layers' cells at once — with tool retrieval on the contrastive one.
+//! attend over all layers' cells at once.
 //!
 //! Where upstream's full forward and its incremental decoder disagree, this follows the
 //! decoder: a layer listed for two Engram sites runs the first only, and whether an n-gram or
@@ -26,12 +26,10 @@ mod geometry;
 mod heads;
 mod mlp;
 mod model;
-mod retrieve;
 mod state;
 
 pub use crate::blocks::{KvPrecision, Numerics};
 pub use crate::container::V2HeadKind as HeadKind;
 pub use geometry::Geometry;
 pub use model::Model;
-pub use retrieve::Ranked;
 pub use state::{Needle2, Options, State};

@@ -136,7 +136,7 @@ impl<'a> Model<'a> {
         self.prefill(state, core::slice::from_ref(&token), logits)
     }
 
-    pub(crate) fn advance(&self, state: &mut State, tokens: &[u32], logits: Logits<'_>) -> Result<()> {
+    fn advance(&self, state: &mut State, tokens: &[u32], logits: Logits<'_>) -> Result<()> {
         state.check_model(&self.geometry)?;
         let mut cells = Tracked { heads: &self.heads, pools: &mut state.pools };
         self.stack.advance(&mut state.seq, tokens, logits, &mut cells)
@@ -158,7 +158,7 @@ impl<'a> Model<'a> {
         self.heads[i].readout(pool, self.geometry.d_model)
     }
 
-    pub(crate) fn head_index(&self, kind: HeadKind) -> Result<usize> {
+    fn head_index(&self, kind: HeadKind) -> Result<usize> {
         self.heads.iter().position(|h| h.kind == kind).ok_or(Error::Unsupported { what: "probe head absent from the container" })
     }
 }

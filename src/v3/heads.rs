@@ -37,7 +37,6 @@ pub(crate) struct ProbeHead<'a> {
     /// `(out, q * d)`.
     proj: HeadMatrix<'a>,
     bias: Vec<f32>,
-    pub(crate) calibration: Option<Vec<f32>>,
     k: usize,
     q: usize,
     out: usize,
@@ -59,7 +58,6 @@ impl<'a> ProbeHead<'a> {
             row_bias: floats(&t.row_bias, q * rows * k)?,
             proj: HeadMatrix::new(&t.proj, cbs, out, q * d)?,
             bias: floats(&t.bias, out)?,
-            calibration: t.calibration.as_ref().map(|c| floats(c, 3)).transpose()?,
             k,
             q,
             out,

@@ -171,11 +171,6 @@ impl<'a> Model<'a> {
         self.heads.iter().map(|h| h.kind)
     }
 
-    /// The router head's calibration triple, when the container carries a router.
-    pub fn router_calibration(&self) -> Option<&[f32]> {
-        self.heads.iter().find_map(|h| h.calibration.as_deref())
-    }
-
     /// A probe head's output over every token the state has consumed (embedding: unit vector;
     /// confidence: one logit; router: three logits). Needs a state made with `track_heads`.
     pub fn head(&self, state: &State, kind: HeadKind) -> Result<Vec<f32>> {
