@@ -42,13 +42,6 @@ macro_rules! dispatch {
 pub mod activation;
 pub mod cq;
 pub mod cq_a8;
-#[cfg(all(feature = "std", target_arch = "x86_64"))]
-mod cq_a8_avx2;
-#[cfg(all(feature = "std", target_arch = "x86_64"))]
-mod cq_avx2;
-#[cfg(all(feature = "std", target_arch = "x86_64"))]
-mod cq_avx512;
-mod cq_rows;
 pub mod dense;
 pub mod f16;
 pub mod hadamard;
@@ -60,23 +53,6 @@ pub mod sinkhorn;
 pub mod softmax;
 pub mod vector;
 
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-mod activation_simd128;
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-mod cq_simd128;
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-mod dense_simd128;
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-mod hadamard_simd128;
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-mod softmax_simd128;
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-mod vector_simd128;
-#[cfg(all(feature = "std", target_arch = "x86_64"))]
-mod vector_keys_x86;
-#[cfg(target_arch = "x86_64")]
-mod vector_x86;
-
 /// Whether the CPU has the AVX-512 subsets the AVX-512 variants use (F; BW and VL for byte
 /// shuffles and masked 16-byte loads).
 #[cfg(all(feature = "std", target_arch = "x86_64"))]
@@ -86,14 +62,6 @@ pub(crate) fn has_avx512() -> bool {
         && std::is_x86_feature_detected!("avx512vl")
 }
 
-#[cfg(test)]
-mod cq_bench;
-#[cfg(test)]
-mod cq_a8_bench;
-#[cfg(test)]
-mod cq_a8_tests;
-#[cfg(test)]
-mod cq_tests;
 #[cfg(test)]
 mod test_util;
 #[cfg(test)]

@@ -28,6 +28,18 @@
 // twin tests compare against.
 #![cfg_attr(all(target_arch = "wasm32", target_feature = "simd128"), allow(dead_code))]
 
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+mod avx2;
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+mod avx512;
+#[cfg(test)]
+pub(super) mod bench;
+mod rows;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod simd128;
+#[cfg(test)]
+mod tests;
+
 use super::{f16, hadamard, parallel, vector};
 use crate::container::{Codebooks, DType, TensorView};
 use crate::{Error, Result};
@@ -265,7 +277,7 @@ impl<'a> CqMatrix<'a> {
         if self.x86_kernel(xr, 1, out) {
             return;
         }
-        dispatch!(super::cq_simd128::matvec_rotated, matvec_rotated_scalar, self, xr, out)
+        dispatch!(simd128::matvec_rotated, matvec_rotated_scalar, self, xr, out)
     }
 
     /// `out[..rows] = W · x`; `scratch` holds at least `cols_padded` floats.
@@ -299,14 +311,14 @@ impl<'a> CqMatrix<'a> {
         if self.x86_kernel(xr, n, out) {
             return;
         }
-        dispatch!(super::cq_simd128::matmul_rotated, matmul_rotated_scalar, self, xr, n, out)
+        dispatch!(simd128::matmul_rotated, matmul_rotated_scalar, self, xr, n, out)
     }
 
     /// The x86-64 variants, by the CPU's features at run time: AVX-512 for one input (group 32
     /// or more), else AVX2; false when the CPU has neither (the compile-time dispatch then runs).
     #[cfg(all(feature = "std", target_arch = "x86_64"))]
     fn x86_kernel(&self, xr: &[f32], n: usize, out: &mut [f32]) -> bool {
-        (n == 1 && super::cq_avx512::matvec_rotated(self, xr, out)) || super::cq_avx2::matmul_rotated(self, xr, n, out)
+        (n == 1 && avx512::matvec_rotated(self, xr, out)) || avx2::matmul_rotated(self, xr, n, out)
     }
 
     /// Rows `range` (within the matrix) as a matrix of their own: the same codes, norms and

@@ -37,6 +37,13 @@
 // run on the rotated codes there (see `CqMatrix::matmul_a8`).
 #![cfg_attr(not(all(feature = "std", target_arch = "x86_64")), allow(dead_code))]
 
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+mod avx2;
+#[cfg(test)]
+mod bench;
+#[cfg(test)]
+mod tests;
+
 use super::cq::{CqMatrix, CqWidth, MAX_GROUP};
 use super::{f16, hadamard, quant};
 
@@ -139,7 +146,7 @@ impl CqMatrix<'_> {
             let lv = IntLevels::of(self);
             super::parallel::rows(self.rows(), n, n * cp, out, |range, part| {
                 let m = self.rows_view(range);
-                if !super::cq_a8_avx2::matmul_a8(&m, &lv, y, scales, n, part) {
+                if !avx2::matmul_a8(&m, &lv, y, scales, n, part) {
                     matmul_a8_scalar(&m, &lv, y, scales, n, part);
                 }
             });
