@@ -8,6 +8,7 @@
 //! the same loop for hosts that need not.
 //!
 //! The core has no clock: callers time `start` (prefill) and `next_token` (decode) themselves.
+use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use alloc::string::String;
 use alloc::vec;
