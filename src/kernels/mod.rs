@@ -27,9 +27,22 @@
 //! (`vector_keys_x86`). The int8 row dot product has an SSE2 variant on every x86-64
 //! (`vector_x86`), where the compiler's own vectorisation of the scalar loop is poor.
 
-/// The one dispatch point of a kernel: the simd128 twin on wasm32 builds with the feature, the
-/// scalar version elsewhere.
+/// The one dispatch point of a kernel, the same shape in every family: natively on x86-64 (with
+/// `std`, for run-time feature detection) an optional variant first, `x86: expr` running it and
+/// saying whether it ran (the CPU had its features); then, chosen at compile time, the simd128
+/// twin on wasm32 builds with the feature, the scalar version elsewhere (or the one portable
+/// version of a kernel without a twin).
 macro_rules! dispatch {
+    (x86: $x86:expr; $($rest:tt)*) => {{
+        #[cfg(all(feature = "std", target_arch = "x86_64"))]
+        if $x86 {
+            return;
+        }
+        dispatch!($($rest)*)
+    }};
+    ($portable:path; $($arg:expr),*) => {
+        $portable($($arg),*)
+    };
     ($simd:path, $scalar:path, $($arg:expr),*) => {{
         #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
         let r = $simd($($arg),*);

@@ -13,7 +13,7 @@
 mod avx;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod simd128;
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
 mod sse2;
 
 /// `Σ a[k] * b[k]` in the crate's fixed summation order.
@@ -52,10 +52,8 @@ pub fn dot_i8_i8(a: &[i8], b: &[i8]) -> i32 {
 /// queries against one key row, which is loaded and widened once for all of them.
 pub fn dot_i8_i8_rows(a: &[i8], b: &[i8], out: &mut [i32]) {
     assert_eq!(a.len(), out.len() * b.len(), "dot_i8_i8_rows: a must hold out.len() rows of b.len()");
-    #[cfg(target_arch = "x86_64")]
-    return sse2::dot_i8_i8_rows(a, b, out);
-    #[cfg(not(target_arch = "x86_64"))]
-    dispatch!(simd128::dot_i8_i8_rows, dot_i8_i8_rows_scalar, a, b, out)
+    // SSE2 is on every x86-64 CPU; the compiler's own vectorisation of the scalar loop is poor.
+    dispatch!(x86: { sse2::dot_i8_i8_rows(a, b, out); true }; simd128::dot_i8_i8_rows, dot_i8_i8_rows_scalar, a, b, out)
 }
 
 /// `axpy_i8(alpha[g], q, scale, row g of y)` for `y` holding `alpha.len()` rows of `q.len()`:
@@ -78,11 +76,7 @@ pub fn axpy_i8_keys<'a>(w: &[f32], n: usize, keys: impl Iterator<Item = (&'a [i8
     let rows = w.len().checked_div(n).unwrap_or(0);
     assert!(rows <= KEYS_ROWS && rows * n == w.len(), "axpy_i8_keys: w must hold at most KEYS_ROWS rows of n weights");
     assert!(rows == 0 || y.len().is_multiple_of(rows), "axpy_i8_keys: y must hold one row per row of w");
-    #[cfg(all(feature = "std", target_arch = "x86_64"))]
-    if avx::axpy_i8_keys(w, n, keys.clone(), y) {
-        return;
-    }
-    axpy_i8_keys_rowwise(w, n, keys, y);
+    dispatch!(x86: avx::axpy_i8_keys(w, n, keys.clone(), y); axpy_i8_keys_rowwise; w, n, keys, y)
 }
 
 /// `axpy_i8_keys` one key at a time (the portable form, and the x86 variants' reference).
@@ -275,7 +269,7 @@ mod tests {
         }
     }
 
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(feature = "std", target_arch = "x86_64"))]
     #[test]
     fn the_sse2_row_dot_equals_the_scalar_kernel() {
         for n in [0usize, 1, 15, 16, 17, 48, 100] {
