@@ -1,8 +1,14 @@
 //! Generation-agnostic math kernels.
 //!
-//! Each hot kernel has a scalar version (always compiled; the reference) and a wasm32 SIMD128 twin
-//! in a `*_simd128.rs` sibling. The public function is the one dispatch point: it calls the twin
-//! when built with `target_feature = "simd128"` on wasm32, the scalar version otherwise. Twins
+//! One folder per kernel family (`cq/`, `cq_a8/`, `vector/`, `hadamard/`, `softmax/`,
+//! `activation/`, `dense/`): `mod.rs` holds the public functions, the scalar version (always
+//! compiled; the reference) and the one dispatch point (`dispatch!`); beside it sit the
+//! variants, named by instruction set (`simd128.rs`, `avx2.rs`, `avx512.rs`, `sse2.rs`,
+//! `avx.rs`), and the family's `tests.rs` / `bench.rs`. Single-file kernels (norm, rope, quant,
+//! f16, sinkhorn) have no variants.
+//!
+//! Each hot kernel has a wasm32 SIMD128 twin (`simd128.rs`): the dispatch point calls it when
+//! built with `target_feature = "simd128"` on wasm32, the scalar version otherwise. Twins
 //! follow the same operation order and are bit-identical to their scalar versions; tests gated on
 //! simd128 hold them equal. They run on wasm32 under Node's WASI with the real SIMD code:
 //!
@@ -19,13 +25,14 @@
 //! across a rayon pool with it (each item still computed by the same serial code, so results are
 //! bit-identical).
 //!
-//! Natively with `std` on x86-64, the CQ kernels also have an AVX2 variant (`cq_avx2`) and, for
-//! one input, an AVX-512 one (`cq_avx512`), chosen at run time by CPU feature detection ahead of
-//! the compile-time dispatch; they are held equal to the scalar kernel the same way. So are the
-//! A8 integer CQ kernel's AVX2 variant (`cq_a8_avx2`), the one place that kernel runs outside the
-//! tests (see `cq_a8`), and attention's weighted sum of int8 values, AVX-512 or AVX2
-//! (`vector_keys_x86`). The int8 row dot product has an SSE2 variant on every x86-64
-//! (`vector_x86`), where the compiler's own vectorisation of the scalar loop is poor.
+//! Natively with `std` on x86-64, the CQ kernels also have an AVX2 variant (`cq/avx2.rs`) and,
+//! for one input, an AVX-512 one (`cq/avx512.rs`), chosen at run time by CPU feature detection
+//! ahead of the compile-time choice (the `x86:` arm of `dispatch!`); they are held equal to
+//! the scalar kernel the same way. So are the A8 integer CQ kernel's AVX2 variant
+//! (`cq_a8/avx2.rs`), the one place that kernel runs outside the tests (see `cq_a8`), and
+//! attention's weighted sum of int8 values, AVX-512 or AVX2 (`vector/avx.rs`). The int8 row dot
+//! product has an SSE2 variant (`vector/sse2.rs`, on every x86-64), where the compiler's own
+//! vectorisation of the scalar loop is poor.
 
 /// The one dispatch point of a kernel, the same shape in every family: natively on x86-64 (with
 /// `std`, for run-time feature detection) an optional variant first, `x86: expr` running it and

@@ -74,7 +74,7 @@ unsafe fn run<const BITS: usize>(m: &CqMatrix<'_>, xr: &[f32], n: usize, out: &m
     }
 }
 
-/// `P` sets of `K` consecutive rows from row `r` on (pairs here, fours in `cq_avx512`); past the
+/// `P` sets of `K` consecutive rows from row `r` on (pairs here, fours in `avx512.rs`); past the
 /// last row, the last row stands in (its result is written twice, the same value).
 pub(in crate::kernels) fn row_sets<const K: usize, const P: usize>(r: usize, rows: usize) -> [[usize; K]; P] {
     core::array::from_fn(|p| core::array::from_fn(|k| (r + K * p + k).min(rows - 1)))

@@ -1,7 +1,7 @@
 //! CQ kernel microbenchmark at the shipped Needle 3 shapes (not a test: `#[ignore]`d, prints
-//! timings). Natively: `cargo test --release --lib kernels::cq_bench -- --ignored --nocapture`;
+//! timings). Natively: `cargo test --release --lib kernels::cq::bench -- --ignored --nocapture`;
 //! on wasm32 SIMD128 under Node WASI: the command in `kernels/mod.rs` with
-//! `--release kernels::cq_bench -- --ignored --nocapture`. Compare builds by interleaving runs.
+//! `--release kernels::cq::bench -- --ignored --nocapture`. Compare builds by interleaving runs.
 use crate::kernels::cq::CqWidth;
 use crate::kernels::test_util::{pseudo_random, RandomCq};
 

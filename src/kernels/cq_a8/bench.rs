@@ -1,7 +1,7 @@
 //! A8 integer CQ kernel against the f32 kernel on the int8 round trip, at the shipped Needle 3
 //! shapes (not a test: `#[ignore]`d, prints timings, interleaved A/B). Natively:
-//! `cargo test --release --lib kernels::cq_a8_bench -- --ignored --nocapture`; on wasm32 SIMD128
-//! under Node WASI: the command in `kernels/mod.rs` with `--release kernels::cq_a8_bench --
+//! `cargo test --release --lib kernels::cq_a8::bench -- --ignored --nocapture`; on wasm32 SIMD128
+//! under Node WASI: the command in `kernels/mod.rs` with `--release kernels::cq_a8::bench --
 //! --ignored --nocapture`.
 use crate::kernels::cq::{CqMatrix, CqWidth};
 use crate::kernels::cq_a8::rotate_a8;
