@@ -63,7 +63,8 @@ impl Scratch {
         let mut rot = stack.lm_head.cols_padded();
         for l in &stack.layers {
             let (m, a) = (&l.mhc, &l.attn);
-            for cols in [m.phi_pre.cols_padded(), m.phi_post.cols_padded(), m.phi_res.cols_padded()] {
+            for cols in [m.phi_pre.cols_padded(), m.phi_post.cols_padded(), m.phi_res.cols_padded()]
+            {
                 rot = rot.max(cols);
             }
             let attn = [&a.q_proj, &a.k_proj, &a.v_proj, &a.gate_proj, &a.out_proj];
@@ -112,10 +113,33 @@ impl Scratch {
 
     pub(super) fn bytes(&self) -> usize {
         let floats = [
-            &self.stream, &self.nx, &self.next, &self.pre, &self.post, &self.res, &self.u,
-            &self.x, &self.h, &self.q, &self.k, &self.v, &self.gate, &self.o, &self.qkv,
-            &self.cos, &self.sin, &self.normed, &self.mlp_out, &self.e, &self.ek, &self.ev,
-            &self.contrib, &self.conv_out, &self.unit_x, &self.unit_k, &self.cell,
+            &self.stream,
+            &self.nx,
+            &self.next,
+            &self.pre,
+            &self.post,
+            &self.res,
+            &self.u,
+            &self.x,
+            &self.h,
+            &self.q,
+            &self.k,
+            &self.v,
+            &self.gate,
+            &self.o,
+            &self.qkv,
+            &self.cos,
+            &self.sin,
+            &self.normed,
+            &self.mlp_out,
+            &self.e,
+            &self.ek,
+            &self.ev,
+            &self.contrib,
+            &self.conv_out,
+            &self.unit_x,
+            &self.unit_k,
+            &self.cell,
         ];
         let f: usize = floats.iter().map(|v| v.len()).sum();
         let slots = self.slots.len() * core::mem::size_of::<Option<u32>>();

@@ -27,18 +27,23 @@ use super::engram::{self, ValueTail};
 use super::kv::KvRing;
 use super::mhc;
 use super::pool::{Probe, Tracked};
+#[cfg(doc)]
+use super::project::Projector;
 use super::scratch::Scratch;
 use super::stack::{Layer, LayerPlan, Mlp, Sequence, Stack, MAX_CHUNK};
 use super::EPS;
-#[cfg(doc)]
-use super::project::Projector;
 use crate::kernels::activation::mul_sigmoid;
 use crate::kernels::parallel::{self, PerItem};
 use crate::kernels::{rms_norm, rope, sinkhorn};
 
 impl<M: Mlp> Stack<'_, M> {
     /// Runs one chunk through the embedding and every planned block.
-    pub(super) fn run_chunk<H: Probe>(&self, seq: &mut Sequence<M::Scratch>, chunk: &[u32], cells: &mut Tracked<'_, H>) {
+    pub(super) fn run_chunk<H: Probe>(
+        &self,
+        seq: &mut Sequence<M::Scratch>,
+        chunk: &[u32],
+        cells: &mut Tracked<'_, H>,
+    ) {
         let (b, p0) = (chunk.len(), seq.pos);
         self.embed(chunk, &mut seq.s, cells);
         self.rope_angles(p0, b, &mut seq.s);
@@ -88,7 +93,8 @@ impl<M: Mlp> Stack<'_, M> {
     fn rope_angles(&self, p0: usize, b: usize, s: &mut Scratch) {
         let half = self.heads.qk / 2;
         for j in 0..b {
-            let (cos, sin) = (&mut s.cos[j * half..(j + 1) * half], &mut s.sin[j * half..(j + 1) * half]);
+            let (cos, sin) =
+                (&mut s.cos[j * half..(j + 1) * half], &mut s.sin[j * half..(j + 1) * half]);
             rope::angles(p0 + j, self.rope_theta, cos, sin);
         }
     }
@@ -124,11 +130,20 @@ impl<M: Mlp> Stack<'_, M> {
             mhc::mix_input(&s.stream[j * nd..(j + 1) * nd], &mut s.nx[j * nd..(j + 1) * nd]);
         }
         let phi = &w.mhc;
-        let jobs = &mut [(&phi.phi_pre, &mut s.pre[..]), (&phi.phi_post, &mut s.post[..]), (&phi.phi_res, &mut s.res[..])];
+        let jobs = &mut [
+            (&phi.phi_pre, &mut s.pre[..]),
+            (&phi.phi_post, &mut s.post[..]),
+            (&phi.phi_res, &mut s.res[..]),
+        ];
         s.proj.a8_if(self.a8_mixing, &s.nx, b, jobs);
         // Sinkhorn's exponentials weigh: worth splitting by tokens.
         let stream = &s.stream;
-        let rows = [(&mut s.pre[..], lanes), (&mut s.post[..], lanes), (&mut s.res[..], nn), (&mut s.u[..], d)];
+        let rows = [
+            (&mut s.pre[..], lanes),
+            (&mut s.post[..], lanes),
+            (&mut s.res[..], nn),
+            (&mut s.u[..], d),
+        ];
         per_token(b, sinkhorn::work(lanes) + nd, rows, |j, [pre, post, res, u]| {
             phi.coefficients(lane, pre, post, res);
             mhc::collapse(&stream[j * nd..(j + 1) * nd], pre, u);
@@ -139,7 +154,14 @@ impl<M: Mlp> Stack<'_, M> {
     /// The Engram sites of block `layer`: `x = u + Σ_sites α · conv(v)`, where `k`, `v` are the
     /// key and value projections of the memory rows the token's n-gram slots pick and
     /// `α = sigmoid(unit(u) · unit(k) / sqrt(d))`.
-    fn engram(&self, layer: usize, tails: &mut [Option<ValueTail>], s: &mut Scratch, p0: usize, b: usize) {
+    fn engram(
+        &self,
+        layer: usize,
+        tails: &mut [Option<ValueTail>],
+        s: &mut Scratch,
+        p0: usize,
+        b: usize,
+    ) {
         let d = self.d_model;
         let mut added = false;
         for (site, tail) in self.sites.iter().zip(tails).filter(|(site, _)| site.layer == layer) {
@@ -149,7 +171,11 @@ impl<M: Mlp> Stack<'_, M> {
                 let e = &mut s.e[j * e_width..(j + 1) * e_width];
                 site.gather(&s.slots[j * tables..(j + 1) * tables], self.engram.slots, e);
             }
-            s.proj.a8(&s.e, b, &mut [(&site.key_proj, &mut s.ek[..]), (&site.value_proj, &mut s.ev[..])]);
+            s.proj.a8(
+                &s.e,
+                b,
+                &mut [(&site.key_proj, &mut s.ek[..]), (&site.value_proj, &mut s.ev[..])],
+            );
             // In position order: the conv reads the values of earlier tokens.
             for j in 0..b {
                 site.conv(tail, p0 + j, &s.ev[j * d..(j + 1) * d], &mut s.conv_out);
@@ -171,13 +197,27 @@ impl<M: Mlp> Stack<'_, M> {
     /// Gated attention over the block's KV ring: `q, k, v, gate` = projections of
     /// `rmsnorm(x)`, `h = out_proj(sigmoid(gate) ⊙ attend(rope(q), rope(k), v))`.
     #[allow(clippy::too_many_arguments)]
-    fn attention(&self, w: &Layer<'_, M>, window: Option<usize>, ring: &mut KvRing, tail: &mut ConvTail, s: &mut Scratch, p0: usize, b: usize) {
+    fn attention(
+        &self,
+        w: &Layer<'_, M>,
+        window: Option<usize>,
+        ring: &mut KvRing,
+        tail: &mut ConvTail,
+        s: &mut Scratch,
+        p0: usize,
+        b: usize,
+    ) {
         let (d, h, a) = (self.d_model, &self.heads, &w.attn);
         let (qd, kd, vd, od) = (h.heads * h.qk, h.kv_heads * h.qk, h.kv_heads * h.v, h.heads * h.v);
         for j in 0..b {
             rms_norm(&s.x[j * d..(j + 1) * d], &w.norm_in, EPS, &mut s.h[j * d..(j + 1) * d]);
         }
-        let jobs = &mut [(&a.q_proj, &mut s.q[..]), (&a.k_proj, &mut s.k[..]), (&a.v_proj, &mut s.v[..]), (&a.gate_proj, &mut s.gate[..])];
+        let jobs = &mut [
+            (&a.q_proj, &mut s.q[..]),
+            (&a.k_proj, &mut s.k[..]),
+            (&a.v_proj, &mut s.v[..]),
+            (&a.gate_proj, &mut s.gate[..]),
+        ];
         s.proj.a8(&s.h, b, jobs);
         // In position order: each token attends to the keys written before it.
         let half = h.qk / 2;
@@ -204,7 +244,13 @@ impl<M: Mlp> Stack<'_, M> {
         // The MLP, two norms and the residual adds (~8 per element), the lane mixing (lanes + 1
         // per element of the stream).
         let work = w.mlp.work() + 8 * d + (lanes + 1) * nd;
-        let rows = [(&mut x[..], d), (&mut stream[..], nd), (&mut normed[..], d), (&mut mlp_out[..], d), (&mut next[..], nd)];
+        let rows = [
+            (&mut x[..], d),
+            (&mut stream[..], nd),
+            (&mut normed[..], d),
+            (&mut mlp_out[..], d),
+            (&mut next[..], nd),
+        ];
         per_token_with(b, work, rows, mlp, |j, [x, stream, normed, m, next], mlp| {
             rms_norm(&h[j * d..(j + 1) * d], &w.post_norm, EPS, normed);
             for (v, &a) in x.iter_mut().zip(normed.iter()) {
@@ -221,7 +267,13 @@ impl<M: Mlp> Stack<'_, M> {
     }
 
     /// The probe heads' cell after block `layer`: each token's mean over lanes.
-    fn probe_cells<H: Probe>(&self, layer: usize, s: &mut Scratch, b: usize, cells: &mut Tracked<'_, H>) {
+    fn probe_cells<H: Probe>(
+        &self,
+        layer: usize,
+        s: &mut Scratch,
+        b: usize,
+        cells: &mut Tracked<'_, H>,
+    ) {
         if !cells.listening() {
             return;
         }
@@ -235,7 +287,13 @@ impl<M: Mlp> Stack<'_, M> {
 
     /// `logits = E_head · rmsnorm(mean over lanes)` of chunk rows `first..end` (already run),
     /// into `out`.
-    pub(super) fn final_norm_head(&self, s: &mut Scratch, first: usize, end: usize, out: &mut [f32]) {
+    pub(super) fn final_norm_head(
+        &self,
+        s: &mut Scratch,
+        first: usize,
+        end: usize,
+        out: &mut [f32],
+    ) {
         let (d, nd) = (self.d_model, self.d_model * self.lanes);
         for (i, j) in (first..end).enumerate() {
             let cell = &mut s.cell[..d];
@@ -249,7 +307,12 @@ impl<M: Mlp> Stack<'_, M> {
 /// Runs `f(j, rows)` for every token `j` of a chunk of `b`, where `rows[k]` is token `j`'s row
 /// of `bufs[k]` (`bufs[k].1` floats a token). Tokens are split across threads when `work`
 /// (multiply-adds a token) makes it worth it; each token's result is the same either way.
-fn per_token<const N: usize>(b: usize, work: usize, bufs: [(&mut [f32], usize); N], f: impl Fn(usize, [&mut [f32]; N]) + Sync) {
+fn per_token<const N: usize>(
+    b: usize,
+    work: usize,
+    bufs: [(&mut [f32], usize); N],
+    f: impl Fn(usize, [&mut [f32]; N]) + Sync,
+) {
     per_token_with(b, work, bufs, &mut [(); MAX_CHUNK], |j, rows, ()| f(j, rows));
 }
 

@@ -92,7 +92,10 @@ impl<G: Generation> State<G> {
     /// Refuses a capacity of no tokens or more than the model's context.
     pub(crate) fn check_capacity(max_tokens: usize, max_seq_len: usize) -> Result<()> {
         if max_tokens == 0 || max_tokens > max_seq_len {
-            return Err(Error::InvalidArgument { name: "max_tokens", reason: "must be 1 to the model's max_seq_len" });
+            return Err(Error::InvalidArgument {
+                name: "max_tokens",
+                reason: "must be 1 to the model's max_seq_len",
+            });
         }
         Ok(())
     }

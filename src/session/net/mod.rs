@@ -42,7 +42,12 @@ pub(super) struct NetMark(Box<dyn Any + Send>);
 trait Generation: Sync + Sized {
     type Gen: state::Generation + 'static;
     fn prefill(&self, state: &mut State<Self::Gen>, ids: &[u32], logits: &mut [f32]) -> Result<()>;
-    fn prefill_rows(&self, state: &mut State<Self::Gen>, ids: &[u32], rows: &mut [f32]) -> Result<()>;
+    fn prefill_rows(
+        &self,
+        state: &mut State<Self::Gen>,
+        ids: &[u32],
+        rows: &mut [f32],
+    ) -> Result<()>;
     fn info(&self, state: &State<Self::Gen>) -> ModelInfo;
     fn confidence(&self, state: &State<Self::Gen>, ids: &[u32]) -> Result<f32>;
 }
@@ -54,7 +59,10 @@ struct Loaded<M: Generation> {
 }
 
 /// The model in `container`, with a state made from `options`.
-pub(super) fn load<'a>(container: Container<'a>, options: &LoadOptions) -> Result<Box<dyn Net + 'a>> {
+pub(super) fn load<'a>(
+    container: Container<'a>,
+    options: &LoadOptions,
+) -> Result<Box<dyn Net + 'a>> {
     Ok(match container {
         Container::V3(c) => Box::new(v3::load(&c, options)?),
         Container::V2(c) => Box::new(v2::load(&c, options)?),

@@ -60,7 +60,8 @@ impl Generation for Model<'_> {
         } else {
             // Upstream scores with full causal attention; a windowed state that has already
             // cut keys off re-runs the exchange on a full-causal scratch state.
-            let opts = Options { window: 0, max_tokens: ids.len(), track_heads: true, ..*state.options() };
+            let opts =
+                Options { window: 0, max_tokens: ids.len(), track_heads: true, ..*state.options() };
             let mut scratch = self.new_state(&opts)?;
             let mut logits = vec![0.0; self.logits_len()];
             Model::prefill(self, &mut scratch, ids, &mut logits)?;
