@@ -1,6 +1,6 @@
 //! The seam between the session and a model generation: [`Net`], everything the session asks
 //! of a loaded model and its sequence state. A generation plugs in by implementing
-//! [`Generation`] (`v2.rs`, `v3.rs`: how it loads, describes itself and scores confidence);
+//! [`NetModel`] (`v2.rs`, `v3.rs`: how it loads, describes itself and scores confidence);
 //! the rest (feeding tokens, positions, marks) is the shared state's ([`State`]), once.
 use alloc::boxed::Box;
 use core::any::Any;
@@ -39,7 +39,7 @@ pub(super) trait Net {
 pub(super) struct NetMark(Box<dyn Any + Send>);
 
 /// What a generation's model adds to the shared state to become a [`Net`].
-trait Generation: Sync + Sized {
+trait NetModel: Sync + Sized {
     type Gen: state::Generation + 'static;
     fn prefill(&self, state: &mut State<Self::Gen>, ids: &[u32], logits: &mut [f32]) -> Result<()>;
     fn prefill_rows(
@@ -53,7 +53,7 @@ trait Generation: Sync + Sized {
 }
 
 /// A model with the state it runs.
-struct Loaded<M: Generation> {
+struct Loaded<M: NetModel> {
     model: M,
     state: State<M::Gen>,
 }
@@ -69,7 +69,7 @@ pub(super) fn load<'a>(
     })
 }
 
-impl<M: Generation> Net for Loaded<M>
+impl<M: NetModel> Net for Loaded<M>
 where
     State<M::Gen>: Send,
     state::Mark<M::Gen>: Send,

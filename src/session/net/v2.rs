@@ -1,7 +1,7 @@
 //! Needle 2 behind the session's [`Net`](super::Net).
 use alloc::vec;
 
-use super::{Generation, Loaded};
+use super::{Loaded, NetModel};
 use crate::container::V2Container;
 use crate::session::{HeadKind, LoadOptions, ModelInfo};
 use crate::v2::{self, Model, Needle2, Options, State};
@@ -22,7 +22,7 @@ pub(super) fn load<'a>(c: &V2Container<'a>, options: &LoadOptions) -> Result<Loa
     Ok(Loaded { model, state })
 }
 
-impl Generation for Model<'_> {
+impl NetModel for Model<'_> {
     type Gen = Needle2;
 
     fn prefill(&self, state: &mut State, ids: &[u32], logits: &mut [f32]) -> Result<()> {

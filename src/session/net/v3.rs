@@ -1,5 +1,5 @@
 //! Needle 3 behind the session's [`Net`](super::Net).
-use super::{Generation, Loaded};
+use super::{Loaded, NetModel};
 use crate::container::V3Container;
 use crate::session::{HeadKind, LoadOptions, ModelInfo};
 use crate::v3::{Model, Needle3, State};
@@ -18,7 +18,7 @@ pub(super) fn load<'a>(c: &V3Container<'a>, options: &LoadOptions) -> Result<Loa
     Ok(Loaded { model, state })
 }
 
-impl Generation for Model<'_> {
+impl NetModel for Model<'_> {
     type Gen = Needle3;
 
     fn prefill(&self, state: &mut State, ids: &[u32], logits: &mut [f32]) -> Result<()> {
