@@ -25,7 +25,7 @@ build_variant() {
     "$target_dir/wasm32-unknown-unknown/release/needle_web.wasm"
   # No feature flags: wasm-opt reads the module's target_features section. `--all-features` lets it
   # emit encodings engines do not load yet (Node 20 and Chromium: "unknown import kind 0x7f").
-  # --no-inline keeps the block of one layer (blocks/stack.rs, `layer_chunk`, never inlined by
+  # --no-inline keeps the block of one layer (blocks/stages.rs, `layer_chunk`, never inlined by
   # rustc either) a function of its own: -O3 inlines any function with one caller, and V8 runs
   # a wasm function's optimised code only from its next call on.
   # The pattern matches by name, so a rename would silently drop it: fail instead.

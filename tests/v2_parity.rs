@@ -15,11 +15,10 @@ mod common;
 #[path = "common/counting_alloc.rs"]
 mod counting_alloc;
 
-use common::{argmax, check_rows, deviation, floats, get, ids, num, nums, Case, ModeResult, F32_BAR};
+use common::{argmax, check_rows, deviation, floats, get, ids, num, Case, ModeResult, F32_BAR};
 use counting_alloc::allocations;
 use needle_web::container::{V2Container, V3Container};
 use needle_web::json::Value;
-use needle_web::tokenizer::Tokenizer;
 use needle_web::v2::{HeadKind, KvPrecision, Model, Numerics, Options, State};
 use needle_web::Error;
 
@@ -205,15 +204,6 @@ fn probe_heads_match_the_reference_in_every_recorded_window_and_absent_heads_are
                 );
                 assert_eq!(got.len(), want.len(), "{} {name}: output width", case.name);
                 assert!(dev <= F32_BAR, "{} {name} window {window}: deviates by {dev:.3e}", case.name);
-                if window == 0 && kind == HeadKind::Contrastive {
-                    // The retrieval path (a scratch state, run full causal, no logits) gives
-                    // the same vector and leaves the state's own window in place.
-                    let n = tokens.len();
-                    let scratch = Options { window: n + 5, max_tokens: n, track_heads: true, ..model.default_options() };
-                    let mut state = model.new_state(&scratch).unwrap();
-                    assert_eq!(model.embed(&mut state, &tokens).unwrap(), got, "{}: embed", case.name);
-                    assert_eq!((state.window(), state.position()), (n + 5, 0));
-                }
                 present += 1;
             }
         }
@@ -228,38 +218,6 @@ fn probe_heads_match_the_reference_in_every_recorded_window_and_absent_heads_are
         }
     }
     assert!(present > 0, "no case records a probe head");
-}
-
-/// Upstream's ranking: tools by descending cosine of the recorded contrastive embeddings.
-#[test]
-fn retrieve_tools_ranks_tools_as_upstream_does() {
-    let mut seen = 0;
-    for case in cases() {
-        let Some(r) = case.json.get("retrieval") else { continue };
-        let container = V2Container::parse(&case.bytes).unwrap();
-        let model = Model::new(&container).unwrap();
-        let tokenizer = Tokenizer::from_blob(container.tokenizer).unwrap();
-        let query = get(r, "query").as_str().unwrap();
-        let tools: Vec<&str> = get(r, "tools").as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
-        let k = num(get(r, "k")) as usize;
-        let want: Vec<usize> = nums(get(r, "ranking")).into_iter().map(|x| x as usize).collect();
-        let options = Options { window: 0, max_tokens: model.geometry().max_seq_len.min(512), track_heads: true, ..model.default_options() };
-        let mut state = model.new_state(&options).unwrap();
-        let ranked = model.retrieve_tools(&mut state, &tokenizer, query, &tools, k).unwrap();
-        let before = state.bytes();
-        let again = model.retrieve_tools(&mut state, &tokenizer, query, &tools, k).unwrap();
-        assert_eq!(again, ranked, "{}: a reused state ranks alike", case.name);
-        let got: Vec<usize> = ranked.iter().map(|r| r.index).collect();
-        eprintln!("v2 retrieve {:16} {} tools, top {k}: {got:?} (scores {:?})", case.name, tools.len(), ranked.iter().map(|r| r.score).collect::<Vec<_>>());
-        assert_eq!(got, want, "{}: ranking", case.name);
-        if let Some(scores) = r.get("scores") {
-            let dev = deviation(&ranked.iter().map(|r| r.score).collect::<Vec<_>>(), &floats(scores));
-            assert!(dev <= F32_BAR, "{}: scores deviate by {dev:.3e}", case.name);
-        }
-        assert_eq!(state.bytes(), before, "{}: a second retrieval grows no state", case.name);
-        seen += 1;
-    }
-    assert!(seen > 0, "no case records a retrieval");
 }
 
 fn first_model_case() -> Case {
@@ -291,12 +249,6 @@ fn a_window_wider_than_the_allocated_rings_is_a_typed_error_that_changes_nothing
     model.prefill(&mut state, &[2; 16], &mut row).unwrap();
     assert_eq!(state.kv_bytes(), model.kv_bytes(16, KvPrecision::F32, 0));
     assert!(state.is_full_causal());
-    // Retrieval runs full causal, so it refuses a state that cannot hold a whole text.
-    let mut small = model.new_state(&Options { max_tokens: 64, window: 8, track_heads: true, ..model.default_options() }).unwrap();
-    if model.heads().any(|k| k == HeadKind::Contrastive) {
-        assert!(matches!(model.embed(&mut small, &[2, 10, 11]), Err(Error::InvalidArgument { name: "window", .. })));
-        assert_eq!(small.window(), 8);
-    }
 }
 
 #[test]

@@ -1,6 +1,8 @@
-//! The pieces both Needle generations compute the same way: the residual stack and its
-//! blocks (mHC lanes with Sinkhorn routing, gated attention over a KV ring, Engram n-gram
-//! memory), the streamed softmax pool of the probe heads, and typed tensor access.
+//! The pieces both Needle generations compute the same way. The forward pass is [`stages`]
+//! (named stages read top to bottom); [`stack`] holds its weights, sequence state and entry
+//! point; then the blocks the stages call (mHC lanes with Sinkhorn routing, gated attention
+//! over a KV ring, Engram n-gram memory), the CQ projections of a chunk, the streamed softmax
+//! pool of the probe heads, and typed tensor access.
 //!
 //! [`crate::v3`] and [`crate::v2`] hold only what is their own (geometry, MLP, probe heads,
 //! depth rungs, options) and plug it into [`stack::Stack`].
@@ -11,7 +13,11 @@ pub(crate) mod engram;
 pub(crate) mod kv;
 pub(crate) mod mhc;
 pub(crate) mod pool;
+mod project;
+mod scratch;
 pub(crate) mod stack;
+pub(crate) mod stages;
+pub(crate) mod state;
 pub(crate) mod tensors;
 
 pub use kv::KvPrecision;

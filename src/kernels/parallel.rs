@@ -103,6 +103,19 @@ impl<T: Send> Parts for PerItem<'_, T> {
     }
 }
 
+/// Several slices, each holding its own count of elements per item.
+impl<T: Send, const N: usize> Parts for [PerItem<'_, T>; N] {
+    fn split(mut self, items: usize) -> (Self, Self) {
+        let first = core::array::from_fn(|k| {
+            let part = &mut self[k];
+            let (a, b) = core::mem::take(&mut part.0).split_at_mut(items * part.1);
+            part.0 = b;
+            PerItem(a, part.1)
+        });
+        (first, self)
+    }
+}
+
 /// Nothing per item (the work writes through its own means).
 impl Parts for () {
     fn split(self, _: usize) -> (Self, Self) {

@@ -8,6 +8,7 @@
 //! the same loop for hosts that need not.
 //!
 //! The core has no clock: callers time `start` (prefill) and `next_token` (decode) themselves.
+use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use alloc::string::String;
 use alloc::vec;
@@ -24,7 +25,7 @@ use crate::sampling::Sampler;
 use crate::tokenizer::{IncrementalDecoder, Tokenizer};
 use crate::{Error, Result};
 
-use super::net::Net;
+use super::net::{self, Net};
 use super::prefix::{self, PrefixCache};
 use super::{HeadKind, KvPrecision, Numerics};
 use super::request::{Completion, Request, StopReason, Token};
@@ -93,7 +94,7 @@ pub(super) struct Turn {
 }
 
 pub struct Engine<'a> {
-    pub(super) net: Net<'a>,
+    pub(super) net: Box<dyn Net + 'a>,
     tokenizer: Tokenizer,
     pub(super) info: ModelInfo,
     /// Logits after the last consumed token.
@@ -110,7 +111,7 @@ impl<'a> Engine<'a> {
     pub fn load(bytes: &'a [u8], options: &LoadOptions) -> Result<Self> {
         let container = container::parse(bytes)?;
         let tokenizer = Tokenizer::from_blob(container.tokenizer())?;
-        let net = Net::load(container, options)?;
+        let net = net::load(container, options)?;
         let info = net.info();
         let im_end = tokenizer.piece_id(prompt::IM_END);
         Ok(Engine { net, tokenizer, logits: vec![0.0; info.logits_len], info, im_end, token_table: None, turn: None, prefix: PrefixCache::default() })
@@ -213,7 +214,7 @@ impl<'a> Engine<'a> {
         // the last token there.
         let boundaries = [rendered.head, rendered.newest]
             .map(|at| prefix::common_prefix(&context::encode_prefix(&self.tokenizer, &rendered, allow, at), &prompt_ids).saturating_sub(1));
-        let cached = self.prefix.prefill(&mut self.net, &prompt_ids, &boundaries, &mut self.logits)?;
+        let cached = self.prefix.prefill(&mut *self.net, &prompt_ids, &boundaries, &mut self.logits)?;
         let n = prompt_ids.len();
         self.turn = Some(Turn {
             prompt: rendered.text,

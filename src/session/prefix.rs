@@ -50,7 +50,7 @@ impl PrefixCache {
     /// prefix it can, and keeps copies of the state after `ids[..b]` for each of `boundaries`
     /// (where the next request may diverge) in place of the older ones. The logits after the
     /// last id land in `logits`. Returns how many ids were reused.
-    pub(super) fn prefill(&mut self, net: &mut Net, ids: &[u32], boundaries: &[usize], logits: &mut [f32]) -> Result<usize> {
+    pub(super) fn prefill(&mut self, net: &mut dyn Net, ids: &[u32], boundaries: &[usize], logits: &mut [f32]) -> Result<usize> {
         let last = ids.len() - 1;
         let shared = common_prefix(&self.held, ids).min(last);
         self.saved.retain(|(at, _)| *at <= shared);

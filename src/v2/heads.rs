@@ -14,6 +14,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::blocks::pool::{unit_length, Probe, SoftmaxPool};
+use crate::blocks::state::HeadPool;
 use crate::blocks::tensors::{floats, HeadMatrix};
 use crate::container::{Codebooks, V2HeadKind, V2ProbeHead};
 use crate::{Error, Result};
@@ -70,7 +71,7 @@ impl<'a> ProbeHead<'a> {
 
 /// A head's streamed softmax over every cell (part of the session state).
 #[derive(Clone)]
-pub(crate) struct Pool {
+pub struct Pool {
     cells: SoftmaxPool,
     scores: Vec<f32>,
     rot: Vec<f32>,
@@ -80,17 +81,20 @@ impl Pool {
     pub(crate) fn new(head: &ProbeHead<'_>, d: usize) -> Self {
         Self { cells: SoftmaxPool::new(head.p, d), scores: vec![0.0; head.p], rot: vec![0.0; head.probes.rotation_len()] }
     }
+}
 
+impl HeadPool for Pool {
     /// Bytes the pool holds.
-    pub(crate) fn bytes(&self) -> usize {
+    fn bytes(&self) -> usize {
         self.cells.bytes() + 4 * (self.scores.len() + self.rot.len())
     }
 
     /// Forgets every pooled cell.
-    pub(crate) fn clear(&mut self) {
+    fn clear(&mut self) {
         self.cells.clear();
     }
 }
+
 
 impl Probe for ProbeHead<'_> {
     type Pool = Pool;

@@ -1,5 +1,6 @@
-//! The Needle 2 forward pass (cactus-needle 2.0.15 `SimpleAttentionNetwork`, as its
-//! incremental decoder `_forward_cached` runs it), incremental.
+//! The Needle 2 model (cactus-needle 2.0.15 `SimpleAttentionNetwork`, as its incremental
+//! decoder `_forward_cached` runs it), incremental. The forward pass itself is
+//! [`crate::blocks::stages`], shared with Needle 3; this module holds what Needle 2 plugs in.
 //!
 //! A [`Model`] borrows the container's weights and never changes; a [`State`] holds everything
 //! one sequence needs (KV rings, Engram tails, streamed head pools, scratch), made by
@@ -8,13 +9,13 @@
 //! [`Model::prefill`] (batched) or [`Model::step`]; both run the same per-token arithmetic, so
 //! they agree bit for bit.
 //!
-//! The residual stack is the one both generations share ([`crate::blocks`]): scaled tied
+//! The residual stack is the one both generations share ([`crate::blocks::stages`]): scaled tied
 //! embedding, mHC lanes with Sinkhorn routing, Engram sites gated on the lane-mixed block
 //! input, gated attention with q/k norms and RoPE, lane mean, final norm, tied head. What is
 //! Needle 2's own lives here: one head width for q, k and v and no conv taps, the Walsh-only
 //! MLP, one attention window for every layer (the header's `kv_window`, switchable per
 //! state), no A8 rounding of the mHC input in deploy numerics, and probe heads whose probes
-//! attend over all layers' cells at once — with tool retrieval on the contrastive one.
+//! attend over all layers' cells at once.
 //!
 //! Where upstream's full forward and its incremental decoder disagree, this follows the
 //! decoder: a layer listed for two Engram sites runs the first only, and whether an n-gram or
@@ -25,13 +26,10 @@ mod geometry;
 mod heads;
 mod mlp;
 mod model;
-mod retrieve;
 mod state;
 
 pub use crate::blocks::{KvPrecision, Numerics};
 pub use crate::container::V2HeadKind as HeadKind;
 pub use geometry::Geometry;
 pub use model::Model;
-pub use retrieve::Ranked;
-pub(crate) use state::Mark;
-pub use state::{Options, State};
+pub use state::{Needle2, Options, State};

@@ -136,8 +136,8 @@ impl<'a> Model<'a> {
         self.prefill(state, core::slice::from_ref(&token), logits)
     }
 
-    pub(crate) fn advance(&self, state: &mut State, tokens: &[u32], logits: Logits<'_>) -> Result<()> {
-        state.check_model(self)?;
+    fn advance(&self, state: &mut State, tokens: &[u32], logits: Logits<'_>) -> Result<()> {
+        state.check_model(&self.geometry)?;
         let mut cells = Tracked { heads: &self.heads, pools: &mut state.pools };
         self.stack.advance(&mut state.seq, tokens, logits, &mut cells)
     }
@@ -152,13 +152,13 @@ impl<'a> Model<'a> {
     /// `encode_contrastive` / `forward_confidence` (window 0) while
     /// [`State::is_full_causal`] holds. Needs a state made with `track_heads`.
     pub fn head(&self, state: &State, kind: HeadKind) -> Result<Vec<f32>> {
-        state.check_model(self)?;
+        state.check_model(&self.geometry)?;
         let i = self.head_index(kind)?;
         let pool = state.pools.get(i).ok_or(Error::InvalidArgument { name: "state", reason: "made without track_heads" })?;
         self.heads[i].readout(pool, self.geometry.d_model)
     }
 
-    pub(crate) fn head_index(&self, kind: HeadKind) -> Result<usize> {
+    fn head_index(&self, kind: HeadKind) -> Result<usize> {
         self.heads.iter().position(|h| h.kind == kind).ok_or(Error::Unsupported { what: "probe head absent from the container" })
     }
 }

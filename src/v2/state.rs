@@ -1,13 +1,14 @@
-//! Everything one Needle 2 sequence needs: the shared stack's sequence state (KV rings that grow
-//! with the sequence, Engram tails, chunk scratch) and the streamed head pools.
+//! Everything one Needle 2 sequence needs: the shared [`state::State`] (KV rings that grow with
+//! the sequence, Engram tails, chunk scratch, the streamed head pools) over Needle 2's types,
+//! how one is made, and its switchable attention window.
 use alloc::vec::Vec;
 
 use super::geometry::Geometry;
 use super::heads::Pool;
 use super::model::Model;
 use super::{KvPrecision, Numerics};
-use crate::blocks::stack::{self, Sequence};
-use crate::{Error, Result};
+use crate::blocks::state::{self, Generation};
+use crate::Result;
 
 /// How a state runs its model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,41 +28,28 @@ pub struct Options {
     pub track_heads: bool,
 }
 
-/// A saved position of a [`State`] ([`State::mark`]).
-pub(crate) struct Mark {
-    seq: stack::Mark,
-    pools: Vec<Pool>,
+/// Needle 2 as the shared [`state::State`] sees it.
+pub enum Needle2 {}
+
+impl Generation for Needle2 {
+    type Geometry = Geometry;
+    type Options = Options;
+    type MlpScratch = Vec<f32>;
+    type Pool = Pool;
 }
 
 /// The sequence state of one [`Model`].
-pub struct State {
-    pub(crate) geometry: Geometry,
-    pub(crate) options: Options,
-    pub(crate) seq: Sequence<Vec<f32>>,
-    /// Per probe head of the model, when tracking.
-    pub(crate) pools: Vec<Pool>,
-}
+pub type State = state::State<Needle2>;
 
 impl State {
     pub(crate) fn new(model: &Model<'_>, options: &Options) -> Result<Self> {
         let g = &model.geometry;
-        if options.max_tokens == 0 || options.max_tokens > g.max_seq_len {
-            return Err(Error::InvalidArgument { name: "max_tokens", reason: "must be 1 to the model's max_seq_len" });
-        }
+        Self::check_capacity(options.max_tokens, g.max_seq_len)?;
         let plan = g.plan(options.window, g.kv_slots(options.window, options.max_tokens));
         let deploy = options.numerics == Numerics::Deploy;
         let seq = model.stack.sequence(plan, options.kv, options.max_tokens, options.prefill_chunk, deploy)?;
         let pools = if options.track_heads { model.heads.iter().map(|h| Pool::new(h, g.d_model)).collect() } else { Vec::new() };
         Ok(Self { geometry: g.clone(), options: *options, seq, pools })
-    }
-
-    /// Tokens consumed so far.
-    pub fn position(&self) -> usize {
-        self.seq.pos
-    }
-
-    pub fn options(&self) -> &Options {
-        &self.options
     }
 
     /// The attention window the state runs (0 = full causal).
@@ -94,46 +82,8 @@ impl State {
         Ok(())
     }
 
-    /// Forgets the sequence (buffers are kept; stale cache entries are never read again).
-    pub fn reset(&mut self) {
-        self.seq.reset();
-        for p in &mut self.pools {
-            p.clear();
-        }
-    }
-
-    /// A copy of where the sequence is (KV rings, tails, head pools), to come back to with
-    /// [`State::rewind`]: how a search tries several continuations of one prefix.
-    pub(crate) fn mark(&self) -> Mark {
-        Mark { seq: self.seq.mark(), pools: self.pools.clone() }
-    }
-
-    /// Goes back to `mark`, taken from this state.
-    pub(crate) fn rewind(&mut self, mark: &Mark) {
-        self.seq.rewind(&mark.seq);
-        self.pools.clone_from(&mark.pools);
-    }
-
-    /// Bytes held by the KV rings.
-    pub fn kv_bytes(&self) -> usize {
-        self.seq.kv_bytes()
-    }
-
-    /// Bytes held by the streamed head pools.
-    pub fn head_pool_bytes(&self) -> usize {
-        self.pools.iter().map(Pool::bytes).sum()
-    }
-
     /// Bytes of the whole per-sequence state: KV rings, Engram tails, chunk scratch, head pools.
     pub fn bytes(&self) -> usize {
         self.seq.kv_bytes() + self.seq.scratch_bytes() + 4 * self.seq.mlp.iter().map(Vec::len).sum::<usize>() + self.head_pool_bytes()
-    }
-
-    /// Refuses a state made for a model of another shape.
-    pub(crate) fn check_model(&self, model: &Model<'_>) -> Result<()> {
-        if self.geometry != model.geometry {
-            return Err(Error::InvalidArgument { name: "state", reason: "made for another model" });
-        }
-        Ok(())
     }
 }

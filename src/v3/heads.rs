@@ -16,6 +16,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::blocks::pool::{unit_length, Probe, SoftmaxPool};
+use crate::blocks::state::HeadPool;
 use crate::blocks::tensors::{floats, HeadMatrix};
 use crate::blocks::EPS;
 use crate::container::{Codebooks, HeadKind, ProbeHeadTensors};
@@ -36,7 +37,6 @@ pub(crate) struct ProbeHead<'a> {
     /// `(out, q * d)`.
     proj: HeadMatrix<'a>,
     bias: Vec<f32>,
-    pub(crate) calibration: Option<Vec<f32>>,
     k: usize,
     q: usize,
     out: usize,
@@ -58,7 +58,6 @@ impl<'a> ProbeHead<'a> {
             row_bias: floats(&t.row_bias, q * rows * k)?,
             proj: HeadMatrix::new(&t.proj, cbs, out, q * d)?,
             bias: floats(&t.bias, out)?,
-            calibration: t.calibration.as_ref().map(|c| floats(c, 3)).transpose()?,
             k,
             q,
             out,
@@ -124,7 +123,7 @@ impl<'a> ProbeHead<'a> {
 
 /// A head's streamed time softmax over every cell row (part of the session state).
 #[derive(Clone)]
-pub(crate) struct Pool {
+pub struct Pool {
     time: SoftmaxPool,
     scores: Vec<f32>,
     rot: Vec<f32>,
@@ -134,17 +133,20 @@ impl Pool {
     pub(crate) fn new(head: &ProbeHead<'_>, rows: usize, d: usize) -> Self {
         Self { time: SoftmaxPool::new(rows * head.k, d), scores: vec![0.0; head.k], rot: vec![0.0; head.rotation_len()] }
     }
+}
 
+impl HeadPool for Pool {
     /// Bytes the pool holds.
-    pub(crate) fn bytes(&self) -> usize {
+    fn bytes(&self) -> usize {
         self.time.bytes() + 4 * (self.scores.len() + self.rot.len())
     }
 
     /// Forgets every pooled token.
-    pub(crate) fn clear(&mut self) {
+    fn clear(&mut self) {
         self.time.clear();
     }
 }
+
 
 impl Probe for ProbeHead<'_> {
     type Pool = Pool;

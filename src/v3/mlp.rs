@@ -70,7 +70,7 @@ pub(crate) struct Permutations {
 }
 
 /// Per-call buffers of the MLP (part of the session state).
-pub(crate) struct MlpScratch {
+pub struct MlpScratch {
     z: Vec<f32>,
     t: Vec<f32>,
     u: Vec<f32>,

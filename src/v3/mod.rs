@@ -1,4 +1,10 @@
-//! The Needle 3 forward pass (cactus-needle 3.2.8 `SimpleAttentionNetwork`), incremental.
+//! The Needle 3 model (cactus-needle 3.2.8 `SimpleAttentionNetwork`), incremental.
+//!
+//! **The forward pass itself is [`crate::blocks::stages`]**, shared with Needle 2 and read top
+//! to bottom as named stages (embed; per block mix_in, engram, attention, mlp_write_back;
+//! final_norm_head). This module holds what Needle 3 plugs into it: the MLP
+//! (`mlp.rs`, [`crate::blocks::stack::Mlp`]), the geometry and layer plan, the probe heads and
+//! the depth ladder.
 //!
 //! A [`Model`] borrows the container's weights and never changes; a [`State`] holds everything
 //! one sequence needs (KV rings, conv and Engram tails, streamed head pools, scratch), made by
@@ -8,7 +14,7 @@
 //! [`Model::step`]; both run the same per-token arithmetic, so they agree bit for bit.
 //!
 //! The residual stack (embedding, mHC lanes, Engram, gated attention, final norm, tied head)
-//! is the one both generations share ([`crate::blocks`]); what is Needle 3's own lives here:
+//! is the one both generations share ([`crate::blocks::stages`]); what is Needle 3's own lives here:
 //! the geometry with its local/global layers and q/k/v conv taps, the Walsh-Monarch MLP, the
 //! probe heads with per-row pools and the depth ladder.
 
@@ -24,5 +30,4 @@ pub use crate::container::HeadKind;
 pub use geometry::Geometry;
 pub use ladder::{ladder_layer_indices, ladder_order};
 pub use model::Model;
-pub(crate) use state::Mark;
-pub use state::{Options, State};
+pub use state::{Needle3, Options, State};

@@ -161,7 +161,7 @@ impl<'a> Model<'a> {
     }
 
     fn advance(&self, state: &mut State, tokens: &[u32], logits: Logits<'_>) -> Result<()> {
-        state.check_model(self)?;
+        state.check_model(&self.geometry)?;
         let mut cells = Tracked { heads: &self.heads, pools: &mut state.pools };
         self.stack.advance(&mut state.seq, tokens, logits, &mut cells)
     }
@@ -171,15 +171,10 @@ impl<'a> Model<'a> {
         self.heads.iter().map(|h| h.kind)
     }
 
-    /// The router head's calibration triple, when the container carries a router.
-    pub fn router_calibration(&self) -> Option<&[f32]> {
-        self.heads.iter().find_map(|h| h.calibration.as_deref())
-    }
-
     /// A probe head's output over every token the state has consumed (embedding: unit vector;
     /// confidence: one logit; router: three logits). Needs a state made with `track_heads`.
     pub fn head(&self, state: &State, kind: HeadKind) -> Result<Vec<f32>> {
-        state.check_model(self)?;
+        state.check_model(&self.geometry)?;
         let i = self.heads.iter().position(|h| h.kind == kind).ok_or(Error::Unsupported { what: "probe head absent from the container" })?;
         let pool = state.pools.get(i).ok_or(Error::InvalidArgument { name: "state", reason: "made without track_heads" })?;
         let rows: Vec<usize> = core::iter::once(0).chain(state.seq.plan.iter().map(|p| p.layer + 1)).collect();

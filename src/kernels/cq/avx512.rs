@@ -1,4 +1,4 @@
-//! x86-64 AVX-512 variant of the one-input CQ product (decode's matvec) in [`super::cq`], chosen
+//! x86-64 AVX-512 variant of the one-input CQ product (decode's matvec) in [`crate::kernels::cq`], chosen
 //! at run time ahead of the AVX2 variant and bit-identical to the scalar kernel.
 //!
 //! Rows go in fours: a 16-float register holds the 4 lane sums of one row in each 128-bit lane,
@@ -16,14 +16,14 @@
 //! products round before they are added.
 use core::arch::x86_64::*;
 
-use super::cq::{CqMatrix, CqWidth};
-use super::cq_avx2::{finish, row_sets};
-use super::f16;
+use crate::kernels::cq::{CqMatrix, CqWidth};
+use super::avx2::{finish, row_sets};
+use crate::kernels::f16;
 
 /// Runs `matvec_rotated` with AVX-512 when the CPU has it and the group is at least 32 codes;
 /// false otherwise (the caller then runs the next variant).
 pub(crate) fn matvec_rotated(m: &CqMatrix<'_>, xr: &[f32], out: &mut [f32]) -> bool {
-    if !super::has_avx512() || m.group() < UNIT {
+    if !crate::kernels::has_avx512() || m.group() < UNIT {
         return false;
     }
     // SAFETY: AVX-512 F/BW/VL are present (checked above); the caller checked the slice lengths.

@@ -1,4 +1,4 @@
-//! x86-64 AVX2 variant of the CQ matvec/matmul in [`super::cq`], chosen at run time (needs `std`
+//! x86-64 AVX2 variant of the CQ matvec/matmul in [`crate::kernels::cq`], chosen at run time (needs `std`
 //! for feature detection) and bit-identical to the scalar kernel.
 //!
 //! Rows go in pairs: an 8-float register holds the 4 lane sums of one row in its low half and
@@ -19,8 +19,8 @@
 //! multiply-add: products round before they are added.
 use core::arch::x86_64::*;
 
-use super::cq::{CqMatrix, CqWidth, MAX_GROUP, TILE};
-use super::f16;
+use crate::kernels::cq::{CqMatrix, CqWidth, MAX_GROUP, TILE};
+use crate::kernels::f16;
 
 /// Runs `matmul_rotated` with AVX2 when the CPU has it; false otherwise (the caller then runs
 /// the scalar kernel).
@@ -74,9 +74,9 @@ unsafe fn run<const BITS: usize>(m: &CqMatrix<'_>, xr: &[f32], n: usize, out: &m
     }
 }
 
-/// `P` sets of `K` consecutive rows from row `r` on (pairs here, fours in `cq_avx512`); past the
+/// `P` sets of `K` consecutive rows from row `r` on (pairs here, fours in `avx512.rs`); past the
 /// last row, the last row stands in (its result is written twice, the same value).
-pub(super) fn row_sets<const K: usize, const P: usize>(r: usize, rows: usize) -> [[usize; K]; P] {
+pub(in crate::kernels) fn row_sets<const K: usize, const P: usize>(r: usize, rows: usize) -> [[usize; K]; P] {
     core::array::from_fn(|p| core::array::from_fn(|k| (r + K * p + k).min(rows - 1)))
 }
 
@@ -150,7 +150,7 @@ unsafe fn word<const BITS: usize>(p: *const u8) -> u32 {
 /// `(r0 + r2) + (r1 + r3)`.
 #[target_feature(enable = "avx2")]
 #[inline]
-pub(super) unsafe fn finish(r: __m128) -> f32 {
+pub(in crate::kernels) unsafe fn finish(r: __m128) -> f32 {
     let t = _mm_add_ps(r, _mm_movehl_ps(r, r));
     _mm_cvtss_f32(t) + _mm_cvtss_f32(_mm_shuffle_ps::<1>(t, t))
 }

@@ -2,7 +2,7 @@
 //! `phi` matrices stack every layer's rows; the tied embedding's first rows are the output head;
 //! probe-head rows are grouped per layer). A block is an ordinary [`CqMatrix`] over a sub-slice
 //! of the codes and norms, so every kernel applies to it unchanged.
-use super::cq::CqMatrix;
+use crate::kernels::cq::CqMatrix;
 use crate::{Error, Result};
 
 impl<'a> CqMatrix<'a> {

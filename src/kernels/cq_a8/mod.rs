@@ -37,6 +37,13 @@
 // run on the rotated codes there (see `CqMatrix::matmul_a8`).
 #![cfg_attr(not(all(feature = "std", target_arch = "x86_64")), allow(dead_code))]
 
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+mod avx2;
+#[cfg(test)]
+mod bench;
+#[cfg(test)]
+mod tests;
+
 use super::cq::{CqMatrix, CqWidth, MAX_GROUP};
 use super::{f16, hadamard, quant};
 
@@ -133,18 +140,30 @@ impl CqMatrix<'_> {
         assert!(y.len() >= n * cp, "matmul_a8: rotated inputs shorter than n * cols_padded");
         assert!(scales.len() >= n, "matmul_a8: fewer scales than inputs");
         assert!(out.len() >= n * self.rows(), "matmul_a8: output shorter than n * rows");
-        #[cfg(all(feature = "std", target_arch = "x86_64"))]
-        if self.width() == CqWidth::B4 && std::is_x86_feature_detected!("avx2") {
-            // Split by rows like `matmul_rotated` (each row's integer sums unchanged).
-            let lv = IntLevels::of(self);
-            super::parallel::rows(self.rows(), n, n * cp, out, |range, part| {
-                let m = self.rows_view(range);
-                if !super::cq_a8_avx2::matmul_a8(&m, &lv, y, scales, n, part) {
-                    matmul_a8_scalar(&m, &lv, y, scales, n, part);
-                }
-            });
-            return;
+        dispatch!(x86: self.x86_matmul_a8(y, scales, n, out); Self::matmul_a8_f32; self, y, scales, n, rot, out)
+    }
+
+    /// The integer kernel of 4-bit matrices with AVX2 (the scalar one for the groups the AVX2
+    /// variant leaves), split by rows like `matmul_rotated` (each row's integer sums
+    /// unchanged); false for other widths or without AVX2.
+    #[cfg(all(feature = "std", target_arch = "x86_64"))]
+    fn x86_matmul_a8(&self, y: &[i32], scales: &[f32], n: usize, out: &mut [f32]) -> bool {
+        if self.width() != CqWidth::B4 || !std::is_x86_feature_detected!("avx2") {
+            return false;
         }
+        let lv = IntLevels::of(self);
+        super::parallel::rows(self.rows(), n, n * self.cols_padded(), out, |range, part| {
+            let m = self.rows_view(range);
+            if !avx2::matmul_a8(&m, &lv, y, scales, n, part) {
+                matmul_a8_scalar(&m, &lv, y, scales, n, part);
+            }
+        });
+        true
+    }
+
+    /// The f32 kernels on the rotated int8 codes: `H (q s) = s / sqrt(G) · y`, formed in `rot`.
+    fn matmul_a8_f32(&self, y: &[i32], scales: &[f32], n: usize, rot: &mut [f32], out: &mut [f32]) {
+        let cp = self.cols_padded();
         assert!(rot.len() >= n * cp, "matmul_a8: rot shorter than n * cols_padded");
         let inv_root_g = hadamard::orthonormal_scale(self.group());
         for j in 0..n {

@@ -1,4 +1,4 @@
-//! x86-64 AVX2 variant of the A8 integer CQ product of 4-bit matrices in [`super::cq_a8`], chosen
+//! x86-64 AVX2 variant of the A8 integer CQ product of 4-bit matrices in [`crate::kernels::cq_a8`], chosen
 //! at run time (needs `std` for feature detection): groups 32 to 256; other groups run the scalar
 //! kernel. Integer group sums are exact, so any summation order gives the scalar
 //! kernel's bits; the f32 steps follow it exactly.
@@ -10,9 +10,9 @@
 //! narrowed to i16 once per call in that same order ([`stage_block`]).
 use core::arch::x86_64::*;
 
-use super::cq::{CqMatrix, TILE};
-use super::cq_a8::{IntLevels, I16_GROUP_MAX};
-use super::f16;
+use crate::kernels::cq::{CqMatrix, TILE};
+use crate::kernels::cq_a8::{IntLevels, I16_GROUP_MAX};
+use crate::kernels::f16;
 
 /// i16 rotated values staged at once (a stripe of columns for a tile of inputs): 16 KiB of stack.
 const STAGE: usize = 8192;

@@ -1,10 +1,10 @@
-//! Tests of [`super::cq_a8`]: the integer kernels against the f32 CQ kernels on the int8 round
+//! Tests of [`crate::kernels::cq_a8`]: the integer kernels against the f32 CQ kernels on the int8 round
 //! trip of the same inputs (within the codebook-rounding bound), the rotation against an
 //! explicit Hadamard, overflow edges at every group size, and the twins bit for bit.
-use super::cq::{CqMatrix, CqWidth, TILE};
-use super::cq_a8::{matmul_a8_scalar, plane_max, rotate_a8, IntLevels};
-use super::quant::{fake_quant_i8, quantize_i8};
-use super::test_util::{pseudo_random, RandomCq};
+use crate::kernels::cq::{CqMatrix, CqWidth, TILE};
+use crate::kernels::cq_a8::{matmul_a8_scalar, plane_max, rotate_a8, IntLevels};
+use crate::kernels::quant::{fake_quant_i8, quantize_i8};
+use crate::kernels::test_util::{pseudo_random, RandomCq};
 
 const GROUPS: [usize; 7] = [16, 32, 64, 128, 256, 512, 1024];
 const WIDTHS: [CqWidth; 5] = [CqWidth::B1, CqWidth::B2, CqWidth::B3, CqWidth::B4, CqWidth::Ternary];
@@ -41,7 +41,7 @@ fn error_weight(m: &CqMatrix<'_>, y: &[i32], j: usize, r: usize) -> f64 {
     (0..groups)
         .map(|gi| {
             let yg = &y[j * m.cols_padded() + gi * g..][..g];
-            f64::from(super::f16::at(norms, gi)) * yg.iter().map(|&v| f64::from(v).abs()).sum::<f64>()
+            f64::from(crate::kernels::f16::at(norms, gi)) * yg.iter().map(|&v| f64::from(v).abs()).sum::<f64>()
         })
         .sum()
 }
@@ -174,7 +174,7 @@ fn i64_reference(m: &CqMatrix<'_>, lv: &IntLevels, y: &[i32], scale: f32) -> Vec
                     let code = usize::from(if col % 2 == 0 { byte & 15 } else { byte >> 4 });
                     acc += ((i64::from(lv.hi[code]) << lv.shift) + i64::from(lv.lo[code])) * i64::from(y[col]);
                 }
-                sum += acc as f32 * super::f16::at(&m.norms()[r * groups * 2..], gi);
+                sum += acc as f32 * crate::kernels::f16::at(&m.norms()[r * groups * 2..], gi);
             }
             sum * (scale * lv.unit)
         })
@@ -267,7 +267,7 @@ fn avx2_variant_is_bit_identical_to_the_scalar_a8_kernel() {
         return;
     }
     assert_bit_identical_to_scalar("avx2", |m, lv, y, s, n, out| {
-        if !super::cq_a8_avx2::matmul_a8(m, lv, y, s, n, out) {
+        if !crate::kernels::cq_a8::avx2::matmul_a8(m, lv, y, s, n, out) {
             matmul_a8_scalar(m, lv, y, s, n, out);
         }
     });

@@ -1,7 +1,7 @@
-//! wasm32 SIMD128 twin of [`super::softmax`], bit-identical to the scalar kernel.
+//! wasm32 SIMD128 twin of [`crate::kernels::softmax`], bit-identical to the scalar kernel.
 use core::arch::wasm32::*;
 
-use super::softmax::{exp, max_scalar, EXP_MAX, EXP_MIN, LN2_HI, LN2_LO, LOG2E, P};
+use crate::kernels::softmax::{exp, max_scalar, EXP_MAX, EXP_MIN, LN2_HI, LN2_LO, LOG2E, P};
 
 /// Lane-wise twin of the scalar `exp`, operation for operation.
 #[inline(always)]

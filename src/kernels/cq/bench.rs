@@ -1,16 +1,16 @@
 //! CQ kernel microbenchmark at the shipped Needle 3 shapes (not a test: `#[ignore]`d, prints
-//! timings). Natively: `cargo test --release --lib kernels::cq_bench -- --ignored --nocapture`;
+//! timings). Natively: `cargo test --release --lib kernels::cq::bench -- --ignored --nocapture`;
 //! on wasm32 SIMD128 under Node WASI: the command in `kernels/mod.rs` with
-//! `--release kernels::cq_bench -- --ignored --nocapture`. Compare builds by interleaving runs.
-use super::cq::CqWidth;
-use super::test_util::{pseudo_random, RandomCq};
+//! `--release kernels::cq::bench -- --ignored --nocapture`. Compare builds by interleaving runs.
+use crate::kernels::cq::CqWidth;
+use crate::kernels::test_util::{pseudo_random, RandomCq};
 
-pub(super) const GROUP: usize = 128;
+pub(in crate::kernels) const GROUP: usize = 128;
 
 /// Seconds of CPU time this process has used: on a shared machine, preemption does not count
 /// against the kernel (wasm32 under WASI and Linux: the process CPU-time clock; elsewhere wall
 /// time).
-pub(super) fn cpu_seconds() -> f64 {
+pub(in crate::kernels) fn cpu_seconds() -> f64 {
     #[cfg(target_os = "wasi")]
     {
         #[link(wasm_import_module = "wasi_snapshot_preview1")]
@@ -53,7 +53,7 @@ const WARM_UP_S: f64 = 0.3;
 /// (Liftoff) code and runs its optimised code only from a call after its background compile
 /// ends: timing the first few calls measured the baseline code, about half as fast
 /// (BENCHMARKS.md). Natively this only warms the caches.
-pub(super) fn warm_up(mut f: impl FnMut()) {
+pub(in crate::kernels) fn warm_up(mut f: impl FnMut()) {
     let start = cpu_seconds();
     while cpu_seconds() - start < WARM_UP_S {
         f();

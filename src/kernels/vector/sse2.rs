@@ -1,4 +1,4 @@
-//! x86-64 SSE2 twin of [`super::vector::dot_i8_i8_rows`] (SSE2 is part of x86-64, so no run-time
+//! x86-64 SSE2 twin of [`crate::kernels::vector::dot_i8_i8_rows`] (SSE2 is part of x86-64, so no run-time
 //! detection): the compiler's own vectorisation of the scalar kernel widens 4 bytes at a time;
 //! here 16 bytes are widened to 16-bit and multiplied-and-paired by `pmaddwd`. Integer sums are
 //! exact, so the result equals the scalar kernel's in any order.

@@ -1,8 +1,8 @@
-//! wasm32 SIMD128 twin of [`super::dense`]: 32 output columns in 8 f32x4 accumulators, the same
+//! wasm32 SIMD128 twin of [`crate::kernels::dense`]: 32 output columns in 8 f32x4 accumulators, the same
 //! per-element sums as the scalar kernel.
 use core::arch::wasm32::*;
 
-use super::dense::{Strided, BLOCK};
+use crate::kernels::dense::{Strided, BLOCK};
 
 pub(crate) fn matmul(x: Strided<'_>, b: &[f32], cols: usize, out: &mut [f32]) {
     let inner = b.len() / cols;

@@ -1,8 +1,8 @@
-//! Tests of [`super::cq`]: the in-place kernels against an independent, naive dense
+//! Tests of [`crate::kernels::cq`]: the in-place kernels against an independent, naive dense
 //! reconstruction (bit-by-bit unpack, codebook * norm, explicit Hadamard matrix), against
 //! upstream's own packer/unpacker output, and batched against stepped.
-use super::cq::{CqMatrix, CqWidth, MAX_GROUP, TILE};
-use super::test_util::{explicit_hadamard, pseudo_random, pseudo_random_bytes};
+use crate::kernels::cq::{CqMatrix, CqWidth, MAX_GROUP, TILE};
+use crate::kernels::test_util::{explicit_hadamard, pseudo_random, pseudo_random_bytes};
 use crate::container::{Codebooks, DType, TensorView};
 use crate::Error;
 
@@ -90,7 +90,7 @@ impl Case {
         for r in 0..self.rows {
             for gi in 0..cp / g {
                 let ni = r * (cp / g) + gi;
-                let norm = super::f16::to_f32(u16::from_le_bytes([self.norms[2 * ni], self.norms[2 * ni + 1]]));
+                let norm = crate::kernels::f16::to_f32(u16::from_le_bytes([self.norms[2 * ni], self.norms[2 * ni + 1]]));
                 let u: Vec<f32> = (0..g).map(|k| self.levels[self.index[r * cp + gi * g + k]] * norm).collect();
                 for j in 0..g {
                     let col = gi * g + j;
@@ -202,7 +202,7 @@ fn matmul_rotated_is_bit_identical_to_one_matvec_per_input() {
 
 #[test]
 fn matrices_packed_and_dequantised_by_upstream_match_the_kernels() {
-    use super::testdata::cq_upstream::CASES;
+    use crate::kernels::testdata::cq_upstream::CASES;
     for c in CASES {
         let width = CqWidth::from_record_bits(c.bits).expect("width");
         let cp = c.cols.div_ceil(c.group) * c.group;
@@ -332,7 +332,7 @@ fn assert_bit_identical_to_scalar(
     batches: &[usize],
     kernel: impl Fn(&CqMatrix<'_>, &[f32], usize, &mut [f32]),
 ) {
-    use super::cq::matmul_rotated_scalar;
+    use crate::kernels::cq::matmul_rotated_scalar;
     // Not a multiple of any row block the twins use (2, 4, 8), so every tail runs, a padded one too.
     const ROWS: usize = 15;
     for width in WIDTHS {
@@ -357,35 +357,35 @@ const ALL_GROUPS: [usize; 3] = [16, 32, 128];
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 #[test]
 fn simd_twins_are_bit_identical_to_the_scalar_cq_kernel() {
-    use super::cq_simd128;
-    assert_bit_identical_to_scalar("simd matmul", &ALL_GROUPS, &[1, 2, 5, TILE + 3], |m, x, n, out| cq_simd128::matmul_rotated(m, x, n, out));
-    assert_bit_identical_to_scalar("simd matvec", &ALL_GROUPS, &[1], |m, x, _, out| cq_simd128::matvec_rotated(m, x, out));
+    use super::simd128;
+    assert_bit_identical_to_scalar("simd matmul", &ALL_GROUPS, &[1, 2, 5, TILE + 3], |m, x, n, out| simd128::matmul_rotated(m, x, n, out));
+    assert_bit_identical_to_scalar("simd matvec", &ALL_GROUPS, &[1], |m, x, _, out| simd128::matvec_rotated(m, x, out));
 }
 
 #[cfg(all(feature = "std", target_arch = "x86_64"))]
 #[test]
 fn avx2_twin_is_bit_identical_to_the_scalar_cq_kernel() {
-    use super::cq_avx2;
+    use super::avx2;
     if !std::is_x86_feature_detected!("avx2") {
         eprintln!("no AVX2 on this CPU: the AVX2 twin is not exercised");
         return;
     }
     assert_bit_identical_to_scalar("avx2", &ALL_GROUPS, &[1, 2, 5, TILE + 3], |m, x, n, out| {
-        assert!(cq_avx2::matmul_rotated(m, x, n, out), "AVX2 covers every width");
+        assert!(avx2::matmul_rotated(m, x, n, out), "AVX2 covers every width");
     });
 }
 
 #[cfg(all(feature = "std", target_arch = "x86_64"))]
 #[test]
 fn avx512_matvec_is_bit_identical_to_the_scalar_cq_kernel() {
-    use super::cq_avx512;
-    if !super::has_avx512() {
+    use super::avx512;
+    if !crate::kernels::has_avx512() {
         eprintln!("no AVX-512 F/BW/VL on this CPU: the AVX-512 variant is not exercised");
         return;
     }
     // Groups of 16 codes are the AVX2 kernel's (the variant reads 32 codes per row at a time).
-    assert!(!cq_avx512::matvec_rotated(&Case::new(1, 16, 16, CqWidth::B4, 1).matrix(), &[0.0; 16], &mut [0.0]));
+    assert!(!avx512::matvec_rotated(&Case::new(1, 16, 16, CqWidth::B4, 1).matrix(), &[0.0; 16], &mut [0.0]));
     assert_bit_identical_to_scalar("avx512", &[32, 64, 128], &[1], |m, x, _, out| {
-        assert!(cq_avx512::matvec_rotated(m, x, out), "AVX-512 covers every width from group 32");
+        assert!(avx512::matvec_rotated(m, x, out), "AVX-512 covers every width from group 32");
     });
 }

@@ -9,46 +9,51 @@
 // twin tests compare against.
 #![cfg_attr(all(target_arch = "wasm32", target_feature = "simd128"), allow(dead_code))]
 
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+mod avx;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod simd128;
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+mod sse2;
+
 /// `Σ a[k] * b[k]` in the crate's fixed summation order.
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     assert_eq!(a.len(), b.len(), "dot: lengths differ");
-    dispatch!(super::vector_simd128::dot, dot_scalar, a, b)
+    dispatch!(simd128::dot, dot_scalar, a, b)
 }
 
 /// `y[k] += alpha * x[k]`.
 pub fn axpy(alpha: f32, x: &[f32], y: &mut [f32]) {
     assert_eq!(x.len(), y.len(), "axpy: lengths differ");
-    dispatch!(super::vector_simd128::axpy, axpy_scalar, alpha, x, y)
+    dispatch!(simd128::axpy, axpy_scalar, alpha, x, y)
 }
 
 /// `scale * Σ x[k] * q[k]`: a query against one int8 key row whose dequantised values are
 /// `q * scale` (the scale is factored out of the sum).
 pub fn dot_i8(x: &[f32], q: &[i8], scale: f32) -> f32 {
     assert_eq!(x.len(), q.len(), "dot_i8: lengths differ");
-    dispatch!(super::vector_simd128::dot_i8, dot_i8_scalar, x, q, scale)
+    dispatch!(simd128::dot_i8, dot_i8_scalar, x, q, scale)
 }
 
 /// `y[k] += alpha * (q[k] * scale)`: accumulate one int8 value row, dequantised exactly as
 /// `fake_quant` forms it, with weight `alpha`.
 pub fn axpy_i8(alpha: f32, q: &[i8], scale: f32, y: &mut [f32]) {
     assert_eq!(q.len(), y.len(), "axpy_i8: lengths differ");
-    dispatch!(super::vector_simd128::axpy_i8, axpy_i8_scalar, alpha, q, scale, y)
+    dispatch!(simd128::axpy_i8, axpy_i8_scalar, alpha, q, scale, y)
 }
 
 /// Exact integer `Σ a[k] * b[k]` (wrapping; cannot overflow below 131072 terms).
 pub fn dot_i8_i8(a: &[i8], b: &[i8]) -> i32 {
     assert_eq!(a.len(), b.len(), "dot_i8_i8: lengths differ");
-    dispatch!(super::vector_simd128::dot_i8_i8, dot_i8_i8_scalar, a, b)
+    dispatch!(simd128::dot_i8_i8, dot_i8_i8_scalar, a, b)
 }
 
 /// `out[g] = dot_i8_i8(row g of a, b)` for `a` holding `out.len()` rows of `b.len()`: several
 /// queries against one key row, which is loaded and widened once for all of them.
 pub fn dot_i8_i8_rows(a: &[i8], b: &[i8], out: &mut [i32]) {
     assert_eq!(a.len(), out.len() * b.len(), "dot_i8_i8_rows: a must hold out.len() rows of b.len()");
-    #[cfg(target_arch = "x86_64")]
-    return super::vector_x86::dot_i8_i8_rows(a, b, out);
-    #[cfg(not(target_arch = "x86_64"))]
-    dispatch!(super::vector_simd128::dot_i8_i8_rows, dot_i8_i8_rows_scalar, a, b, out)
+    // SSE2 is on every x86-64 CPU; the compiler's own vectorisation of the scalar loop is poor.
+    dispatch!(x86: { sse2::dot_i8_i8_rows(a, b, out); true }; simd128::dot_i8_i8_rows, dot_i8_i8_rows_scalar, a, b, out)
 }
 
 /// `axpy_i8(alpha[g], q, scale, row g of y)` for `y` holding `alpha.len()` rows of `q.len()`:
@@ -56,7 +61,7 @@ pub fn dot_i8_i8_rows(a: &[i8], b: &[i8], out: &mut [i32]) {
 /// per-element arithmetic as `axpy_i8`, so the same bits).
 pub fn axpy_i8_rows(alpha: &[f32], q: &[i8], scale: f32, y: &mut [f32]) {
     assert_eq!(y.len(), alpha.len() * q.len(), "axpy_i8_rows: y must hold alpha.len() rows of q.len()");
-    dispatch!(super::vector_simd128::axpy_i8_rows, axpy_i8_rows_scalar, alpha, q, scale, y)
+    dispatch!(simd128::axpy_i8_rows, axpy_i8_rows_scalar, alpha, q, scale, y)
 }
 
 /// Most rows [`axpy_i8_keys`] serves.
@@ -71,11 +76,7 @@ pub fn axpy_i8_keys<'a>(w: &[f32], n: usize, keys: impl Iterator<Item = (&'a [i8
     let rows = w.len().checked_div(n).unwrap_or(0);
     assert!(rows <= KEYS_ROWS && rows * n == w.len(), "axpy_i8_keys: w must hold at most KEYS_ROWS rows of n weights");
     assert!(rows == 0 || y.len().is_multiple_of(rows), "axpy_i8_keys: y must hold one row per row of w");
-    #[cfg(all(feature = "std", target_arch = "x86_64"))]
-    if super::vector_keys_x86::axpy_i8_keys(w, n, keys.clone(), y) {
-        return;
-    }
-    axpy_i8_keys_rowwise(w, n, keys, y);
+    dispatch!(x86: avx::axpy_i8_keys(w, n, keys.clone(), y); axpy_i8_keys_rowwise; w, n, keys, y)
 }
 
 /// `axpy_i8_keys` one key at a time (the portable form, and the x86 variants' reference).
@@ -268,21 +269,21 @@ mod tests {
         }
     }
 
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(feature = "std", target_arch = "x86_64"))]
     #[test]
     fn the_sse2_row_dot_equals_the_scalar_kernel() {
         for n in [0usize, 1, 15, 16, 17, 48, 100] {
             for rows in [1usize, 6, 8, 9, 17] {
                 let (a, b) = (as_i8(pseudo_random_bytes(rows * n, 18)), as_i8(pseudo_random_bytes(n, 19)));
                 let (mut got, mut want) = (vec![0i32; rows], vec![0i32; rows]);
-                crate::kernels::vector_x86::dot_i8_i8_rows(&a, &b, &mut got);
+                crate::kernels::vector::sse2::dot_i8_i8_rows(&a, &b, &mut got);
                 dot_i8_i8_rows_scalar(&a, &b, &mut want);
                 assert_eq!(got, want, "n={n} rows={rows}");
             }
         }
         let (a, b) = (vec![-128i8; 3 * 40], vec![-128i8; 40]);
         let mut got = [0i32; 3];
-        crate::kernels::vector_x86::dot_i8_i8_rows(&a, &b, &mut got);
+        crate::kernels::vector::sse2::dot_i8_i8_rows(&a, &b, &mut got);
         assert_eq!(got, [40 * 16384; 3]);
     }
 
@@ -312,7 +313,7 @@ mod tests {
     #[test]
     fn simd_twins_are_bit_identical_to_the_scalar_vector_kernels() {
         use crate::kernels::test_util::same;
-        use crate::kernels::vector_simd128 as simd;
+        use crate::kernels::vector::simd128 as simd;
         for n in [0usize, 1, 5, 15, 16, 17, 31, 64, 100, 768, 1001] {
             let (a, b) = (pseudo_random(n, 7 + n as u32), pseudo_random(n, 8));
             let (qa, qb) = (as_i8(pseudo_random_bytes(n, 9)), as_i8(pseudo_random_bytes(n, 10)));

@@ -10,6 +10,9 @@
 // twin test compares against.
 #![cfg_attr(all(target_arch = "wasm32", target_feature = "simd128"), allow(dead_code))]
 
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod simd128;
+
 /// Columns accumulated at once.
 pub(crate) const BLOCK: usize = 32;
 
@@ -30,7 +33,7 @@ pub fn matmul(x: Strided<'_>, b: &[f32], cols: usize, out: &mut [f32]) {
         let last = (rows - 1) * x.row_stride + (inner - 1) * x.col_stride;
         assert!(last < x.data.len(), "dense::matmul: x too short for its strides");
     }
-    dispatch!(super::dense_simd128::matmul, matmul_scalar, x, b, cols, out)
+    dispatch!(simd128::matmul, matmul_scalar, x, b, cols, out)
 }
 
 pub(crate) fn matmul_scalar(x: Strided<'_>, b: &[f32], cols: usize, out: &mut [f32]) {

@@ -1,4 +1,4 @@
-//! wasm32 SIMD128 twin of the CQ matvec/matmul in [`super::cq`], bit-identical to the scalar kernel.
+//! wasm32 SIMD128 twin of the CQ matvec/matmul in [`crate::kernels::cq`], bit-identical to the scalar kernel.
 //!
 //! Decoding turns 16 codes into four f32x4 weight vectors in code order by table lookup: each
 //! packed byte (1, 2, 4 bits, ternary) or each 12-bit run of four codes (3 bits) indexes a table,
@@ -16,8 +16,8 @@
 //! serves `MM_INPUTS` products (more rows per call spill V8's registers: BENCHMARKS.md).
 use core::arch::wasm32::*;
 
-use super::cq::{CqMatrix, CqWidth, MAX_GROUP, TILE};
-use super::f16;
+use crate::kernels::cq::{CqMatrix, CqWidth, MAX_GROUP, TILE};
+use crate::kernels::f16;
 
 /// Produces the weights of 16 consecutive codes.
 trait Decode {

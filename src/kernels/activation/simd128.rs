@@ -1,8 +1,8 @@
-//! wasm32 SIMD128 twin of [`super::activation`], bit-identical to the scalar kernels.
+//! wasm32 SIMD128 twin of [`crate::kernels::activation`], bit-identical to the scalar kernels.
 use core::arch::wasm32::*;
 
-use super::activation::{mul_sigmoid_scalar, silu_in_place_scalar};
-use super::softmax_simd128::exp4;
+use crate::kernels::activation::{mul_sigmoid_scalar, silu_in_place_scalar};
+use crate::kernels::softmax::simd128::exp4;
 
 /// Lane-wise `1 / (1 + e^-x)`.
 #[inline(always)]

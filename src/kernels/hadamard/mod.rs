@@ -8,6 +8,9 @@
 //! (which fuses strides 1 and 2 inside a vector with sign flips, `u + (-v) == u - v` exactly)
 //! produces bit-identical results.
 
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod simd128;
+
 /// `1/sqrt(n)` as upstream builds it: in double precision, then rounded to f32.
 pub(crate) fn orthonormal_scale(n: usize) -> f32 {
     (1.0 / libm::sqrt(n as f64)) as f32
@@ -16,7 +19,7 @@ pub(crate) fn orthonormal_scale(n: usize) -> f32 {
 /// Orthonormal FWHT of `x` in place. `x.len()` must be a power of two (1 is the identity).
 pub fn fwht(x: &mut [f32]) {
     assert!(x.len().is_power_of_two(), "fwht: length {} is not a power of two", x.len());
-    dispatch!(super::hadamard_simd128::fwht, fwht_scalar, x)
+    dispatch!(simd128::fwht, fwht_scalar, x)
 }
 
 /// Scalar twin of [`fwht`]; `x.len()` is a power of two.
@@ -95,7 +98,7 @@ mod tests {
             let x = pseudo_random(n, 3 + n as u32);
             let (mut a, mut b) = (x.clone(), x);
             fwht_scalar(&mut a);
-            super::super::hadamard_simd128::fwht(&mut b);
+            crate::kernels::hadamard::simd128::fwht(&mut b);
             assert_eq!(a, b, "n={n}");
         }
     }

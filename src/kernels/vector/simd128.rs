@@ -1,7 +1,7 @@
-//! wasm32 SIMD128 twins of [`super::vector`], bit-identical to the scalar kernels (same lane order).
+//! wasm32 SIMD128 twins of [`crate::kernels::vector`], bit-identical to the scalar kernels (same lane order).
 use core::arch::wasm32::*;
 
-use super::vector::{axpy_i8_scalar, axpy_scalar};
+use crate::kernels::vector::{axpy_i8_scalar, axpy_scalar};
 
 /// `(a0 + a1) + (a2 + a3)`, then `(r0 + r2) + (r1 + r3)`.
 #[inline(always)]

@@ -1,7 +1,7 @@
-//! wasm32 SIMD128 twin of [`super::hadamard::fwht_scalar`], bit-identical to it.
+//! wasm32 SIMD128 twin of [`crate::kernels::hadamard::fwht_scalar`], bit-identical to it.
 use core::arch::wasm32::*;
 
-use super::hadamard::{fwht_scalar, orthonormal_scale};
+use crate::kernels::hadamard::{fwht_scalar, orthonormal_scale};
 
 /// Orthonormal FWHT in place; `x.len()` is a power of two.
 pub(crate) fn fwht(x: &mut [f32]) {

@@ -1,13 +1,13 @@
 //! A8 integer CQ kernel against the f32 kernel on the int8 round trip, at the shipped Needle 3
 //! shapes (not a test: `#[ignore]`d, prints timings, interleaved A/B). Natively:
-//! `cargo test --release --lib kernels::cq_a8_bench -- --ignored --nocapture`; on wasm32 SIMD128
-//! under Node WASI: the command in `kernels/mod.rs` with `--release kernels::cq_a8_bench --
+//! `cargo test --release --lib kernels::cq_a8::bench -- --ignored --nocapture`; on wasm32 SIMD128
+//! under Node WASI: the command in `kernels/mod.rs` with `--release kernels::cq_a8::bench --
 //! --ignored --nocapture`.
-use super::cq::{CqMatrix, CqWidth};
-use super::cq_a8::rotate_a8;
-use super::cq_bench::{cpu_seconds, warm_up, GROUP};
-use super::quant::fake_quant_i8;
-use super::test_util::{pseudo_random, RandomCq};
+use crate::kernels::cq::{CqMatrix, CqWidth};
+use crate::kernels::cq_a8::rotate_a8;
+use crate::kernels::cq::bench::{cpu_seconds, warm_up, GROUP};
+use crate::kernels::quant::fake_quant_i8;
+use crate::kernels::test_util::{pseudo_random, RandomCq};
 
 #[test]
 #[ignore]

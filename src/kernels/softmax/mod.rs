@@ -11,6 +11,9 @@
 // twin tests compare against.
 #![cfg_attr(all(target_arch = "wasm32", target_feature = "simd128"), allow(dead_code))]
 
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+pub(super) mod simd128;
+
 pub(crate) const EXP_MIN: f32 = -87.336_54;
 pub(crate) const EXP_MAX: f32 = 88.376_26;
 pub(crate) const LOG2E: f32 = core::f32::consts::LOG2_E;
@@ -64,7 +67,7 @@ fn exponent(n: f32) -> i32 {
 
 /// In-place softmax of `x` (no-op on an empty slice).
 pub fn softmax(x: &mut [f32]) {
-    dispatch!(super::softmax_simd128::softmax, softmax_scalar, x)
+    dispatch!(simd128::softmax, softmax_scalar, x)
 }
 
 pub(crate) fn max_scalar(x: &[f32]) -> f32 {
@@ -168,13 +171,13 @@ mod tests {
             let x: Vec<f32> = pseudo_random(n, 11 + n as u32).iter().map(|v| v * 30.0).collect();
             let (mut a, mut b) = (x.clone(), x);
             softmax_scalar(&mut a);
-            super::super::softmax_simd128::softmax(&mut b);
+            crate::kernels::softmax::simd128::softmax(&mut b);
             assert_eq!(a, b, "n={n}");
         }
         let x: Vec<f32> = pseudo_random(4096, 5).iter().map(|v| v * 60.0).collect();
         for c in x.chunks_exact(4) {
             let v = [c[0], c[1], c[2], c[3]];
-            let got = super::super::softmax_simd128::exp4_array(v);
+            let got = crate::kernels::softmax::simd128::exp4_array(v);
             assert_eq!(got.map(f32::to_bits), v.map(|u| exp(u).to_bits()), "exp twin at {v:?}");
         }
     }

@@ -28,6 +28,18 @@
 // twin tests compare against.
 #![cfg_attr(all(target_arch = "wasm32", target_feature = "simd128"), allow(dead_code))]
 
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+mod avx2;
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+mod avx512;
+#[cfg(test)]
+pub(super) mod bench;
+mod rows;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod simd128;
+#[cfg(test)]
+mod tests;
+
 use super::{f16, hadamard, parallel, vector};
 use crate::container::{Codebooks, DType, TensorView};
 use crate::{Error, Result};
@@ -261,11 +273,7 @@ impl<'a> CqMatrix<'a> {
 
     /// One thread's `matvec_rotated`.
     fn matvec_kernel(&self, xr: &[f32], out: &mut [f32]) {
-        #[cfg(all(feature = "std", target_arch = "x86_64"))]
-        if self.x86_kernel(xr, 1, out) {
-            return;
-        }
-        dispatch!(super::cq_simd128::matvec_rotated, matvec_rotated_scalar, self, xr, out)
+        dispatch!(x86: self.x86_kernel(xr, 1, out); simd128::matvec_rotated, matvec_rotated_scalar, self, xr, out)
     }
 
     /// `out[..rows] = W · x`; `scratch` holds at least `cols_padded` floats.
@@ -295,18 +303,14 @@ impl<'a> CqMatrix<'a> {
 
     /// One thread's `matmul_rotated`.
     fn matmul_kernel(&self, xr: &[f32], n: usize, out: &mut [f32]) {
-        #[cfg(all(feature = "std", target_arch = "x86_64"))]
-        if self.x86_kernel(xr, n, out) {
-            return;
-        }
-        dispatch!(super::cq_simd128::matmul_rotated, matmul_rotated_scalar, self, xr, n, out)
+        dispatch!(x86: self.x86_kernel(xr, n, out); simd128::matmul_rotated, matmul_rotated_scalar, self, xr, n, out)
     }
 
     /// The x86-64 variants, by the CPU's features at run time: AVX-512 for one input (group 32
-    /// or more), else AVX2; false when the CPU has neither (the compile-time dispatch then runs).
+    /// or more), else AVX2; false when the CPU has neither.
     #[cfg(all(feature = "std", target_arch = "x86_64"))]
     fn x86_kernel(&self, xr: &[f32], n: usize, out: &mut [f32]) -> bool {
-        (n == 1 && super::cq_avx512::matvec_rotated(self, xr, out)) || super::cq_avx2::matmul_rotated(self, xr, n, out)
+        (n == 1 && avx512::matvec_rotated(self, xr, out)) || avx2::matmul_rotated(self, xr, n, out)
     }
 
     /// Rows `range` (within the matrix) as a matrix of their own: the same codes, norms and

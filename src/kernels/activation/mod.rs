@@ -7,6 +7,9 @@
 // twin tests compare against.
 #![cfg_attr(all(target_arch = "wasm32", target_feature = "simd128"), allow(dead_code))]
 
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod simd128;
+
 use super::softmax::exp;
 
 /// `1 / (1 + e^-x)`.
@@ -23,13 +26,13 @@ pub fn silu(x: f32) -> f32 {
 
 /// `x[i] = silu(x[i])`.
 pub fn silu_in_place(x: &mut [f32]) {
-    dispatch!(super::activation_simd128::silu_in_place, silu_in_place_scalar, x)
+    dispatch!(simd128::silu_in_place, silu_in_place_scalar, x)
 }
 
 /// `y[i] *= sigmoid(gate[i])`.
 pub fn mul_sigmoid(y: &mut [f32], gate: &[f32]) {
     assert_eq!(y.len(), gate.len(), "mul_sigmoid: lengths differ");
-    dispatch!(super::activation_simd128::mul_sigmoid, mul_sigmoid_scalar, y, gate)
+    dispatch!(simd128::mul_sigmoid, mul_sigmoid_scalar, y, gate)
 }
 
 pub(crate) fn silu_in_place_scalar(x: &mut [f32]) {

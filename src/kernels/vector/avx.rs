@@ -1,4 +1,4 @@
-//! x86-64 variants of [`super::vector::axpy_i8_keys`], chosen at run time (AVX-512, else AVX2)
+//! x86-64 variants of [`crate::kernels::vector::axpy_i8_keys`], chosen at run time (AVX-512, else AVX2)
 //! and bit-identical to the key-by-key form.
 //!
 //! Key by key, every output row is loaded and stored again for each key: at a long context
@@ -16,7 +16,7 @@ const TILE_ROWS: usize = 6;
 /// Runs `axpy_i8_keys` with AVX-512 or AVX2 when the CPU has one; false otherwise. The caller
 /// checked that `w` holds whole rows of `n` weights, one per row of `y`.
 pub(crate) fn axpy_i8_keys<'a>(w: &[f32], n: usize, keys: impl Iterator<Item = (&'a [i8], f32)> + Clone, y: &mut [f32]) -> bool {
-    if super::has_avx512() {
+    if crate::kernels::has_avx512() {
         // SAFETY: AVX-512 F/BW/VL are present (checked above).
         unsafe { with_avx512(w, n, keys, y) };
     } else if std::is_x86_feature_detected!("avx2") {
@@ -107,7 +107,7 @@ mod tests {
     #[test]
     fn every_level_equals_the_key_by_key_form() {
         let levels: [(&str, bool, Kernel); 2] = [
-            ("avx512", super::super::has_avx512(), |w, n, k, y| unsafe { with_avx512(w, n, k, y) }),
+            ("avx512", crate::kernels::has_avx512(), |w, n, k, y| unsafe { with_avx512(w, n, k, y) }),
             ("avx2", std::is_x86_feature_detected!("avx2"), |w, n, k, y| unsafe { with_avx2(w, n, k, y) }),
         ];
         for (name, present, kernel) in levels {

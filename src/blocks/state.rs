@@ -1,0 +1,102 @@
+//! The sequence state both generations keep, once: the stack's [`Sequence`] (KV rings that grow
+//! with the sequence, conv and Engram tails, chunk scratch), the probe heads' streamed pools,
+//! and what it was made with. A generation names its own types through [`Generation`] and adds
+//! only what is its own (how a state is made; Needle 2's switchable window).
+use alloc::vec::Vec;
+
+use super::stack::{self, Sequence};
+use crate::{Error, Result};
+
+/// The types one generation plugs into its [`State`].
+pub trait Generation {
+    /// The model's shape; a state runs only the model it was made for.
+    type Geometry: Clone + PartialEq;
+    /// How a state runs its model.
+    type Options: Copy;
+    /// The MLP's buffers of one token.
+    type MlpScratch;
+    /// One probe head's streamed pool.
+    type Pool: HeadPool;
+}
+
+/// A probe head's pool as the state handles it.
+pub trait HeadPool: Clone {
+    /// Forgets what was pooled.
+    fn clear(&mut self);
+    fn bytes(&self) -> usize;
+}
+
+/// A saved position of a [`State`] ([`State::mark`]).
+pub(crate) struct Mark<G: Generation> {
+    seq: stack::Mark,
+    pools: Vec<G::Pool>,
+}
+
+/// The sequence state of one model of generation `G` (`v3::State`, `v2::State`).
+pub struct State<G: Generation> {
+    pub(crate) geometry: G::Geometry,
+    pub(crate) options: G::Options,
+    pub(crate) seq: Sequence<G::MlpScratch>,
+    /// Per probe head of the model, when tracking.
+    pub(crate) pools: Vec<G::Pool>,
+}
+
+impl<G: Generation> State<G> {
+    /// Tokens consumed so far.
+    pub fn position(&self) -> usize {
+        self.seq.pos
+    }
+
+    pub fn options(&self) -> &G::Options {
+        &self.options
+    }
+
+    /// Forgets the sequence (buffers are kept; stale cache entries are never read again).
+    pub fn reset(&mut self) {
+        self.seq.reset();
+        for p in &mut self.pools {
+            p.clear();
+        }
+    }
+
+    /// A copy of where the sequence is (KV rings, tails, head pools), to come back to with
+    /// [`State::rewind`]: how a search tries several continuations of one prefix.
+    pub(crate) fn mark(&self) -> Mark<G> {
+        Mark { seq: self.seq.mark(), pools: self.pools.clone() }
+    }
+
+    /// Goes back to `mark`, taken from this state.
+    pub(crate) fn rewind(&mut self, mark: &Mark<G>) {
+        self.seq.rewind(&mark.seq);
+        self.pools.clone_from(&mark.pools);
+    }
+
+    /// Bytes held by the KV rings.
+    pub fn kv_bytes(&self) -> usize {
+        self.seq.kv_bytes()
+    }
+
+    /// Bytes held by the streamed head pools.
+    pub fn head_pool_bytes(&self) -> usize {
+        self.pools.iter().map(G::Pool::bytes).sum()
+    }
+
+    /// Refuses a state made for a model of another shape.
+    pub(crate) fn check_model(&self, geometry: &G::Geometry) -> Result<()> {
+        if self.geometry != *geometry {
+            return Err(Error::InvalidArgument { name: "state", reason: "made for another model" });
+        }
+        Ok(())
+    }
+
+    /// Refuses a capacity of no tokens or more than the model's context.
+    pub(crate) fn check_capacity(max_tokens: usize, max_seq_len: usize) -> Result<()> {
+        if max_tokens == 0 || max_tokens > max_seq_len {
+            return Err(Error::InvalidArgument {
+                name: "max_tokens",
+                reason: "must be 1 to the model's max_seq_len",
+            });
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,115 @@
+//! The seam between the session and a model generation: [`Net`], everything the session asks
+//! of a loaded model and its sequence state. A generation plugs in by implementing
+//! [`NetModel`] (`v2.rs`, `v3.rs`: how it loads, describes itself and scores confidence);
+//! the rest (feeding tokens, positions, marks) is the shared state's ([`State`]), once.
+use alloc::boxed::Box;
+use core::any::Any;
+
+use super::{LoadOptions, ModelInfo};
+use crate::blocks::state::{self, State};
+use crate::container::Container;
+use crate::kernels::parallel;
+use crate::Result;
+
+mod v2;
+mod v3;
+
+/// A loaded model and its sequence state, as the session drives them.
+pub(super) trait Net {
+    fn info(&self) -> ModelInfo;
+    /// Forgets the sequence.
+    fn reset(&mut self);
+    /// Bytes held by the KV rings.
+    fn kv_bytes(&self) -> usize;
+    /// Tokens consumed so far.
+    fn position(&self) -> usize;
+    /// Runs `ids` after what the state holds, writing the logits after the last one.
+    fn feed(&mut self, ids: &[u32], logits: &mut [f32]) -> Result<()>;
+    /// Runs `ids` after what the state holds, writing the logits after each of them.
+    fn feed_rows(&mut self, ids: &[u32], rows: &mut [f32]) -> Result<()>;
+    /// A copy of where the sequence is, to come back to with [`Net::rewind`].
+    fn mark(&self) -> NetMark;
+    /// Goes back to `mark`, taken from this net.
+    fn rewind(&mut self, mark: &NetMark);
+    /// The confidence head's logit over the whole sequence `ids` the state has consumed.
+    fn confidence(&self, ids: &[u32]) -> Result<f32>;
+}
+
+/// A saved position of a [`Net`] (a [`state::Mark`] of its generation).
+pub(super) struct NetMark(Box<dyn Any + Send>);
+
+/// What a generation's model adds to the shared state to become a [`Net`].
+trait NetModel: Sync + Sized {
+    type Gen: state::Generation + 'static;
+    fn prefill(&self, state: &mut State<Self::Gen>, ids: &[u32], logits: &mut [f32]) -> Result<()>;
+    fn prefill_rows(
+        &self,
+        state: &mut State<Self::Gen>,
+        ids: &[u32],
+        rows: &mut [f32],
+    ) -> Result<()>;
+    fn info(&self, state: &State<Self::Gen>) -> ModelInfo;
+    fn confidence(&self, state: &State<Self::Gen>, ids: &[u32]) -> Result<f32>;
+}
+
+/// A model with the state it runs.
+struct Loaded<M: NetModel> {
+    model: M,
+    state: State<M::Gen>,
+}
+
+/// The model in `container`, with a state made from `options`.
+pub(super) fn load<'a>(
+    container: Container<'a>,
+    options: &LoadOptions,
+) -> Result<Box<dyn Net + 'a>> {
+    Ok(match container {
+        Container::V3(c) => Box::new(v3::load(&c, options)?),
+        Container::V2(c) => Box::new(v2::load(&c, options)?),
+    })
+}
+
+impl<M: NetModel> Net for Loaded<M>
+where
+    State<M::Gen>: Send,
+    state::Mark<M::Gen>: Send,
+{
+    fn info(&self) -> ModelInfo {
+        self.model.info(&self.state)
+    }
+
+    fn reset(&mut self) {
+        self.state.reset()
+    }
+
+    fn kv_bytes(&self) -> usize {
+        self.state.kv_bytes()
+    }
+
+    fn position(&self) -> usize {
+        self.state.position()
+    }
+
+    fn feed(&mut self, ids: &[u32], logits: &mut [f32]) -> Result<()> {
+        let Loaded { model, state } = self;
+        parallel::run(|| model.prefill(state, ids, logits))
+    }
+
+    fn feed_rows(&mut self, ids: &[u32], rows: &mut [f32]) -> Result<()> {
+        let Loaded { model, state } = self;
+        parallel::run(|| model.prefill_rows(state, ids, rows))
+    }
+
+    fn mark(&self) -> NetMark {
+        NetMark(Box::new(self.state.mark()))
+    }
+
+    fn rewind(&mut self, mark: &NetMark) {
+        let mark = mark.0.downcast_ref().expect("a mark is only taken from this net");
+        self.state.rewind(mark);
+    }
+
+    fn confidence(&self, ids: &[u32]) -> Result<f32> {
+        self.model.confidence(&self.state, ids)
+    }
+}
