@@ -1,7 +1,7 @@
 // Keeps the demo working offline: the page, its scripts and the wasm are served from this cache
 // when the network is unavailable (network first, so a rebuilt page is picked up when online).
 // Models are not handled here: the package keeps them in its own cache, with integrity checks.
-const SHELL = 'needle-demo-shell-v6';
+const SHELL = 'needle-demo-shell-v7';
 const ASSETS = [
   './',
   './index.html',
@@ -22,7 +22,13 @@ const ASSETS = [
   './style.css',
   './pkg/index.js',
   './pkg/worker.js',
+  './pkg/engine/build.js',
+  './pkg/engine/generate.js',
+  './pkg/engine/load.js',
+  './pkg/engine/model.js',
+  './pkg/engine/source.js',
   './pkg/protocol.js',
+  './pkg/markers.js',
   './pkg/tools.js',
   './pkg/conversation.js',
   './pkg/agent.js',
