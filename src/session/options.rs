@@ -42,28 +42,65 @@ const fn opt(
     flag: Option<&'static str>,
     set: for<'r> fn(&mut Request<'r>, &'r Value) -> Result<()>,
 ) -> RequestOption {
-    RequestOption { name, kind, flag, set }
+    RequestOption {
+        name,
+        kind,
+        flag,
+        set,
+    }
 }
 
 /// Every option a request takes. `turns` is read by [`turns`] (it needs storage of its own).
 pub const OPTIONS: &[RequestOption] = &[
-    opt("query", Kind::Text, None, |r, v| Ok(r.query = text("query", v)?)),
-    opt("tools", Kind::Text, None, |r, v| Ok(r.tools_json = text("tools", v)?)),
-    opt("system", Kind::Text, None, |r, v| Ok(r.system = Some(text("system", v)?))),
-    opt("turns", Kind::Text, None, |_, _| Ok(())),
-    opt("date", Kind::Text, None, |r, v| Ok(r.date = Some(text("date", v)?))),
-    opt("maxTokens", Kind::Count, Some("--max-tokens"), |r, v| Ok(r.max_tokens = count("maxTokens", v)?)),
-    opt("temperature", Kind::Number, Some("--temperature"), |r, v| Ok(r.temperature = num("temperature", v)? as f32)),
-    opt("seed", Kind::Seed, Some("--seed"), |r, v| Ok(r.seed = seed(v)?)),
-    opt("topK", Kind::Count, Some("--top-k"), |r, v| Ok(r.top_k = count("topK", v)?)),
-    opt("topP", Kind::Number, Some("--top-p"), |r, v| Ok(r.top_p = num("topP", v)? as f32)),
-    opt("constrained", Kind::Flag, Some("--constrained"), |r, v| Ok(r.constrained = flag("constrained", v)?)),
-    opt("extractive", Kind::Flag, Some("--extractive"), |r, v| Ok(r.extractive = flag("extractive", v)?)),
-    opt("valueSearch", Kind::Flag, Some("--value-search"), |r, v| Ok(r.value_search = flag("valueSearch", v)?)),
-    opt("requireCall", Kind::Flag, Some("--require-call"), |r, v| Ok(r.require_call = flag("requireCall", v)?)),
-    opt("allowControlTokens", Kind::Flag, Some("--raw-markers"), |r, v| {
-        Ok(r.allow_control_tokens = flag("allowControlTokens", v)?)
+    opt("query", Kind::Text, None, |r, v| {
+        text("query", v).map(|x| r.query = x)
     }),
+    opt("tools", Kind::Text, None, |r, v| {
+        text("tools", v).map(|x| r.tools_json = x)
+    }),
+    opt("system", Kind::Text, None, |r, v| {
+        text("system", v).map(|x| r.system = Some(x))
+    }),
+    opt("turns", Kind::Text, None, |_, _| Ok(())),
+    opt("date", Kind::Text, None, |r, v| {
+        text("date", v).map(|x| r.date = Some(x))
+    }),
+    opt("maxTokens", Kind::Count, Some("--max-tokens"), |r, v| {
+        count("maxTokens", v).map(|x| r.max_tokens = x)
+    }),
+    opt(
+        "temperature",
+        Kind::Number,
+        Some("--temperature"),
+        |r, v| num("temperature", v).map(|x| r.temperature = x as f32),
+    ),
+    opt("seed", Kind::Seed, Some("--seed"), |r, v| {
+        seed(v).map(|x| r.seed = x)
+    }),
+    opt("topK", Kind::Count, Some("--top-k"), |r, v| {
+        count("topK", v).map(|x| r.top_k = x)
+    }),
+    opt("topP", Kind::Number, Some("--top-p"), |r, v| {
+        num("topP", v).map(|x| r.top_p = x as f32)
+    }),
+    opt("constrained", Kind::Flag, Some("--constrained"), |r, v| {
+        flag("constrained", v).map(|x| r.constrained = x)
+    }),
+    opt("extractive", Kind::Flag, Some("--extractive"), |r, v| {
+        flag("extractive", v).map(|x| r.extractive = x)
+    }),
+    opt("valueSearch", Kind::Flag, Some("--value-search"), |r, v| {
+        flag("valueSearch", v).map(|x| r.value_search = x)
+    }),
+    opt("requireCall", Kind::Flag, Some("--require-call"), |r, v| {
+        flag("requireCall", v).map(|x| r.require_call = x)
+    }),
+    opt(
+        "allowControlTokens",
+        Kind::Flag,
+        Some("--raw-markers"),
+        |r, v| flag("allowControlTokens", v).map(|x| r.allow_control_tokens = x),
+    ),
 ];
 
 /// The option named `name`.
@@ -88,7 +125,10 @@ impl<'r> Request<'r> {
             return Err(bad("request", "expected an object of options"));
         };
         for (name, value) in members {
-            let option = option(name).ok_or(bad("request", "unknown option (index.d.ts CompleteOptions lists them)"))?;
+            let option = option(name).ok_or(bad(
+                "request",
+                "unknown option (index.d.ts CompleteOptions lists them)",
+            ))?;
             if *value != Value::Null {
                 (option.set)(self, value)?;
             }
@@ -111,10 +151,18 @@ pub fn turns(object: &Value) -> Result<Vec<Turn<'_>>> {
                 Some("user") => Role::User,
                 Some("assistant") => Role::Assistant,
                 Some("tool") => Role::Tool,
-                _ => return Err(bad("turns", "role must be \"user\", \"assistant\" or \"tool\"")),
+                _ => {
+                    return Err(bad(
+                        "turns",
+                        "role must be \"user\", \"assistant\" or \"tool\"",
+                    ))
+                }
             };
             let text = item.get("content").and_then(Value::as_str);
-            Ok(Turn { role, text: text.ok_or(bad("turns", "content must be a string"))? })
+            Ok(Turn {
+                role,
+                text: text.ok_or(bad("turns", "content must be a string"))?,
+            })
         })
         .collect()
 }
@@ -140,7 +188,8 @@ fn num(name: &'static str, v: &Value) -> Result<f64> {
         Value::Float(x) => Some(*x),
         _ => None,
     };
-    n.filter(|x: &f64| x.is_finite()).ok_or(bad(name, "expected a finite number"))
+    n.filter(|x: &f64| x.is_finite())
+        .ok_or(bad(name, "expected a finite number"))
 }
 
 /// A whole number from 0 to 2^32 - 1.
@@ -184,7 +233,13 @@ mod tests {
         want.seed = 3;
         want.value_search = true;
         assert_eq!(r, want);
-        assert_eq!(t[1], Turn { role: Role::Assistant, text: "b" });
+        assert_eq!(
+            t[1],
+            Turn {
+                role: Role::Assistant,
+                text: "b"
+            }
+        );
     }
 
     #[test]
@@ -207,7 +262,10 @@ mod tests {
             }
         }
         let v = json::parse(r#"{"turns":[{"role":"system","content":"x"}]}"#).unwrap();
-        assert!(matches!(turns(&v), Err(Error::InvalidArgument { name: "turns", .. })));
+        assert!(matches!(
+            turns(&v),
+            Err(Error::InvalidArgument { name: "turns", .. })
+        ));
     }
 
     #[test]
@@ -221,7 +279,11 @@ mod tests {
                 }
                 kebab.push(c.to_ascii_lowercase());
             }
-            let want = if o.name == "allowControlTokens" { "--raw-markers" } else { &kebab };
+            let want = if o.name == "allowControlTokens" {
+                "--raw-markers"
+            } else {
+                &kebab
+            };
             assert_eq!(flag, want);
         }
     }
