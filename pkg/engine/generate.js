@@ -21,11 +21,12 @@ const yieldNow = (() => {
   return () => new Promise((r) => setTimeout(r, 0));
 })();
 
-// About how long one prefill chunk runs before the worker looks for an abort. The chunk's token
-// count follows the engine's speed (12-60 ms a token at the shipped Needle 3 geometry, by build
-// and position; far less on a small model), so the bound holds without paying small chunks'
-// prefill speed on fast engines.
-const PREFILL_CHUNK_MS = 100;
+// About how long one prefill chunk runs before the worker looks for an abort: the bound on an
+// abort's latency during a prefill. The chunk's token count follows the engine's speed (it
+// differs by build, position and model), so the bound holds on every engine. Each call also
+// streams the weights once, so smaller chunks cost prefill speed: at the shipped Needle 3
+// geometry (SIMD) 4-token chunks took twice as long as one call, 16-token ones as long.
+const PREFILL_CHUNK_MS = 120;
 
 /** The next chunk's token count, from the last one's: `tokens` ran in `ms`. */
 function nextChunk(tokens, ms) {
@@ -53,7 +54,7 @@ export async function generate(s, id, request, { send, aborted }) {
   s.start(JSON.stringify(request, (_k, v) => (typeof v === 'number' && !Number.isFinite(v) ? String(v) : v)));
   // Chunk by chunk, so an abort (or an inline dispose, which aborts first) stops a long prefill.
   let wasAborted = false;
-  for (let chunk = 4, done = false; !done && !wasAborted; ) {
+  for (let chunk = 1, done = false; !done && !wasAborted; ) {
     const t = now();
     done = s.prefill(chunk);
     chunk = nextChunk(chunk, now() - t);
