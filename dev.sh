@@ -32,7 +32,7 @@ cmd_test() {
   ensure_rust_targets wasm32-unknown-unknown wasm32-wasip1 thumbv7em-none-eabihf
   step "formatting and lint: cargo fmt, clippy (default, cli, web on wasm32, threads), biome (JS)"
   cargo fmt --check
-  cargo clippy --all-targets -- -D warnings
+  cargo clippy --lib -- -D warnings
   cargo clippy --all-targets --features cli -- -D warnings
   cargo clippy --lib --no-default-features --features web --target wasm32-unknown-unknown -- -D warnings
   CARGO_TARGET_DIR=target/native-threads cargo clippy --all-targets --features cli,threads -- -D warnings
