@@ -30,6 +30,14 @@ cmd_demo() {
 cmd_test() {
   local t0=$SECONDS
   ensure_rust_targets wasm32-unknown-unknown wasm32-wasip1 thumbv7em-none-eabihf
+  step "formatting and lint: cargo fmt, clippy (default, cli, web on wasm32, threads), biome (JS)"
+  cargo fmt --check
+  cargo clippy --lib -- -D warnings
+  cargo clippy --all-targets --features cli -- -D warnings
+  cargo clippy --lib --no-default-features --features web --target wasm32-unknown-unknown -- -D warnings
+  CARGO_TARGET_DIR=target/native-threads cargo clippy --all-targets --features cli,threads -- -D warnings
+  ensure_npm_dev
+  node_modules/.bin/biome ci .
   step "cargo test (native, the cli feature)"
   cargo test --no-fail-fast --features cli
   step "threads (native): work split across a rayon pool gives the one-thread bits; parity suites with the feature on"
@@ -49,6 +57,8 @@ cmd_test() {
   done
   step "wasm packages (threaded, SIMD128, baseline)"
   ./build.sh
+  step "size budget: the SIMD module at most 5% over tools/size-budget.json"
+  node tools/size-budget.mjs
   # --- JS package and browser tests (web helper): compare against the native CLI ---
   step "JS package tests (node --test, wasm vs native CLI)"
   cargo build --release --features cli --bin needle

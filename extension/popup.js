@@ -3,13 +3,14 @@
 // the browser, user-model.js), so it never touches the network. The engine lives in the
 // extension's offscreen document (engine.js), loaded once and shared by every popup opening.
 import { connectEngine } from './pkg/host/extension.js';
-import { loadPresets } from './presets.js';
+import { loadPresets, presetEditor } from './presets.js';
 import { callCards } from './calls.js';
 const SAVED = 'needle-extension-v1'; // last preset, request and toggle, kept between openings
 const $ = (id) => document.getElementById(id);
 
 let engine = null; // the shared engine (pkg/host/extension.js), once connected
 let presets = [];
+let editor = null; // the preset and tools editor (presets.js)
 let lastCalls = null;
 
 function setState(state, message) {
@@ -37,27 +38,11 @@ function save() {
   }));
 }
 
-function applyPreset(value, query = true) {
-  const p = presets[Number(value)];
-  if (!p) return;
-  $('tools').value = JSON.stringify(p.tools, null, 2);
-  $('system').value = p.system || '';
-  if (query) $('query').value = p.query;
-  checkTools();
-}
-
-/** The editor's text when it is a JSON array (passed on verbatim, so key order is kept), else null. */
+/** The tools field's text when it is a JSON array, else null (the error shown, its box opened). */
 function checkTools() {
-  let error = '';
-  try {
-    if (!Array.isArray(JSON.parse($('tools').value))) error = 'Tools must be a JSON array.';
-  } catch (e) {
-    error = e.message;
-  }
-  $('tools-error').hidden = !error;
-  $('tools-error').textContent = error;
-  if (error) $('tools-box').open = true;
-  return error ? null : $('tools').value;
+  const text = editor.checkTools();
+  if (text === null) $('tools-box').open = true;
+  return text;
 }
 
 function showResult(r) {
@@ -98,8 +83,7 @@ async function run(event) {
 
 async function init() {
   presets = await loadPresets();
-  presets.forEach((p, i) => $('preset').add(new Option(p.name, String(i))));
-  $('preset').add(new Option('Custom', 'custom'));
+  editor = presetEditor($, presets);
   const last = saved();
   const known = last.preset === 'custom' || presets[Number(last.preset)];
   $('preset').value = known ? last.preset : '0';
@@ -108,12 +92,13 @@ async function init() {
     $('system').value = last.system || '';
     checkTools();
   } else {
-    applyPreset($('preset').value);
+    editor.apply($('preset').value);
+    checkTools();
   }
   if (known && last.query) $('query').value = last.query;
   if (typeof last.extractive === 'boolean') $('extractive').checked = last.extractive;
 
-  $('preset').addEventListener('change', () => (applyPreset($('preset').value), save()));
+  $('preset').addEventListener('change', () => (editor.apply($('preset').value), checkTools(), save()));
   for (const id of ['tools', 'system']) {
     $(id).addEventListener('input', () => ($('preset').value = 'custom', checkTools(), save()));
   }

@@ -39,7 +39,7 @@ export function dateFact(now = new Date()) {
  * sees what upstream's would. Values JSON cannot hold become strings, as upstream's `default`.
  */
 export function toolResultsText(results) {
-  const replacer = (key, value) => (typeof value === 'bigint' ? String(value) : value === undefined ? null : value);
+  const replacer = (_key, value) => (typeof value === 'bigint' ? String(value) : value === undefined ? null : value);
   const list = results.map((r) => (r === undefined ? null : r));
   const compact = JSON.stringify(list, replacer);
   return pythonSpacing(compact).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);

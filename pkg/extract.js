@@ -48,7 +48,7 @@ export async function extract(needle, text, schema, options = {}) {
     constrained,
     date: autoDate ? dateFact() : undefined,
   });
-  const calls = result.function_calls && result.function_calls.length ? result.function_calls : result.suppressed_calls || [];
+  const calls = result.function_calls ?? [];
   if (calls.length === 0) return null;
   const record = calls[0].arguments ?? {};
   if (strict) {

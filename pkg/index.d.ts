@@ -309,6 +309,12 @@ export type ToolName<T> = T extends readonly (infer U)[]
       : string
   : string;
 
+/**
+ * The options of `complete()`: the request's (their names, defaults and checks are the core's,
+ * src/session/options.rs), the engine's for this request (layers, kv, numerics) and the call's
+ * (signal, onToken). An option not listed here, or a value of the wrong type, rejects with
+ * `invalid_argument`.
+ */
 export interface CompleteOptions<T extends readonly Tool[] | string = readonly Tool[] | string> {
   /** Tools as objects (key order is kept) or as JSON text (passed through unchanged). */
   tools?: T;

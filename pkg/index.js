@@ -18,8 +18,6 @@ import { LOAD_STALL_MS, watchStall, withinStallBound } from './stall.js';
 
 export { NeedleError };
 
-const DEFAULTS = Object.freeze({ maxTokens: 256, temperature: 0, seed: 0, topK: 0, topP: 1, constrained: false, extractive: false, valueSearch: false });
-
 function baseUrl() {
   if (typeof document !== 'undefined' && document.baseURI) return document.baseURI;
   if (typeof location !== 'undefined' && location.href) return location.href;
@@ -221,13 +219,14 @@ export class Needle {
   }
 
   /**
-   * Runs one query to completion. options: { tools, system, maxTokens, temperature, seed, topK,
-   * topP, constrained, extractive, valueSearch, layers, kv, numerics, signal, onToken({token, text}) }. An abort rejects with an
-   * AbortError whose `result` holds what was generated so far.
+   * Runs one query to completion. options: the request's (index.d.ts `CompleteOptions`: tools,
+   * system, maxTokens, ...; their names, defaults and checks are the core's, src/session/options.rs),
+   * the engine's for this request (layers, kv, numerics) and this call's (signal, onToken({token,
+   * text})). An abort rejects with an AbortError whose `result` holds what was generated so far.
    */
   complete(query, options = {}) {
     const { signal, onToken } = options ?? {};
-    return this.#request(Req.COMPLETE, () => ({ request: toRequest(query, options ?? {}) }), { signal, onToken });
+    return this.#request(Req.COMPLETE, () => toRequest(query, options ?? {}), { signal, onToken });
   }
 
   /**
@@ -442,28 +441,14 @@ function optionalText(v) {
   return v === undefined || v === null ? null : String(v);
 }
 
+/**
+ * A complete() call's payload: the engine options for this request, and the request object the
+ * core parses (every option but this call's and the engine's; the core checks them all).
+ */
 function toRequest(query, o) {
-  const num = (v, d) => (v === undefined || v === null ? d : Number(v));
-  return {
-    query: String(query),
-    tools: toolsToJson(o.tools),
-    system: optionalText(o.system),
-    turns: o.turns ?? null,
-    date: o.date ?? null,
-    maxTokens: num(o.maxTokens, DEFAULTS.maxTokens),
-    temperature: num(o.temperature, DEFAULTS.temperature),
-    seed: num(o.seed, DEFAULTS.seed),
-    topK: num(o.topK, DEFAULTS.topK),
-    topP: num(o.topP, DEFAULTS.topP),
-    constrained: Boolean(o.constrained ?? DEFAULTS.constrained),
-    extractive: Boolean(o.extractive ?? DEFAULTS.extractive),
-    valueSearch: Boolean(o.valueSearch ?? DEFAULTS.valueSearch),
-    requireCall: Boolean(o.requireCall),
-    allowControlTokens: Boolean(o.allowControlTokens ?? false),
-    layers: num(o.layers, null),
-    kv: optionalText(o.kv),
-    numerics: optionalText(o.numerics),
-  };
+  const { signal: _signal, onToken: _onToken, layers, kv, numerics, tools, ...rest } = o;
+  const engine = { layers: layers === undefined || layers === null ? null : Number(layers), kv: optionalText(kv), numerics: optionalText(numerics) };
+  return { engine, request: { ...rest, query: String(query), tools: toolsToJson(tools) } };
 }
 
 export default Needle;

@@ -9,6 +9,7 @@
 // results, as the agent loop sends). `tool_choice` maps onto constrained decoding, which is on:
 // 'auto' any call or the refusal, 'required' a call (the refusal `[]` masked), `{function: {name}}`
 // only that tool, called; 'none' offers no tools (only the refusal can be written).
+import { IM_END, THINK_END, THINK_START, TOOL_CALL_END, TOOL_CALL_START } from './markers.js';
 import { NeedleError } from './protocol.js';
 import { toolName } from './tools.js';
 import { toolResultsText } from './conversation.js';
@@ -44,7 +45,7 @@ function contentText(content) {
 function assistantText(message) {
   if (generated.has(message)) return generated.get(message);
   const calls = message.tool_calls || [];
-  if (calls.length === 0) return contentText(message.content) || '<tool_call>[]</tool_call>';
+  if (calls.length === 0) return contentText(message.content) || `${TOOL_CALL_START}[]${TOOL_CALL_END}`;
   const list = calls.map((c) => {
     const fn = (c && c.function) || {};
     let args = fn.arguments ?? '{}';
@@ -57,7 +58,7 @@ function assistantText(message) {
     }
     return { name: String(fn.name), arguments: args };
   });
-  return `<tool_call>${JSON.stringify(list)}</tool_call>`;
+  return `${TOOL_CALL_START}${JSON.stringify(list)}${TOOL_CALL_END}`;
 }
 
 /** A tool message's content as a result value: its JSON when it is JSON, else the text. */
@@ -123,11 +124,13 @@ function chooseTools(tools, choice) {
 
 /** The answer text outside the reasoning and the tool-call markup, as far as it is written. */
 export function visibleText(text) {
-  let out = text.split('<|im_end|>')[0];
-  out = out.replace(/<think>[\s\S]*?(<\/think>|$)/g, '').replace(/<tool_call>[\s\S]*?(<\/tool_call>|$)/g, '');
+  let out = text.split(IM_END)[0];
+  for (const [start, end] of [[THINK_START, THINK_END], [TOOL_CALL_START, TOOL_CALL_END]]) {
+    out = out.replace(new RegExp(`${start}[\\s\\S]*?(${end}|$)`, 'g'), '');
+  }
   // Hold back what may be the start of a marker still being written.
   const open = out.lastIndexOf('<');
-  if (open >= 0 && !out.slice(open).includes('>') && ['<think>', '<tool_call>', '<|im_end|>'].some((m) => m.startsWith(out.slice(open)))) {
+  if (open >= 0 && !out.slice(open).includes('>') && [THINK_START, TOOL_CALL_START, IM_END].some((m) => m.startsWith(out.slice(open)))) {
     out = out.slice(0, open);
   }
   return out;
@@ -140,9 +143,9 @@ export function visibleText(text) {
  * arguments.
  */
 export function partialCalls(text) {
-  const open = text.indexOf('<tool_call>');
+  const open = text.indexOf(TOOL_CALL_START);
   if (open < 0) return [];
-  const payload = text.slice(open + '<tool_call>'.length).split('</tool_call>')[0];
+  const payload = text.slice(open + TOOL_CALL_START.length).split(TOOL_CALL_END)[0];
   const calls = [];
   let depth = 0;
   let inString = false;

@@ -35,6 +35,13 @@ export const Reply = Object.freeze({
   ALIVE: 'alive', // no id; a Web Worker host holds its life lock (host/index.js watchWebWorker)
 });
 
+/** Messages between the engine's worker and the threads of its pool (threads.js, thread.js). */
+export const ThreadMsg = Object.freeze({
+  INIT: 'needle-web-thread', // { module, memory } -> the thread instantiates the module
+  READY: 'needle-web-thread-ready', // the thread runs the pool's work loop
+  FAILED: 'needle-web-thread-failed', // { message }
+});
+
 /**
  * Every failure the package reports. `code` is stable and machine-readable: the Rust core's codes
  * (`bad_tag`, `truncated`, `bad_header`, `bad_tensor`, `bad_tokenizer`, `token_out_of_vocab`,

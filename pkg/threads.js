@@ -31,6 +31,8 @@ export function sharedWasmMemory() {
   }
 }
 
+import { ThreadMsg } from './protocol.js';
+
 /** Threads a pool may use here, or why there can be none. */
 export function threadSupport(inWorker) {
   if (!inWorker || typeof Worker !== 'function') return { ok: false, why: 'threads run only in a Web Worker engine' };
@@ -57,7 +59,7 @@ let running = null;
  */
 export async function startThreads(glue, count, timeoutMs = 30000) {
   if (running) return running.length;
-  const init = { type: 'needle-web-thread', module: glue.poolModule(), memory: glue.poolMemory() };
+  const init = { type: ThreadMsg.INIT, module: glue.poolModule(), memory: glue.poolMemory() };
   const workers = [];
   let timer;
   const up = Array.from({ length: count }, (_, i) => {
@@ -65,8 +67,8 @@ export async function startThreads(glue, count, timeoutMs = 30000) {
     workers.push(worker);
     return new Promise((resolve, reject) => {
       worker.onmessage = ({ data }) => {
-        if (data && data.type === 'needle-web-thread-ready') resolve();
-        else if (data && data.type === 'needle-web-thread-failed') reject(new Error(data.message));
+        if (data && data.type === ThreadMsg.READY) resolve();
+        else if (data && data.type === ThreadMsg.FAILED) reject(new Error(data.message));
       };
       worker.onerror = (e) => {
         if (typeof e.preventDefault === 'function') e.preventDefault();

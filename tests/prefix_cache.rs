@@ -7,7 +7,7 @@ mod common;
 use common::{case_dirs, fixtures, Case};
 use needle_web::json::Value;
 use needle_web::prompt::{Role, Turn};
-use needle_web::session::{Completion, Engine, KvPrecision, LoadOptions, Numerics, Request};
+use needle_web::session::{Completion, Engine, KvPrecision, LoadOptions, Numerics, Request, StopReason};
 
 const MODES: [(KvPrecision, Numerics); 4] = [
     (KvPrecision::F32, Numerics::Exact),
@@ -121,4 +121,42 @@ fn a_prompt_past_the_capacity_is_context_full_and_the_cache_recovers() {
     assert!(again.cached_tokens > 0);
     assert!(bits(&logits) == bits(&want_logits));
     assert_eq!(again.tokens, want.tokens);
+}
+
+#[test]
+fn a_prefill_in_chunks_or_aborted_midway_leaves_a_fresh_sessions_bits() {
+    for case in cases() {
+        let prompt = case.json.get("prompt").unwrap();
+        let query = prompt.get("query").unwrap().as_str().unwrap();
+        let tools = prompt.get("tools_json").unwrap().as_str().unwrap();
+        let mut req = Request::new(query, tools);
+        req.max_tokens = 6;
+        let opts = LoadOptions::default();
+        let (want_logits, want) = run(&mut Engine::load(&case.bytes, &opts).unwrap(), &req);
+        let mut engine = Engine::load(&case.bytes, &opts).unwrap();
+        for chunk in [1, 3, 7] {
+            engine.reset();
+            let n = engine.begin(&req).unwrap();
+            let mut calls = 1;
+            while !engine.prefill(chunk).unwrap() {
+                calls += 1;
+            }
+            assert!(calls >= n / chunk, "{} chunk {chunk}: {calls} calls for {n} ids", case.name);
+            assert!(bits(engine.logits()) == bits(&want_logits), "{} chunk {chunk}: logits", case.name);
+            while engine.next_token().unwrap().is_some() {}
+            assert_eq!(engine.finish().unwrap().tokens, want.tokens, "{} chunk {chunk}", case.name);
+        }
+        // An abort between two chunks ends the request at once; the state it leaves serves
+        // the next request as a fresh one.
+        let other = Request::new("Book 2 tables for 7 people at 19:30 and then some", tools);
+        engine.begin(&other).unwrap();
+        assert!(!engine.prefill(2).unwrap());
+        engine.abort();
+        assert_eq!(engine.next_token().unwrap(), None);
+        let aborted = engine.finish().unwrap();
+        assert_eq!((aborted.stop_reason, aborted.tokens.len()), (StopReason::Aborted, 0), "{}", case.name);
+        let (logits, again) = run(&mut engine, &req);
+        assert!(bits(&logits) == bits(&want_logits), "{}: logits after an aborted prefill", case.name);
+        assert_eq!(again.tokens, want.tokens, "{}", case.name);
+    }
 }

@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
-const PKG_FILES = ['index.js', 'protocol.js', 'log.js', 'models.js', 'stall.js', 'storage', 'host', 'worker.js', 'threads.js', 'thread.js', 'default-model.js', 'tools.js', 'conversation.js', 'agent.js', 'extract.js', 'openai.js'];
+const PKG_FILES = ['index.js', 'protocol.js', 'markers.js', 'log.js', 'models.js', 'stall.js', 'storage', 'host', 'worker.js', 'engine', 'threads.js', 'thread.js', 'default-model.js', 'tools.js', 'conversation.js', 'agent.js', 'extract.js', 'openai.js'];
 // The worker imports all three builds; an extension page is not cross-origin isolated, so it runs
 // the SIMD one (the threaded glue is only loaded, never started).
 const WASM_FILES = ['threaded/needle.js', 'threaded/needle_bg.wasm', 'simd/needle.js', 'simd/needle_bg.wasm', 'baseline/needle.js', 'baseline/needle_bg.wasm'];

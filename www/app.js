@@ -1,12 +1,13 @@
 // The demo page: pick a model, edit tools, ask, watch tokens stream and tool calls appear.
 import { Needle } from './pkg/index.js';
-import { loadPresets } from './presets.js';
+import { splitThinking } from './pkg/markers.js';
+import { loadPresets, presetEditor } from './presets.js';
 import { callCards, isRefusal } from './calls.js';
 import { initTabs } from './tabs.js';
 import { initConversationView } from './conversation-view.js';
 import { initAgentView } from './agent-view.js';
 
-let PRESETS = [];
+let editor = null; // the preset and tools editor (presets.js)
 
 const DEFAULT_MODEL = './models/default.cact';
 const $ = (id) => document.getElementById(id);
@@ -29,39 +30,14 @@ function setState(state, message) {
 // ---- tools editor ----
 
 async function initPresets() {
-  PRESETS = await loadPresets();
+  editor = presetEditor($, await loadPresets());
   const select = $('preset');
-  PRESETS.forEach((p, i) => select.add(new Option(p.name, String(i))));
-  select.add(new Option('Custom', 'custom'));
-  select.addEventListener('change', () => applyPreset(select.value));
+  select.addEventListener('change', () => editor.apply(select.value));
   $('tools').addEventListener('input', () => {
     select.value = 'custom';
-    checkTools();
+    editor.checkTools();
   });
-  applyPreset('0');
-}
-
-function applyPreset(value) {
-  const p = PRESETS[Number(value)];
-  if (!p) return;
-  $('tools').value = JSON.stringify(p.tools, null, 2);
-  $('query').value = p.query;
-  $('system').value = p.system || '';
-  checkTools();
-}
-
-/** The editor's text if it is a JSON array of tools, else null (and the error is shown). */
-function checkTools() {
-  const text = $('tools').value;
-  let error = '';
-  try {
-    if (!Array.isArray(JSON.parse(text))) error = 'Tools must be a JSON array.';
-  } catch (e) {
-    error = e.message;
-  }
-  $('tools-error').hidden = !error;
-  $('tools-error').textContent = error;
-  return error ? null : text; // the text itself goes to the core, so key order is kept exactly
+  editor.apply('0');
 }
 
 // ---- model loading ----
@@ -138,15 +114,6 @@ async function refreshCache() {
 
 // ---- generation ----
 
-/** Splits streamed text into the <think> section and the rest. */
-function splitThinking(raw) {
-  const open = raw.indexOf('<think>');
-  if (open < 0) return { reasoning: '', answer: raw };
-  const close = raw.indexOf('</think>', open);
-  if (close < 0) return { reasoning: raw.slice(open + 7), answer: raw.slice(0, open) };
-  return { reasoning: raw.slice(open + 7, close), answer: raw.slice(0, open) + raw.slice(close + 8) };
-}
-
 function showText(reasoning, answer) {
   $('reasoning-box').hidden = !reasoning.trim();
   $('reasoning').textContent = reasoning.trim();
@@ -204,7 +171,7 @@ function showResult(r, stopped) {
 function requestOptions() {
   const num = (id) => ($(id).value === '' ? undefined : Number($(id).value));
   return {
-    tools: checkTools(),
+    tools: editor.checkTools(),
     system: $('system').value || undefined,
     maxTokens: num('max-tokens'),
     temperature: num('temperature'),

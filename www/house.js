@@ -24,7 +24,9 @@ export function createHouse() {
     vacuum: { status: 'docked', room: null },
   };
   const listeners = new Set();
-  const changed = (device, room) => listeners.forEach((f) => f({ device, room }));
+  const changed = (device, room) => {
+    for (const f of listeners) f({ device, room });
+  };
 
   const functions = {
     async control_lights({ room, action, brightness_percent, color }) {

@@ -29,6 +29,45 @@ export async function loadPresets() {
   return [...environments.filter(Boolean), ...HAND_WRITTEN];
 }
 
+/**
+ * The preset editor the demo page and the extension popup share, on elements found by `$(id)`:
+ * a `preset` select, `tools`, `system` and `query` fields and a `tools-error` line.
+ */
+export function presetEditor($, presets) {
+  const select = $('preset');
+  presets.forEach((p, i) => {
+    select.add(new Option(p.name, String(i)));
+  });
+  select.add(new Option('Custom', 'custom'));
+  return {
+    /** Fills the fields from preset `value` (an index); `query`: the example query too. */
+    apply(value, { query = true } = {}) {
+      const p = presets[Number(value)];
+      if (!p) return;
+      $('tools').value = JSON.stringify(p.tools, null, 2);
+      $('system').value = p.system || '';
+      if (query) $('query').value = p.query;
+      this.checkTools();
+    },
+    /**
+     * The tools field's text if it is a JSON array, else null with the error shown. The text
+     * itself goes to the core, so the tools' key order is kept exactly.
+     */
+    checkTools() {
+      const text = $('tools').value;
+      let error = '';
+      try {
+        if (!Array.isArray(JSON.parse(text))) error = 'Tools must be a JSON array.';
+      } catch (e) {
+        error = e.message;
+      }
+      $('tools-error').hidden = !error;
+      $('tools-error').textContent = error;
+      return error ? null : text;
+    },
+  };
+}
+
 const HAND_WRITTEN = [
   {
     name: 'Smart home (OpenAI style)',

@@ -6,7 +6,7 @@
 //   service worker:     onEnsureEngine('engine.html')            (creates the document on request)
 //   engine.html's JS:   serveEngine(() => Needle.load(model))     (the model loads on first use)
 //   popup:              const engine = await connectEngine();     engine.complete(query, options)
-import { NeedleError, errorFromWire, errorToWire } from '../protocol.js';
+import { NeedleError, Reply, Req, errorFromWire, errorToWire } from '../protocol.js';
 
 const PORT = 'needle-web-engine';
 const ENSURE = 'needle-web-ensure-engine';
@@ -44,18 +44,18 @@ export function serveEngine(getNeedle) {
     });
     const send = (m) => open && port.postMessage(m);
     port.onMessage.addListener(async (msg) => {
-      if (msg.type === 'abort') return running.get(msg.target)?.abort();
+      if (msg.type === Req.ABORT) return running.get(msg.target)?.abort();
       const ctl = new AbortController();
       running.set(msg.id, ctl);
       try {
         const needle = await getNeedle();
         const value =
-          msg.type === 'info'
+          msg.type === Req.INFO
             ? needle.info
-            : await needle.complete(msg.query, { ...msg.options, signal: ctl.signal, onToken: (t) => send({ id: msg.id, type: 'token', ...t }) });
-        send({ id: msg.id, type: 'result', value });
+            : await needle.complete(msg.query, { ...msg.options, signal: ctl.signal, onToken: (t) => send({ id: msg.id, type: Reply.TOKEN, ...t }) });
+        send({ id: msg.id, type: Reply.RESULT, value });
       } catch (e) {
-        send({ id: msg.id, type: 'error', error: errorToWire(e) });
+        send({ id: msg.id, type: Reply.ERROR, error: errorToWire(e) });
       } finally {
         running.delete(msg.id);
       }
@@ -73,9 +73,9 @@ export async function connectEngine() {
   port.onMessage.addListener((msg) => {
     const p = pending.get(msg.id);
     if (!p) return;
-    if (msg.type === 'token') return p.onToken && p.onToken({ token: msg.token, text: msg.text });
+    if (msg.type === Reply.TOKEN) return p.onToken && p.onToken({ token: msg.token, text: msg.text });
     pending.delete(msg.id);
-    if (msg.type === 'result') p.resolve(msg.value);
+    if (msg.type === Reply.RESULT) p.resolve(msg.value);
     else p.reject(errorFromWire(msg.error));
   });
   port.onDisconnect.addListener(() => {
@@ -86,14 +86,14 @@ export async function connectEngine() {
     new Promise((resolve, reject) => {
       const id = nextId++;
       pending.set(id, { resolve, reject, onToken });
-      if (signal) signal.addEventListener('abort', () => port.postMessage({ type: 'abort', target: id }), { once: true });
+      if (signal) signal.addEventListener('abort', () => port.postMessage({ type: Req.ABORT, target: id }), { once: true });
       port.postMessage({ id, ...payload });
     });
   return {
     /** The model's info, as `needle.info` (loading the model first if this is the first use). */
-    info: () => call({ type: 'info' }),
+    info: () => call({ type: Req.INFO }),
     /** As `needle.complete`; `signal` sends an abort message. Functions other than onToken stay here. */
-    complete: (query, { signal, onToken, ...options } = {}) => call({ type: 'complete', query, options }, { signal, onToken }),
+    complete: (query, { signal, onToken, ...options } = {}) => call({ type: Req.COMPLETE, query, options }, { signal, onToken }),
     close: () => port.disconnect(),
   };
 }

@@ -43,7 +43,7 @@ async function readFileUrl(url, onProgress) {
 
 /** The stored copy of `url` if it is complete and intact (and matches `want`), else null (evicted). */
 async function readStored(store, url, want, onProgress, signal, log) {
-  let entry = await readEntry(store, url, { onProgress, signal }, log);
+  const entry = await readEntry(store, url, { onProgress, signal }, log);
   if (!entry) return null;
   const bytes = entry.bytes instanceof Uint8Array ? entry.bytes : null;
   const length = entry.length ?? (bytes && bytes.length);

@@ -15,6 +15,7 @@
 use super::json_value::{JsonValue, Step as ValueStep};
 use super::literals::{Cursor, LiteralSet};
 use super::schema::{Grammar, JsonType, Length, ValueKind};
+use crate::prompt::{THINK_END, THINK_START, TOOL_CALL_END, TOOL_CALL_START};
 
 /// Whitespace bytes accepted in a row: enough for any formatting, not for an endless run.
 const MAX_WHITESPACE: u8 = 8;
@@ -39,7 +40,7 @@ enum Literal {
 impl Literal {
     fn bytes(self) -> &'static [u8] {
         match self {
-            Literal::ToolCallOpen => b"<tool_call>",
+            Literal::ToolCallOpen => TOOL_CALL_START.as_bytes(),
             Literal::ListOpen => b"[",
             Literal::NameKey => b"\"name\"",
             Literal::NameColon | Literal::ArgumentsColon | Literal::KeyColon => b":",
@@ -48,13 +49,13 @@ impl Literal {
             Literal::ArgumentsKey => b"\"arguments\"",
             Literal::ArgumentsOpen => b"{",
             Literal::CallClose => b"}",
-            Literal::ToolCallClose => b"</tool_call>",
+            Literal::ToolCallClose => TOOL_CALL_END.as_bytes(),
         }
     }
 }
 
-const THINK_OPEN: &[u8] = b"<think>";
-const THINK_CLOSE: &[u8] = b"</think>";
+const THINK_OPEN: &[u8] = THINK_START.as_bytes();
+const THINK_CLOSE: &[u8] = THINK_END.as_bytes();
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {

@@ -4,7 +4,8 @@
 //! sequence state. A request goes `start` (render the prompt, tokenize, prefill) ->
 //! `next_token` per token (sample, stream the decoded piece) -> `finish` (parse the completion, run
 //! the confidence head). Generation is step-wise so a host that must stay responsive — a Web
-//! Worker waiting for an abort message — can yield between tokens; [`Engine::generate`] is
+//! Worker waiting for an abort message — can yield between steps: `start` is also `begin` and
+//! then `prefill` chunk by chunk (pkg/engine/generate.js drives it so); [`Engine::generate`] is
 //! the same loop for hosts that need not.
 //!
 //! The core has no clock: callers time `start` (prefill) and `next_token` (decode) themselves.
@@ -74,6 +75,8 @@ pub(super) struct Turn {
     prompt_ids: Vec<u32>,
     /// Leading prompt ids the state already held (see [`super::prefix`]).
     cached: usize,
+    /// Every prompt id has run (see [`Engine::prefill`]).
+    prefilled: bool,
     tokens: Vec<u32>,
     budget: usize,
     sampler: Sampler,
@@ -184,6 +187,15 @@ impl<'a> Engine<'a> {
     /// and prefills what the state does not already hold (see [`super::prefix`]); the result is
     /// a fresh sequence's, bit for bit. Returns the number of prompt tokens.
     pub fn start(&mut self, req: &Request) -> Result<usize> {
+        let n = self.begin(req)?;
+        while !self.prefill(usize::MAX)? {}
+        Ok(n)
+    }
+
+    /// [`Self::start`] without the prefill: [`Self::prefill`] then runs it in chunks, so a host
+    /// that must stay responsive (a Web Worker waiting for an abort) can look between them.
+    /// `next_token` runs what is left of it.
+    pub fn begin(&mut self, req: &Request) -> Result<usize> {
         let sampler = Sampler::new(req.temperature, req.top_k, req.top_p, req.seed)?;
         // Text that cannot fit is refused before it is parsed, rendered or tokenized.
         let verbatim = req.turns.iter().map(|t| t.text).chain([req.query, req.system.unwrap_or("")]);
@@ -214,12 +226,13 @@ impl<'a> Engine<'a> {
         // the last token there.
         let boundaries = [rendered.head, rendered.newest]
             .map(|at| prefix::common_prefix(&context::encode_prefix(&self.tokenizer, &rendered, allow, at), &prompt_ids).saturating_sub(1));
-        let cached = self.prefix.prefill(&mut *self.net, &prompt_ids, &boundaries, &mut self.logits)?;
+        let cached = self.prefix.begin(&mut *self.net, &prompt_ids, &boundaries);
         let n = prompt_ids.len();
         self.turn = Some(Turn {
             prompt: rendered.text,
             prompt_ids,
             cached,
+            prefilled: false,
             tokens: Vec::new(),
             budget: req.max_tokens,
             sampler,
@@ -248,14 +261,35 @@ impl<'a> Engine<'a> {
         Ok(n)
     }
 
+    /// Runs at most `chunk` more prompt ids of the request [`Self::begin`] started; true once
+    /// the whole prompt has run. A failure ends the request.
+    pub fn prefill(&mut self, chunk: usize) -> Result<bool> {
+        let turn = self.turn.as_mut().ok_or(Error::InvalidArgument { name: "prefill", reason: "no request in flight" })?;
+        if turn.prefilled {
+            return Ok(true);
+        }
+        match self.prefix.step(&mut *self.net, &turn.prompt_ids, chunk, &mut self.logits) {
+            Ok(done) => {
+                turn.prefilled = done;
+                Ok(done)
+            }
+            Err(e) => {
+                self.turn = None;
+                Err(e)
+            }
+        }
+    }
+
     /// Generates the next token, or `None` once the request has stopped.
     pub fn next_token(&mut self) -> Result<Option<Token>> {
         let capacity = self.info.capacity;
-        let position = self.position();
-        let turn = self.turn.as_mut().ok_or(Error::InvalidArgument { name: "next_token", reason: "no request in flight" })?;
+        let turn = self.turn.as_ref().ok_or(Error::InvalidArgument { name: "next_token", reason: "no request in flight" })?;
         if turn.stop.is_some() {
             return Ok(None);
         }
+        while !self.prefill(usize::MAX)? {}
+        let position = self.position();
+        let turn = self.turn.as_mut().expect("checked above");
         if let Some(id) = turn.unfed {
             if position >= capacity {
                 turn.stop = Some(StopReason::ContextFull);
@@ -318,7 +352,8 @@ impl<'a> Engine<'a> {
         turn.decoder.finish(&mut turn.text);
         let stop_reason = turn.stop.unwrap_or(StopReason::Aborted);
         let mut confidence = None;
-        if self.info.heads.contains(&HeadKind::Confidence) {
+        // A request aborted during its prefill has no completion to score.
+        if turn.prefilled && self.info.heads.contains(&HeadKind::Confidence) {
             // The head scores the whole exchange, so the last sampled token runs too.
             if let Some(id) = turn.unfed.filter(|_| self.position() < self.info.capacity) {
                 self.feed(&[id])?;

@@ -2,18 +2,21 @@
 //!
 //! [`Engine`] (engine.rs) runs one request at a time over the generation-agnostic model
 //! and state (net.rs); [`Request`], [`Token`] and [`Completion`] (request.rs) are what crosses its edge;
+//! options.rs names a request's options (the JS request object and the CLI flags read it);
 //! value search (search.rs) is a decoding mode of the engine; prefix.rs lets consecutive
 //! requests reuse what the state holds; [`Conversation`] (conversation.rs) keeps the turns
 //! above the engine.
 mod conversation;
 mod engine;
 mod net;
+mod options;
 mod prefix;
 mod request;
 mod search;
 
 pub use conversation::{Conversation, UNRESET_TURNS};
 pub use engine::{Engine, LoadOptions, ModelInfo};
+pub use options::{turns, Kind, RequestOption, OPTIONS};
 pub use request::{Completion, Request, StopReason, Token};
 
 pub use crate::v3::{HeadKind, KvPrecision, Numerics};

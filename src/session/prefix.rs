@@ -32,6 +32,8 @@ pub(super) struct PrefixCache {
     held: Vec<u32>,
     /// Copies of the state after `held[..at]`, with `at`, by position.
     saved: Vec<(usize, NetMark)>,
+    /// Positions of the prefill in progress where a copy is still to be kept, ascending.
+    to_save: Vec<usize>,
 }
 
 impl PrefixCache {
@@ -39,6 +41,7 @@ impl PrefixCache {
     pub(super) fn clear(&mut self) {
         self.held.clear();
         self.saved.clear();
+        self.to_save.clear();
     }
 
     /// Records ids the state has just consumed.
@@ -46,11 +49,11 @@ impl PrefixCache {
         self.held.extend_from_slice(ids);
     }
 
-    /// Brings `net` to a fresh state's position after `ids` (non-empty), reusing the longest
-    /// prefix it can, and keeps copies of the state after `ids[..b]` for each of `boundaries`
-    /// (where the next request may diverge) in place of the older ones. The logits after the
-    /// last id land in `logits`. Returns how many ids were reused.
-    pub(super) fn prefill(&mut self, net: &mut dyn Net, ids: &[u32], boundaries: &[usize], logits: &mut [f32]) -> Result<usize> {
+    /// Starts bringing `net` to a fresh state's position after `ids` (non-empty), reusing the
+    /// longest prefix it can: goes back to it and plans copies of the state after `ids[..b]` for
+    /// each of `boundaries` (where the next request may diverge) in place of the older ones.
+    /// [`Self::step`] then runs the rest. Returns how many ids were reused.
+    pub(super) fn begin(&mut self, net: &mut dyn Net, ids: &[u32], boundaries: &[usize]) -> usize {
         let last = ids.len() - 1;
         let shared = common_prefix(&self.held, ids).min(last);
         self.saved.retain(|(at, _)| *at <= shared);
@@ -68,28 +71,41 @@ impl PrefixCache {
         wanted.sort_unstable();
         wanted.dedup();
         self.saved.retain(|(at, _)| wanted.contains(at));
+        wanted.retain(|&b| b >= from && b > 0 && !self.saved.iter().any(|(at, _)| *at == b));
+        self.to_save = wanted;
+        from
+    }
+
+    /// Runs at most `chunk` more of the ids [`Self::begin`] started (stopping early at a copy
+    /// to keep); true once all of them have run. Running a sequence in pieces gives the same
+    /// bits as running it at once, so the chunk size only decides how often a host can look
+    /// for an abort.
+    pub(super) fn step(&mut self, net: &mut dyn Net, ids: &[u32], chunk: usize, logits: &mut [f32]) -> Result<bool> {
         let result = (|| {
-            for b in wanted.into_iter().filter(|&b| b >= from && b > 0) {
-                if self.saved.iter().any(|(at, _)| *at == b) {
-                    continue;
-                }
-                let start = self.held.len();
-                if b > start {
-                    net.feed(&ids[start..b], logits)?;
-                    self.held.extend_from_slice(&ids[start..b]);
-                }
-                self.saved.push((b, net.mark()));
-            }
+            self.save_due(net);
             let start = self.held.len();
-            net.feed(&ids[start..], logits)?;
-            self.held.extend_from_slice(&ids[start..]);
-            Ok(from)
+            if start == ids.len() {
+                return Ok(true);
+            }
+            let next_save = self.to_save.first().copied().unwrap_or(ids.len());
+            let end = next_save.min(start.saturating_add(chunk.max(1)));
+            net.feed(&ids[start..end], logits)?;
+            self.held.extend_from_slice(&ids[start..end]);
+            self.save_due(net);
+            Ok(end == ids.len())
         })();
         if result.is_err() {
             net.reset();
             self.clear();
         }
         result
+    }
+
+    /// Keeps a copy of the state if the position it has reached is one [`Self::begin`] planned.
+    fn save_due(&mut self, net: &dyn Net) {
+        while self.to_save.first() == Some(&self.held.len()) {
+            self.saved.push((self.to_save.remove(0), net.mark()));
+        }
     }
 }
 

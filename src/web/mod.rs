@@ -10,7 +10,7 @@ mod session;
 #[cfg(all(feature = "threads", target_arch = "wasm32"))]
 mod threads;
 
-pub use session::{reserve, Session};
+pub use session::{request_options, reserve, Session};
 
 /// The crate version, so the JS side can check it loaded the module it expects.
 #[wasm_bindgen]

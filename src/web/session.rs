@@ -9,8 +9,7 @@ use wasm_bindgen::prelude::*;
 
 use super::js::{error, Obj};
 use crate::json::{self, Value};
-use crate::prompt::{Role, Turn};
-use crate::session::{Engine, HeadKind, KvPrecision, LoadOptions, Numerics, Request};
+use crate::session::{self, Engine, HeadKind, KvPrecision, LoadOptions, Numerics, Request};
 use crate::tokenizer::Span;
 use crate::{Error, Result};
 
@@ -118,60 +117,25 @@ impl Session {
         self.engine.tokenizer().decode(ids)
     }
 
-    /// Renders, tokenizes and prefills a request; returns the prompt length in tokens. What the
-    /// state already holds of the prompt is reused (a fresh session's result, bit for bit).
+    /// Renders and tokenizes a request; returns the prompt length in tokens. `prefill` then runs
+    /// the prompt, reusing what the state already holds of it (a fresh session's result, bit
+    /// for bit).
     ///
-    /// `turns` (JSON text, optional): the conversation so far, oldest first,
-    /// `[{"role": "user" | "assistant" | "tool", "content": "…"}]`, rendered before `query`
-    /// (see `prompt::render_conversation`); an assistant turn's content is a previous
-    /// result's `text`, a tool turn's the JSON of the results. `date` (optional): the date
-    /// fact's value, `"YYYY-MM-DD Ddd HH:MM"` on the host's clock, prefixed to the system text
-    /// as `date: …` unless it already has one (upstream's `auto_date`).
-    ///
-    /// `require_call`: constrained, with the refusal `[]` masked (OpenAI's `tool_choice:
-    /// "required"`).
-    ///
-    /// `finish` then returns the envelope with `validation: {ungrounded: ["tool.path"],
-    /// negation}` and `usage.cached_tokens` (prompt tokens reused).
-    #[allow(clippy::too_many_arguments)]
-    pub fn start(
-        &mut self,
-        query: &str,
-        tools_json: &str,
-        system: Option<String>,
-        max_tokens: f64,
-        temperature: f32,
-        seed: f64,
-        top_k: f64,
-        top_p: f32,
-        constrained: bool,
-        extractive: bool,
-        value_search: bool,
-        turns: Option<String>,
-        date: Option<String>,
-        require_call: bool,
-        allow_control_tokens: bool,
-    ) -> Result<u32, JsValue> {
-        let history = turns.as_deref().map(parse_turns).transpose().map_err(error)?.unwrap_or_default();
-        let turns: Vec<Turn> = history.iter().map(|(role, text)| Turn { role: *role, text }).collect();
-        let req = Request {
-            query,
-            turns: &turns,
-            tools_json,
-            system: system.as_deref(),
-            date: date.as_deref(),
-            max_tokens: count("max_tokens", max_tokens).map_err(error)?,
-            temperature,
-            seed: seed_from_js(seed).map_err(error)?,
-            top_k: count("top_k", top_k).map_err(error)?,
-            top_p,
-            constrained,
-            extractive,
-            value_search,
-            require_call,
-            allow_control_tokens,
-        };
-        self.engine.start(&req).map(|n| n as u32).map_err(error)
+    /// `request`: the options object as JSON text, `{"query": …, "tools": "<tool JSON text>",
+    /// "maxTokens": 48, …}`, the names and defaults of `session::OPTIONS` (index.d.ts
+    /// `CompleteOptions`); an unknown name or a mistyped value is `invalid_argument`. `finish`
+    /// then returns the envelope with `validation` and `usage.cached_tokens`.
+    pub fn start(&mut self, request: &str) -> Result<u32, JsValue> {
+        let object = json::parse(request).map_err(error)?;
+        let turns = session::turns(&object).map_err(error)?;
+        let req = Request::from_options(&object, &turns).map_err(error)?;
+        self.engine.begin(&req).map(|n| n as u32).map_err(error)
+    }
+
+    /// Runs at most `chunk` more prompt tokens of the started request; true once the whole
+    /// prompt has run. Between two calls the host can see an abort.
+    pub fn prefill(&mut self, chunk: f64) -> Result<bool, JsValue> {
+        self.engine.prefill(count("chunk", chunk).map_err(error)?).map_err(error)
     }
 
     /// The next token as `{id, text}`, or `undefined` once generation has stopped.
@@ -226,6 +190,14 @@ impl Drop for Session {
     }
 }
 
+/// The options a request object may hold (`session::OPTIONS`) as `[{name, flag}]` (`flag`: the
+/// CLI's, or null), for the surface-consistency test.
+#[wasm_bindgen(js_name = requestOptions)]
+pub fn request_options() -> Vec<JsValue> {
+    let flag = |f: Option<&str>| f.map_or(JsValue::NULL, JsValue::from_str);
+    session::OPTIONS.iter().map(|o| Obj::new().set("name", o.name).set("flag", flag(o.flag)).build()).collect()
+}
+
 /// Headroom [`reserve`] adds to the container for the engine's own first allocations.
 const LOAD_HEADROOM: usize = 16 << 20;
 
@@ -269,41 +241,11 @@ fn load_options(kv: Option<&str>, numerics: Option<&str>, layers: Option<f64>, c
     Ok(LoadOptions { kv, numerics, layers, max_tokens })
 }
 
-/// A conversation's turns from `[{"role", "content"}]` JSON.
-fn parse_turns(text: &str) -> Result<Vec<(Role, String)>> {
-    let bad = |reason| Error::InvalidArgument { name: "turns", reason };
-    let value = json::parse(text)?;
-    let items = value.as_array().ok_or(bad("expected an array of {role, content}"))?;
-    items
-        .iter()
-        .map(|item| {
-            let role = match item.get("role").and_then(Value::as_str) {
-                Some("user") => Role::User,
-                Some("assistant") => Role::Assistant,
-                Some("tool") => Role::Tool,
-                _ => return Err(bad("role must be \"user\", \"assistant\" or \"tool\"")),
-            };
-            let content = item.get("content").and_then(Value::as_str).ok_or(bad("content must be a string"))?;
-            Ok((role, String::from(content)))
-        })
-        .collect()
-}
-
 /// A JS number used as a count: a whole number from 0 to 2^32 - 1.
 fn count(name: &'static str, v: f64) -> Result<usize> {
     if (0.0..=u32::MAX as f64).contains(&v) && v == libm::trunc(v) {
         Ok(v as usize)
     } else {
         Err(Error::InvalidArgument { name, reason: "expected a whole number from 0 to 2^32-1" })
-    }
-}
-
-/// A JS number used as a seed: a whole number it represents exactly (0 to 2^53 - 1).
-fn seed_from_js(v: f64) -> Result<u64> {
-    const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
-    if (0.0..=MAX_SAFE_INTEGER).contains(&v) && v == libm::trunc(v) {
-        Ok(v as u64)
-    } else {
-        Err(Error::InvalidArgument { name: "seed", reason: "expected a whole number from 0 to 2^53-1" })
     }
 }

@@ -15,7 +15,7 @@ self.onmessage = async ({ data: { variant, bytes, ids, threads } }) => {
     }
     const session = new glue.Session(new Uint8Array(bytes), undefined, undefined, undefined, undefined);
     const logits = session.logits(Uint32Array.from(ids));
-    session.start('Turn on the kitchen lights', '[]', undefined, 16, 0, 0, 0, 1, false, false, false, undefined, undefined, false, false);
+    session.start(JSON.stringify({ query: 'Turn on the kitchen lights', tools: '[]', maxTokens: 16 }));
     while (session.next() !== undefined);
     const { tokens } = JSON.parse(session.finish());
     self.postMessage({ logits, tokens, threads: variant === 'threaded' ? glue.poolThreads() : 1 });

@@ -10,6 +10,8 @@ import { defaultModel } from './helpers.mjs';
 const MODEL = defaultModel();
 const ENV = JSON.parse(readFileSync(new URL('../../www/presets/smart_home.json', import.meta.url), 'utf8'));
 const OPTS = { tools: ENV.tools, system: ENV.system, autoDate: false, constrained: true, maxTokens: 48 };
+// complete() refuses options it does not know (autoDate is a conversation's).
+const { autoDate: _, ...ONE_SHOT } = OPTS;
 let needle;
 
 before(async () => {
@@ -29,7 +31,7 @@ const collector = () => {
 test('turns are kept as data, each answer sees the turns before it, reset() forgets them', async () => {
   const convo = needle.conversation(OPTS);
   const first = await convo.send('Turn on the kitchen lights');
-  const oneShot = await needle.complete('Turn on the kitchen lights', OPTS);
+  const oneShot = await needle.complete('Turn on the kitchen lights', ONE_SHOT);
   assert.deepEqual([first.tokens, counts(first.usage)], [oneShot.tokens, counts(oneShot.usage)], 'a first turn is a one-shot request');
   const second = await convo.send('Close the bedroom blinds');
   assert.deepEqual(
@@ -42,7 +44,7 @@ test('turns are kept as data, each answer sees the turns before it, reset() forg
   assert.deepEqual(a1.function_calls, first.function_calls);
   assert.equal(u2.content, 'Close the bedroom blinds');
   assert.deepEqual(a2.function_calls, second.function_calls);
-  const alone = await needle.complete('Close the bedroom blinds', OPTS);
+  const alone = await needle.complete('Close the bedroom blinds', ONE_SHOT);
   assert.ok(second.usage.prompt_tokens > alone.usage.prompt_tokens + first.usage.completion_tokens, 'the first turn is in the prompt');
   const held = first.usage.prompt_tokens + first.usage.completion_tokens;
   assert.ok(second.usage.cached_tokens >= held - 1, `the engine reused the first turn (${second.usage.cached_tokens} of ${held} tokens)`);

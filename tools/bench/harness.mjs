@@ -24,9 +24,10 @@ export function runBench({ glue, memory, bytes, requests, kv, numerics, now = ()
 
 function runRequest(session, r, now) {
   const t0 = now();
-  // query, tools, system, max_tokens, temperature, seed, top_k, top_p, constrained, extractive,
-  // value_search, turns, date, require_call, allow_control_tokens
-  const promptTokens = session.start(r.query, r.tools, r.system ?? undefined, r.max_tokens, 0, 0, 0, 1, false, false, false, undefined, undefined, false, false);
+  // Greedy, the core's defaults otherwise; the whole prompt in one prefill call, as the CLI runs it.
+  const request = { query: r.query, tools: r.tools, system: r.system ?? null, maxTokens: r.max_tokens };
+  const promptTokens = session.start(JSON.stringify(request));
+  session.prefill(2 ** 32 - 1);
   const prefillMs = now() - t0;
   // The first token comes from the prefill's logits; each later one runs a forward step.
   const first = session.next();

@@ -108,5 +108,5 @@ export function table(summary) {
   }
   const early = summary.filter((s) => Number.isFinite(s.decoded) && s.decoded < 15);
   if (early.length) lines.push('', `stopped early (decoded tokens): ${early.map((s) => `${s.name} ${s.decoded}`).join(', ')}`);
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }

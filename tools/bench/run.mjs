@@ -95,7 +95,7 @@ for (let i = 1; i <= runs; i++) {
     const r = run(...v.cmd);
     if (r.error) results[v.name].errors.push(r.error);
     else results[v.name].runs.push(r.records);
-    process.stderr.write(`run ${i}/${runs} ${v.name}: ${r.error ? 'FAILED ' + r.error.split('\n')[0] : `${(r.ms / 1e3).toFixed(1)} s`}\n`);
+    process.stderr.write(`run ${i}/${runs} ${v.name}: ${r.error ? `FAILED ${r.error.split('\n')[0]}` : `${(r.ms / 1e3).toFixed(1)} s`}\n`);
   }
 }
 const wall = (Date.now() - t0) / 1e3;

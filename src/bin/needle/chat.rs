@@ -20,10 +20,11 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
     let options = model::options(&mut args)?;
     let (tools, system) = presets::tools_and_system(&mut args)?;
     let date = model::date(&mut args)?;
+    let options_object = decoding(&mut args)?;
     let mut template = Request::new("", &tools);
     template.system = system.as_deref();
     template.date = date.as_deref();
-    decoding(&mut args, &mut template)?;
+    template.apply(&options_object)?;
     let json = args.flag("--json");
     args.finish()?;
 

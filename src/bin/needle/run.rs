@@ -3,7 +3,7 @@ use std::io::Write;
 use std::time::Instant;
 
 use needle_web::json::Value;
-use needle_web::session::{Engine, Request};
+use needle_web::session::{Engine, Kind, Request, OPTIONS};
 
 use crate::model::{self, ms_since, number};
 use crate::presets;
@@ -23,10 +23,11 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
     };
     let (tools, system) = presets::tools_and_system(&mut args)?;
     let date = model::date(&mut args)?;
+    let options_object = decoding(&mut args)?;
     let mut req = Request::new(&query, &tools);
     req.system = system.as_deref();
     req.date = date.as_deref();
-    decoding(&mut args, &mut req)?;
+    req.apply(&options_object)?;
     let json = args.flag("--json");
     args.finish()?;
 
@@ -77,18 +78,20 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Takes the decoding options (`--max-tokens`, `--temperature`, `--seed`, `--top-k`, `--top-p`,
-/// `--constrained`, `--extractive`, `--value-search`) into `req`.
-pub fn decoding(args: &mut Args, req: &mut Request) -> Result<(), Failure> {
-    req.max_tokens = number(args, "--max-tokens")?.unwrap_or(req.max_tokens);
-    req.temperature = number(args, "--temperature")?.unwrap_or(req.temperature);
-    req.seed = number(args, "--seed")?.unwrap_or(req.seed);
-    req.top_k = number(args, "--top-k")?.unwrap_or(req.top_k);
-    req.top_p = number(args, "--top-p")?.unwrap_or(req.top_p);
-    req.constrained = args.flag("--constrained");
-    req.extractive = args.flag("--extractive");
-    req.value_search = args.flag("--value-search");
-    req.require_call = args.flag("--require-call");
-    req.allow_control_tokens = args.flag("--raw-markers");
-    Ok(())
+/// Takes the flags of the request options the CLI passes as flags (`session::OPTIONS`:
+/// `--max-tokens`, `--temperature`, `--seed`, ..., `--raw-markers`) into an options object, the
+/// one a JS request sends; `Request::apply` then reads it with the same checks and defaults.
+pub fn decoding(args: &mut Args) -> Result<Value, Failure> {
+    let mut members = Vec::new();
+    for option in OPTIONS {
+        let Some(flag) = option.flag else { continue };
+        let value = match option.kind {
+            Kind::Flag => args.flag(flag).then_some(Value::Bool(true)),
+            Kind::Count | Kind::Seed => number::<u64>(args, flag)?.map(|n| Value::Int(n.to_string())),
+            Kind::Number => number::<f64>(args, flag)?.map(Value::Float),
+            Kind::Text => args.value(flag)?.map(Value::String),
+        };
+        members.extend(value.map(|v| (option.name.to_string(), v)));
+    }
+    Ok(Value::Object(members))
 }
