@@ -28,6 +28,7 @@ use super::net::Net;
 use super::prefix::{self, PrefixCache};
 use super::{HeadKind, KvPrecision, Numerics};
 use super::request::{Completion, Request, StopReason, Token};
+use super::unemittable::Unemittable;
 
 /// How a model is run. `None` fields take the container's own choice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,6 +100,8 @@ pub struct Engine<'a> {
     /// Logits after the last consumed token.
     pub(super) logits: Vec<f32>,
     im_end: Option<u32>,
+    /// Ids no decoding mode may pick.
+    pub(super) never: Unemittable,
     /// Decoded bytes per token, built on the first constrained request.
     pub(super) token_table: Option<TokenTable>,
     pub(super) turn: Option<Turn>,
@@ -113,7 +116,18 @@ impl<'a> Engine<'a> {
         let net = Net::load(container, options)?;
         let info = net.info();
         let im_end = tokenizer.piece_id(prompt::IM_END);
-        Ok(Engine { net, tokenizer, logits: vec![0.0; info.logits_len], info, im_end, token_table: None, turn: None, prefix: PrefixCache::default() })
+        let never = Unemittable::new(&tokenizer);
+        Ok(Engine {
+            net,
+            tokenizer,
+            logits: vec![0.0; info.logits_len],
+            info,
+            im_end,
+            never,
+            token_table: None,
+            turn: None,
+            prefix: PrefixCache::default(),
+        })
     }
 
     pub fn info(&self) -> &ModelInfo {
@@ -277,6 +291,7 @@ impl<'a> Engine<'a> {
                 if let (Some(constraint), Some(table)) = (&mut turn.constraint, &self.token_table) {
                     constraint.mask(table, &mut self.logits);
                 }
+                self.never.mask(&mut self.logits);
                 turn.sampler.sample(&self.logits)
             }
         };
