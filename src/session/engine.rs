@@ -13,7 +13,7 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use crate::constrained::{Constraint, TokenTable};
+use crate::constrained::{Constraint, TokenTable, CLOSING_MARGIN};
 use crate::grounding::{self, Grounds};
 use crate::container;
 use crate::context;
@@ -86,8 +86,12 @@ pub(super) struct Turn {
     value_search: bool,
     /// The value being written has been searched (so it is not searched again).
     value_searched: bool,
-    /// Tokens a value search chose, still to be emitted.
+    /// Tokens a value search or the closing of a required call chose, still to be emitted.
     chosen: VecDeque<u32>,
+    /// The required call is being closed (see [`crate::constrained::Constraint::closing`]).
+    closing: bool,
+    /// Tokens of the shortest whole call, once known.
+    reserve: Option<usize>,
     stop: Option<StopReason>,
     /// What the completion's calls are checked against.
     grounds: Grounds,
@@ -243,6 +247,8 @@ impl<'a> Engine<'a> {
             value_search: req.value_search,
             value_searched: false,
             chosen: VecDeque::new(),
+            closing: false,
+            reserve: None,
             stop: if req.max_tokens == 0 { Some(StopReason::MaxTokens) } else { None },
             grounds: Grounds {
                 tools,
@@ -278,8 +284,18 @@ impl<'a> Engine<'a> {
             self.feed(&[id])?;
         }
         let turn = self.turn.as_mut().expect("checked above");
+        // A required call is closed while the budget still holds its closing, and room for
+        // the model to open one more call first (the largest step the closing can grow by).
+        if let (false, Some(constraint), Some(table)) = (turn.closing, &turn.constraint, &self.token_table) {
+            let left = turn.budget.saturating_sub(turn.tokens.len()).min(capacity.saturating_sub(self.net.position()) + 1);
+            let reserve = *turn.reserve.get_or_insert_with(|| constraint.whole_call(&self.tokenizer, table).map_or(0, |c| c.len()));
+            if let Some(close) = constraint.closing(&self.tokenizer, table).filter(|c| c.len() + reserve + CLOSING_MARGIN >= left) {
+                turn.chosen = close.into();
+                turn.closing = true;
+            }
+        }
         let in_value = turn.constraint.as_ref().is_some_and(Constraint::in_argument_value);
-        if turn.value_search && in_value && !turn.value_searched {
+        if turn.value_search && in_value && !turn.value_searched && !turn.closing {
             turn.value_searched = true;
             let chosen = self.search_value()?;
             self.turn.as_mut().expect("checked above").chosen.extend(chosen);
