@@ -278,6 +278,54 @@ fn arguments_that_are_not_utf8_are_a_typed_error_not_a_panic() {
     }
 }
 
+#[test]
+#[cfg(all(feature = "cli", unix))]
+fn a_model_path_that_is_not_utf8_opens() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = std::env::temp_dir().join(format!("needle-path-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(OsStr::from_bytes(b"mod\xffel.cact"));
+    std::fs::write(&path, default_model()).unwrap();
+    let mut eq = std::ffi::OsString::from("--model=");
+    eq.push(path.as_os_str());
+    let s = OsStr::new;
+    for args in [vec![s("inspect"), s("--model"), path.as_os_str()], vec![s("tokenize"), &eq, s("--text"), s("hi")]] {
+        let out = needle(&args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+#[cfg(feature = "cli")]
+fn a_context_out_of_range_names_the_context_option() {
+    let s = std::ffi::OsStr::new;
+    for n in ["0", "2048", "100000"] {
+        let out = needle(&["run", "--query", "hi", "--max-context", n].map(s));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{n}: {stderr}");
+        assert!(stderr.contains("max_context") && stderr.contains("[invalid_argument]"), "{n}: {stderr}");
+    }
+    let bytes = default_model();
+    let err = Engine::load(&bytes, &LoadOptions { max_tokens: Some(0), ..LoadOptions::default() }).err().unwrap();
+    assert!(matches!(err, Error::InvalidArgument { name: "max_context", .. }), "{err:?}");
+}
+
+// ---------------------------------------------------------------- trailing bytes
+
+#[test]
+fn bytes_after_the_last_tensor_are_refused() {
+    let bytes = default_model();
+    for extra in [1, 64, 1 << 20] {
+        let mut m = bytes.clone();
+        m.resize(bytes.len() + extra, 0);
+        let err = Engine::load(&m, &LoadOptions::default()).err().expect("trailing bytes load");
+        assert_eq!(err.code(), "bad_tensor", "{extra} bytes: {err}");
+    }
+    Engine::load(&bytes, &LoadOptions::default()).unwrap();
+}
+
 // ---------------------------------------------------------------- a corrupt tokenizer
 
 #[test]

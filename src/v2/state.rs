@@ -46,7 +46,7 @@ impl State {
     pub(crate) fn new(model: &Model<'_>, options: &Options) -> Result<Self> {
         let g = &model.geometry;
         if options.max_tokens == 0 || options.max_tokens > g.max_seq_len {
-            return Err(Error::InvalidArgument { name: "max_tokens", reason: "must be 1 to the model's max_seq_len" });
+            return Err(Error::InvalidArgument { name: "max_context", reason: "must be 1 to the model's max_seq_len" });
         }
         let plan = g.plan(options.window, g.kv_slots(options.window, options.max_tokens));
         let deploy = options.numerics == Numerics::Deploy;

@@ -45,7 +45,7 @@ impl State {
     pub(crate) fn new(model: &Model<'_>, options: &Options) -> Result<Self> {
         let g = &model.geometry;
         if options.max_tokens == 0 || options.max_tokens > g.max_seq_len {
-            return Err(Error::InvalidArgument { name: "max_tokens", reason: "must be 1 to the model's max_seq_len" });
+            return Err(Error::InvalidArgument { name: "max_context", reason: "must be 1 to the model's max_seq_len" });
         }
         let layers = model.layer_indices(options.depth)?;
         let plan = g.plan(&layers, options.max_tokens);
