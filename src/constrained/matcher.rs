@@ -296,9 +296,14 @@ impl Matcher {
                 match kind {
                     ValueKind::Json(json_type, length) => {
                         let value = JsonValue::new(*json_type, *length);
-                        // A request too short for the string's minLength cannot be copied from.
+                        // A request too short for the string's minLength, or with nothing to
+                        // copy, cannot be copied from.
                         match &g.source {
-                            Some(source) if *json_type == Some(JsonType::String) && source.chars() >= length.min => {
+                            Some(source)
+                                if *json_type == Some(JsonType::String)
+                                    && source.chars() >= length.min
+                                    && source.copyable() =>
+                            {
                                 Phase::Value(value.extractive())
                             }
                             _ => Phase::Value(value),
