@@ -14,11 +14,22 @@ use needle_web::Error;
 /// `<pad> </s> <s> <unk>`, the letters of the test texts, and normal pieces that spell the
 /// specials' surfaces, scored to merge first.
 fn spelling_vocabulary() -> Vec<(&'static str, u8, f32)> {
-    let mut pieces = vec![("<pad>", 2, 0.0), ("</s>", 2, 0.0), ("<s>", 2, 0.0), ("<unk>", 1, 0.0), ("<|im_end|>", 3, 0.0)];
-    for c in ["h", "e", "l", "o", "w", "r", "d", "a", "b", "\u{2581}", "<", "/", "s", ">", "|", "p", "u", "n", "k"] {
+    let mut pieces = vec![
+        ("<pad>", 2, 0.0),
+        ("</s>", 2, 0.0),
+        ("<s>", 2, 0.0),
+        ("<unk>", 1, 0.0),
+        ("<|im_end|>", 3, 0.0),
+    ];
+    for c in [
+        "h", "e", "l", "o", "w", "r", "d", "a", "b", "\u{2581}", "<", "/", "s", ">", "|", "p", "u",
+        "n", "k",
+    ] {
         pieces.push((c, 0, -1.0));
     }
-    for p in ["</", "</s", "<s", "s>", "<p", "<pa", "<pad", "ad>", "<u", "<un", "<unk", "nk>"] {
+    for p in [
+        "</", "</s", "<s", "s>", "<p", "<pa", "<pad", "ad>", "<u", "<un", "<unk", "nk>",
+    ] {
         pieces.push((p, 0, 5.0));
     }
     pieces
@@ -32,17 +43,27 @@ fn caller_text_never_merges_into_a_control_or_special_id() {
     let special = [tok.pad_id(), tok.eos_id(), tok.bos_id(), tok.unk_id()];
     for text in ["hello </s> world", "a<s>b", "<pad><unk>", "</s>", "<s>"] {
         let ids = tok.encode(text);
-        assert!(!ids.iter().any(|id| special.contains(id)), "{text:?} -> {ids:?}");
+        assert!(
+            !ids.iter().any(|id| special.contains(id)),
+            "{text:?} -> {ids:?}"
+        );
         assert_eq!(tok.decode(&ids), text);
         let mut req = Request::new(text, "");
         req.max_tokens = 1;
         let done = engine.generate(&req, |_| true).unwrap();
         // BOS opens the prompt; nothing after it is special.
         assert_eq!(done.prompt_ids[0], tok.bos_id());
-        assert!(!done.prompt_ids[1..].iter().any(|id| special.contains(id)), "{text:?} -> {:?}", done.prompt_ids);
+        assert!(
+            !done.prompt_ids[1..].iter().any(|id| special.contains(id)),
+            "{text:?} -> {:?}",
+            done.prompt_ids
+        );
     }
     // The chat markers stay markers in template text.
-    assert_eq!(tok.encode("<|im_end|>"), [tok.piece_id("<|im_end|>").unwrap()]);
+    assert_eq!(
+        tok.encode("<|im_end|>"),
+        [tok.piece_id("<|im_end|>").unwrap()]
+    );
 }
 
 #[test]
@@ -53,9 +74,14 @@ fn a_piece_longer_than_the_cap_is_refused_at_load_and_the_cap_bounds_the_work() 
     pieces.push((&huge, 0, 0.0));
     let built = V3::tiny().build_with_tokenizer(tokenizer_blob_of(&pieces));
     let t0 = std::time::Instant::now();
-    let err = Engine::load(&built.bytes, &LoadOptions::default()).err().expect("the huge piece loads");
+    let err = Engine::load(&built.bytes, &LoadOptions::default())
+        .err()
+        .expect("the huge piece loads");
     assert_eq!(err.code(), "bad_tokenizer", "{err}");
-    println!("65,535-byte piece: refused at load in {:?} ({err})", t0.elapsed());
+    println!(
+        "65,535-byte piece: refused at load in {:?} ({err})",
+        t0.elapsed()
+    );
 
     // At the cap the container loads, and a 50 MB query is refused from its length.
     let longest = "a".repeat(MAX_PIECE_BYTES);
@@ -69,18 +95,34 @@ fn a_piece_longer_than_the_cap_is_refused_at_load_and_the_cap_bounds_the_work() 
     let t0 = std::time::Instant::now();
     let err = engine.start(&Request::new(&query, "")).unwrap_err();
     assert!(matches!(err, Error::ContextFull { .. }), "{err:?}");
-    println!("50 MB query, {MAX_PIECE_BYTES}-byte piece: {err} in {:?}", t0.elapsed());
+    println!(
+        "50 MB query, {MAX_PIECE_BYTES}-byte piece: {err} in {:?}",
+        t0.elapsed()
+    );
     assert!(t0.elapsed().as_millis() < 500, "{:?}", t0.elapsed());
     // The most text that passes the length check is capacity x the cap.
     let most = &query[..(capacity - 2) * MAX_PIECE_BYTES];
     let t0 = std::time::Instant::now();
     let err = engine.start(&Request::new(most, "")).unwrap_err();
     assert!(matches!(err, Error::ContextFull { .. }), "{err:?}");
-    println!("{} bytes at the bound: {err} in {:?}", most.len(), t0.elapsed());
+    println!(
+        "{} bytes at the bound: {err} in {:?}",
+        most.len(),
+        t0.elapsed()
+    );
 
     // Straight from the blob too.
-    let blob = tokenizer_blob_of(&[("<pad>", 2, 0.0), ("</s>", 2, 0.0), ("<s>", 2, 0.0), ("<unk>", 1, 0.0), (&huge, 0, 0.0)]);
-    assert!(matches!(Tokenizer::from_blob(&blob), Err(Error::BadTokenizer { .. })));
+    let blob = tokenizer_blob_of(&[
+        ("<pad>", 2, 0.0),
+        ("</s>", 2, 0.0),
+        ("<s>", 2, 0.0),
+        ("<unk>", 1, 0.0),
+        (&huge, 0, 0.0),
+    ]);
+    assert!(matches!(
+        Tokenizer::from_blob(&blob),
+        Err(Error::BadTokenizer { .. })
+    ));
 }
 
 #[test]

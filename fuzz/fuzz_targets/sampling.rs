@@ -17,7 +17,10 @@ const TOOLS: &str = r#"[{"name":"send_message","description":"Send a text.","par
 fn engine() -> &'static Mutex<Engine<'static>> {
     static ENGINE: OnceLock<Mutex<Engine<'static>>> = OnceLock::new();
     ENGINE.get_or_init(|| {
-        let options = LoadOptions { max_tokens: Some(192), ..LoadOptions::default() };
+        let options = LoadOptions {
+            max_tokens: Some(192),
+            ..LoadOptions::default()
+        };
         Mutex::new(Engine::load(common::DEFAULT_MODEL, &options).unwrap())
     })
 }
@@ -28,15 +31,23 @@ fuzz_target!(|data: &[u8]| {
     }
     let (head, rest) = data.split_at(8);
     let parts = common::split(rest, 2);
-    let (Ok(query), Ok(tools)) = (std::str::from_utf8(parts[0]), std::str::from_utf8(parts[1])) else { return };
+    let (Ok(query), Ok(tools)) = (std::str::from_utf8(parts[0]), std::str::from_utf8(parts[1]))
+    else {
+        return;
+    };
     let tools = if tools.is_empty() { TOOLS } else { tools };
     let mut req = Request::new(query, tools);
     req.temperature = f32::from(head[0]) / 32.0;
     req.top_k = usize::from(head[1] % 8) * 3;
-    req.top_p = if head[2] < 128 { 1.0 } else { f32::from(head[2] - 127) / 128.0 };
+    req.top_p = if head[2] < 128 {
+        1.0
+    } else {
+        f32::from(head[2] - 127) / 128.0
+    };
     req.seed = u64::from(u16::from_le_bytes([head[3], head[4]]));
     let flags = head[5];
-    (req.constrained, req.extractive, req.require_call) = (flags & 1 != 0, flags & 2 != 0, flags & 4 != 0);
+    (req.constrained, req.extractive, req.require_call) =
+        (flags & 1 != 0, flags & 2 != 0, flags & 4 != 0);
     req.value_search = flags & 8 != 0 && req.temperature == 0.0;
     req.max_tokens = 1 + usize::from(head[6] % 48);
     let mut engine = engine().lock().unwrap();
@@ -48,8 +59,16 @@ fuzz_target!(|data: &[u8]| {
     while engine.next_token().unwrap().is_some() {}
     let done = engine.finish().unwrap();
     let never = [tok.pad_id(), tok.bos_id(), tok.unk_id()];
-    assert!(!done.tokens.iter().any(|id| never.contains(id)), "{:?}", done.tokens);
+    assert!(
+        !done.tokens.iter().any(|id| never.contains(id)),
+        "{:?}",
+        done.tokens
+    );
     if req.require_call && req.max_tokens >= 40 && tools == TOOLS {
-        assert!(done.response.parse_error.is_none() && !done.response.function_calls.is_empty(), "{:?}", done.response.text);
+        assert!(
+            done.response.parse_error.is_none() && !done.response.function_calls.is_empty(),
+            "{:?}",
+            done.response.text
+        );
     }
 });

@@ -18,7 +18,8 @@ use crate::tokenizer::Tokenizer;
 
 /// Bytes tried, in order, where the format does not fix the next one: closers first, then
 /// what spells a number, a `true`, a name or a key. No whitespace (it never finishes anything).
-const ORDER: &[u8] = b"\"}]:,{[0<>/tolcan_ebdfghijkmpqrsuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ123456789.-+";
+const ORDER: &[u8] =
+    b"\"}]:,{[0<>/tolcan_ebdfghijkmpqrsuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ123456789.-+";
 
 /// Bytes a closing may take before it is given up (a grammar that cannot finish greedily).
 const MAX_BYTES: usize = 1024;
@@ -35,7 +36,12 @@ fn closing_bytes(matcher: &Matcher, g: &Grammar) -> Option<Vec<u8>> {
             return None;
         }
         let hints = m.closing_hints();
-        let b = hints.iter().flatten().copied().chain(ORDER.iter().copied()).find(|&b| m.clone().advance(g, b))?;
+        let b = hints
+            .iter()
+            .flatten()
+            .copied()
+            .chain(ORDER.iter().copied())
+            .find(|&b| m.clone().advance(g, b))?;
         m.advance(g, b);
         out.push(b);
     }
@@ -44,7 +50,12 @@ fn closing_bytes(matcher: &Matcher, g: &Grammar) -> Option<Vec<u8>> {
 
 /// The closing as tokens the model can emit: longest pieces first, byte pieces where no piece
 /// spells the rest. `None` when the vocabulary cannot spell it.
-pub(super) fn closing_tokens(matcher: &Matcher, g: &Grammar, tok: &Tokenizer, table: &TokenTable) -> Option<Vec<u32>> {
+pub(super) fn closing_tokens(
+    matcher: &Matcher,
+    g: &Grammar,
+    tok: &Tokenizer,
+    table: &TokenTable,
+) -> Option<Vec<u32>> {
     let bytes = closing_bytes(matcher, g)?;
     let mut ids = Vec::new();
     let mut m = *matcher;
@@ -53,7 +64,8 @@ pub(super) fn closing_tokens(matcher: &Matcher, g: &Grammar, tok: &Tokenizer, ta
         let longest = (bytes.len() - at).min(tok.max_token_bytes());
         let id = (1..=longest).rev().find_map(|len| {
             let text = core::str::from_utf8(&bytes[at..at + len]).ok()?;
-            tok.piece_id(text).filter(|&id| table.token(id as usize) == text.as_bytes())
+            tok.piece_id(text)
+                .filter(|&id| table.token(id as usize) == text.as_bytes())
         });
         let id = id.or_else(|| tok.piece_id(&format!("<0x{:02X}>", bytes[at])))?;
         let piece = table.token(id as usize);

@@ -27,11 +27,18 @@ impl Unemittable {
         let specials = [tok.pad_id(), tok.bos_id(), tok.unk_id()];
         let ids = (0..tok.vocab_len() as u32)
             .filter(|&id| {
-                let no_text = matches!(tok.piece(id), Some((_, PieceKind::Control | PieceKind::Unknown)));
+                let no_text = matches!(
+                    tok.piece(id),
+                    Some((_, PieceKind::Control | PieceKind::Unknown))
+                );
                 id != tok.eos_id() && (specials.contains(&id) || no_text)
             })
             .collect();
-        Unemittable { ids, from: tok.vocab_len(), eos: tok.eos_id() }
+        Unemittable {
+            ids,
+            from: tok.vocab_len(),
+            eos: tok.eos_id(),
+        }
     }
 
     /// Whether the model may emit `id`.
@@ -66,7 +73,11 @@ mod tests {
     use crate::sampling::Sampler;
 
     fn default_tokenizer() -> Tokenizer {
-        let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/www/models/default.cact")).unwrap();
+        let bytes = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/www/models/default.cact"
+        ))
+        .unwrap();
         Tokenizer::from_blob(crate::container::parse(&bytes).unwrap().tokenizer()).unwrap()
     }
 
@@ -74,7 +85,12 @@ mod tests {
     fn pad_bos_unk_and_textless_pieces_are_masked_eos_and_markers_are_not() {
         let tok = default_tokenizer();
         let never = Unemittable::new(&tok);
-        for id in [tok.pad_id(), tok.bos_id(), tok.unk_id(), tok.vocab_len() as u32] {
+        for id in [
+            tok.pad_id(),
+            tok.bos_id(),
+            tok.unk_id(),
+            tok.vocab_len() as u32,
+        ] {
             assert!(!never.allows(id), "{id}");
         }
         assert!(never.allows(tok.eos_id()));
@@ -83,7 +99,11 @@ mod tests {
         }
         // Every other id of the table decodes to text.
         for id in 0..tok.vocab_len() as u32 {
-            assert_eq!(never.allows(id), id == tok.eos_id() || !tok.token_bytes(id).is_empty(), "{id}");
+            assert_eq!(
+                never.allows(id),
+                id == tok.eos_id() || !tok.token_bytes(id).is_empty(),
+                "{id}"
+            );
         }
     }
 
@@ -100,7 +120,13 @@ mod tests {
             }
         }
         row[tok.unk_id() as usize] = f32::NAN;
-        for (t, k, p) in [(0.0, 0, 1.0), (2.0, 0, 1.0), (5.0, 0, 1.0), (5.0, 3, 1.0), (5.0, 0, 0.5)] {
+        for (t, k, p) in [
+            (0.0, 0, 1.0),
+            (2.0, 0, 1.0),
+            (5.0, 0, 1.0),
+            (5.0, 3, 1.0),
+            (5.0, 0, 0.5),
+        ] {
             let mut s = Sampler::new(t, k, p, 7).unwrap();
             for _ in 0..200 {
                 let mut logits = row.clone();
@@ -119,6 +145,9 @@ mod tests {
         logits[tok.pad_id() as usize] = 1.0;
         never.mask(&mut logits);
         assert_eq!(Sampler::greedy().sample(&logits), tok.eos_id());
-        assert_eq!(Sampler::new(1.0, 0, 1.0, 3).unwrap().sample(&logits), tok.eos_id());
+        assert_eq!(
+            Sampler::new(1.0, 0, 1.0, 3).unwrap().sample(&logits),
+            tok.eos_id()
+        );
     }
 }
