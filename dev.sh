@@ -111,7 +111,7 @@ cmd_soak() {
   step "wasm package (SIMD128)"
   ./build.sh simd
   step "soak: ${1:-10000} requests, memory every 500 (tools/soak/soak.mjs)"
-  node tools/soak/soak.mjs "${1:-10000}"
+  node --expose-gc tools/soak/soak.mjs "${1:-10000}"
 }
 
 case "${1:-}" in

@@ -3,7 +3,7 @@
 // OpenAI surface with caller-supplied history; process RSS, the JS heap and the engine's KV
 // bytes sampled every SAMPLE requests. It fails on any error a request should not give and on
 // growth after the warm-up (RSS past the warm-up's by more than SLACK_MB).
-//   node tools/soak/soak.mjs [REQUESTS=10000]      (./dev.sh soak [REQUESTS])
+//   node --expose-gc tools/soak/soak.mjs [REQUESTS=10000]      (./dev.sh soak [REQUESTS])
 import { readFileSync } from 'node:fs';
 
 import { Needle } from '../../pkg/index.js';
@@ -64,6 +64,8 @@ const t0 = Date.now();
 for (let i = 0; i <= REQUESTS; i++) {
   if (i % SAMPLE === 0 || i === REQUESTS) {
     const info = await needle.refreshInfo();
+    // With --expose-gc (./dev.sh soak) the heap is measured after a collection, not before one.
+    if (globalThis.gc) globalThis.gc();
     const m = process.memoryUsage();
     const s = { requests: i, seconds: (Date.now() - t0) / 1000, rss_mb: mb(m.rss), heap_mb: mb(m.heapUsed), kv_kb: Math.round(info.kv_bytes / 1024) };
     samples.push(s);
