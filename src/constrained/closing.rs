@@ -16,8 +16,8 @@ use super::schema::Grammar;
 use super::TokenTable;
 use crate::tokenizer::Tokenizer;
 
-/// Bytes tried, in order, where the format does not fix the next one: closers first, then
-/// what spells a number, a `true`, a name or a key. No whitespace (it never finishes anything).
+/// Bytes tried first, in order, where the format does not fix the next one: closers, then
+/// what spells a number, a `true`, a name or a key; whitespace and the rest only after them.
 const ORDER: &[u8] =
     b"\"}]:,{[0<>/tolcan_ebdfghijkmpqrsuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ123456789.-+";
 
@@ -36,11 +36,14 @@ fn closing_bytes(matcher: &Matcher, g: &Grammar) -> Option<Vec<u8>> {
             return None;
         }
         let hints = m.closing_hints();
+        // Any other byte last: an extractive copy may need a space, punctuation or UTF-8.
+        let rest = (b' '..=0xff).filter(|b| !ORDER.contains(b) && *b != 0x7f);
         let b = hints
             .iter()
             .flatten()
             .copied()
             .chain(ORDER.iter().copied())
+            .chain(rest)
             .find(|&b| m.clone().advance(g, b))?;
         m.advance(g, b);
         out.push(b);
