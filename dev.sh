@@ -4,6 +4,7 @@
 #   ./dev.sh test   install what the tests need, then run every test
 #   ./dev.sh bench  [--v2] [--quick] [--runs N] [--only a,b] [--kv f32]  the side-by-side benchmark (BENCHMARKS.md)
 #   ./dev.sh fuzz [SECONDS] [TARGET...]   run the fuzz targets longer (default 600 s each)
+#   ./dev.sh soak [REQUESTS]   one worker-hosted instance under mixed requests (default 10,000)
 set -euo pipefail
 cd "$(dirname "$0")"
 . tools/ensure.sh
@@ -117,10 +118,18 @@ cmd_fuzz() {
   fuzz/run.sh "${1:-600}" "${@:2}"
 }
 
+cmd_soak() {
+  step "wasm package (SIMD128)"
+  ./build.sh simd
+  step "soak: ${1:-10000} requests, memory every 500 (tools/soak/soak.mjs)"
+  node --expose-gc tools/soak/soak.mjs "${1:-10000}"
+}
+
 case "${1:-}" in
   demo) cmd_demo ;;
   test) cmd_test ;;
   bench) shift; cmd_bench "$@" ;;
   fuzz) shift; cmd_fuzz "$@" ;;
-  *) echo "usage: $0 demo|test|bench|fuzz [SECONDS] [TARGET...]" >&2; exit 2 ;;
+  soak) shift; cmd_soak "$@" ;;
+  *) echo "usage: $0 demo|test|bench|fuzz [SECONDS] [TARGET...]|soak [REQUESTS]" >&2; exit 2 ;;
 esac

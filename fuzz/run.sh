@@ -10,7 +10,7 @@ cd "$(dirname "$0")"
 seconds=${1:-25}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(container tokenizer json schema prompt)
+[ ${#targets[@]} -gt 0 ] || targets=(container tokenizer json schema prompt sampling turns)
 
 # Debug assertions on (-a): an arithmetic overflow panics and is a finding too. No sanitizer:
 # the crate is safe Rust, and uninstrumented builds run several times more inputs.

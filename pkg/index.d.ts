@@ -365,7 +365,10 @@ export interface CompleteOptions<T extends readonly Tool[] | string = readonly T
    * greedy value; costs a few extra forward passes per value.
    */
   valueSearch?: boolean;
-  /** Implies `constrained`: the refusal `[]` is masked, so the answer calls a tool (default false). */
+  /**
+   * Implies `constrained`: the refusal `[]` is masked, so the answer calls a tool (default false).
+   * When the tokens left run low the engine closes the call itself, so it parses (README).
+   */
   requireCall?: boolean;
   /**
    * Encode chat markers typed in the query, tools or system prompt (`<|im_end|>`,

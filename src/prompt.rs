@@ -17,6 +17,8 @@
 //! entries appear wrapped in the prompt. Its own pipelines unwrap them first (`flat_tools` in
 //! the platform client, `from_chat` for training data), and the models are trained on flat
 //! schemas, so [`flat_tools`] offers that step separately; [`render`] never rewrites tools.
+mod envelope;
+
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::ops::Range;
@@ -80,8 +82,8 @@ pub struct Rendered {
     pub head: usize,
     pub newest: usize,
     /// Byte ranges of `text` written by the caller, ascending and disjoint: the system prompt,
-    /// the tool list, user text and tool results (not the template, and not the model's own
-    /// earlier completions, whose markers are the ones it generated).
+    /// the tool list, user text, tool results and assistant turns outside their tool-call
+    /// envelope ([`envelope`]); not the template.
     pub caller: Vec<Range<usize>>,
 }
 
@@ -127,7 +129,8 @@ fn push_caller(out: &mut String, caller: &mut Vec<Range<usize>>, write: impl FnO
 ///   has it; a conversation therefore shares its whole history with the next turn's prompt.
 /// - An assistant turn is the model's raw completion text (reasoning and `<tool_call>` block
 ///   included), so the rendered history tokenizes to the ids the model generated wherever
-///   the tokenizer round-trips them.
+///   the tokenizer round-trips them. It is caller text all the same: only its envelope's
+///   markers are markers ([`envelope`]).
 /// - Tool results are a user-side turn wrapped in the tokenizer's `<tool_result>` markers:
 ///   the models know only the system, user and assistant roles.
 /// - An empty `query` after earlier turns adds no user turn: the model answers the last turn
@@ -192,7 +195,11 @@ pub fn render_conversation(turns: &[Turn], query: &str, tools: Option<&Value>, s
                 out.push_str(TOOL_RESULT_END);
             }
             Role::User => push_caller(&mut out, &mut caller, |out| out.push_str(turn.text)),
-            Role::Assistant => out.push_str(turn.text),
+            Role::Assistant => {
+                let at = out.len();
+                out.push_str(turn.text);
+                caller.extend(envelope::literal_parts(turn.text).into_iter().map(|r| at + r.start..at + r.end));
+            }
         }
         out.push_str(IM_END);
         out.push('\n');
@@ -282,11 +289,11 @@ mod tests {
         let turns = [Turn { role: Role::User, text: "q1" }, Turn { role: Role::Assistant, text: "<tool_call>[]</tool_call>" }, Turn { role: Role::Tool, text: "{}" }];
         let p = render_conversation(&turns, "q <|im_end|>", Some(&tools), Some(" sys ")).unwrap();
         let caller: Vec<&str> = p.caller.iter().map(|r| &p.text[r.clone()]).collect();
-        assert_eq!(caller, ["sys", TOOLS, "q1", "{}", "q <|im_end|>"]);
+        assert_eq!(caller, ["sys", TOOLS, "q1", "[]", "{}", "q <|im_end|>"]);
         for allow in [false, true] {
             let spans = p.spans(allow);
             assert_eq!(spans.iter().map(|s| s.text).collect::<String>(), p.text);
-            assert_eq!(spans.iter().filter(|s| !s.markers).count(), if allow { 0 } else { 5 });
+            assert_eq!(spans.iter().filter(|s| !s.markers).count(), if allow { 0 } else { 6 });
         }
         let bare = render_conversation(&[], "just text", None, None).unwrap();
         assert_eq!((bare.text.as_str(), bare.caller.as_slice()), ("just text", &[0..9][..]));

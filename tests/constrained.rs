@@ -202,3 +202,30 @@ fn a_required_call_is_never_the_refusal_and_without_tools_the_refusal_stays() {
     }
     assert!(finished > 0, "no constrained turn finished");
 }
+
+#[test]
+fn a_required_call_is_closed_before_the_budget_runs_out() {
+    // The issue's reproducer: the default model runs away inside `text` and used to end with
+    // `function_calls: []` and `unterminated string` at 120 and at 400 tokens.
+    const SEND: &str = r#"[{"name":"send_message","description":"Send a text message to a contact.","parameters":{"type":"object","properties":{"to":{"type":"string","description":"Recipient"},"text":{"type":"string","description":"Message body"}},"required":["to","text"]}}]"#;
+    let default = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/www/models/default.cact")).unwrap();
+    let mut models: Vec<(String, Vec<u8>)> = vec![("default".into(), default)];
+    models.extend(cases("v3").into_iter().chain(cases("v2")).map(|c| (c.name, c.bytes)));
+    for (name, bytes) in &models {
+        let mut engine = Engine::load(bytes, &LoadOptions::default()).unwrap();
+        for tools in [SEND, TOOLS] {
+            let schemas = json::parse(tools).unwrap();
+            for (budget, temperature, seed) in [(120, 0.0, 0), (400, 0.0, 0), (48, 0.0, 0), (64, 1.5, 1), (48, 3.0, 2), (90, 3.0, 3)] {
+                let mut req = Request::new("text bob: <|im_end|>", tools);
+                (req.require_call, req.max_tokens, req.temperature, req.seed) = (true, budget, temperature, seed);
+                let done = engine.generate(&req, |_| true).unwrap();
+                let r = &done.response;
+                let at = format!("{name} budget {budget} T={temperature}: {:?}", r.text);
+                assert_eq!(r.parse_error, None, "{at}");
+                assert!(!r.function_calls.is_empty(), "{at}");
+                let calls = Value::Array(r.function_calls.iter().map(|c| json::parse(&format!("{{\"name\":{},\"arguments\":{}}}", Value::String(c.name.clone()).to_json(), c.arguments.to_json())).unwrap()).collect());
+                assert!(fits_schemas(&schemas, &calls), "{at}");
+            }
+        }
+    }
+}

@@ -44,12 +44,24 @@ fn greedy_generation_reproduces_upstreams_prompt_ids_and_tokens() {
         let rendered = case.json.get("prompt").unwrap().get("rendered").unwrap().as_str().unwrap();
         assert_eq!(done.prompt, rendered, "{}: rendered prompt", case.name);
         assert_eq!(done.prompt_ids, ids(case.json.get("prompt_ids").unwrap()), "{}: prompt ids", case.name);
-        assert_eq!(done.tokens, greedy, "{}: greedy tokens", case.name);
-        let expected_stop = if ended_with_eos { StopReason::Eos } else { StopReason::MaxTokens };
-        assert_eq!(done.stop_reason, expected_stop, "{}", case.name);
-        assert_eq!(streamed, done.response.text, "{}: streamed pieces add up to the completion", case.name);
-        let stop_free: Vec<u32> = greedy.iter().copied().filter(|&t| t != engine.tokenizer().eos_id()).collect();
-        assert_eq!(streamed, engine.tokenizer().decode(&stop_free), "{}", case.name);
+        // Upstream's greedy loop may pick `<unk>` (a random-weight fixture does); needle-web
+        // never emits it, or `<pad>` / `<s>`, so upstream's tokens are compared up to the first.
+        let tok = engine.tokenizer();
+        let never = |t: &u32| [tok.pad_id(), tok.bos_id(), tok.unk_id()].contains(t);
+        let cut = greedy.iter().position(never).unwrap_or(greedy.len());
+        assert_eq!(done.tokens[..cut.min(done.tokens.len())], greedy[..cut], "{}: greedy tokens", case.name);
+        assert!(!done.tokens.iter().any(never), "{}: {:?}", case.name, done.tokens);
+        if cut == greedy.len() {
+            assert_eq!(done.tokens, greedy, "{}: greedy tokens", case.name);
+            let expected_stop = if ended_with_eos { StopReason::Eos } else { StopReason::MaxTokens };
+            assert_eq!(done.stop_reason, expected_stop, "{}", case.name);
+        }
+        // A completion cut inside a UTF-8 sequence ends with the U+FFFD `finish` flushes, which
+        // no streamed token carried (the masked fixture's tokens do end so).
+        let flushed = done.response.text.strip_prefix(streamed.as_str()).unwrap_or_else(|| panic!("{}: streamed text", case.name));
+        assert!(flushed.chars().all(|c| c == '\u{FFFD}') && (cut < greedy.len() || flushed.is_empty()), "{}", case.name);
+        let stop_free: Vec<u32> = done.tokens.iter().copied().filter(|&t| t != engine.tokenizer().eos_id()).collect();
+        assert_eq!(done.response.text, engine.tokenizer().decode(&stop_free), "{}", case.name);
         assert_eq!(done.confidence.is_some(), engine.info().heads.contains(&needle_web::session::HeadKind::Confidence), "{}", case.name);
         if let Some(c) = done.confidence {
             assert!(c > 0.0 && c < 1.0, "{}: confidence {c} is a probability", case.name);

@@ -1,7 +1,7 @@
 //! The `threads` feature changes which thread computes what, never the result: every fixture
 //! (both generations, every KV precision and numerics) gives the same bits with all work on one
-//! thread as with every split the kernels' seam offers taken, into as many chunks as a 3-thread
-//! pool allows (an odd count, so chunks are uneven): the matrix products (several matrices of one
+//! thread as with every split the kernels' seam offers taken, into as many chunks as a pool of
+//! 2, 3, 4 or 7 threads allows (odd counts make chunks uneven): the matrix products (several matrices of one
 //! input as one run of rows), attention by heads, and a prefill chunk's per-token stages (input
 //! rotations, the mHC coefficients, the MLP and the lane write-back) by tokens. The parity suites hold the one-thread
 //! results to upstream's; this holds the split ones to those.
@@ -26,7 +26,8 @@ fn run(bytes: &[u8], options: &LoadOptions, prompt: &[u32]) -> (Vec<f32>, Vec<u3
 
 #[test]
 fn split_work_gives_the_bits_of_one_thread_on_every_fixture() {
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+    // Even and odd pool sizes, one that splits every head count unevenly (7).
+    let pools: Vec<_> = [2, 3, 4, 7].map(|n| (n, rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap())).into();
     let modes = [(KvPrecision::F32, Numerics::Exact), (KvPrecision::Int8, Numerics::Exact), (KvPrecision::Int8, Numerics::Deploy)];
     let mut compared = 0;
     for case in common::cases("v3").into_iter().chain(common::cases("v2")) {
@@ -35,16 +36,18 @@ fn split_work_gives_the_bits_of_one_thread_on_every_fixture() {
             let options = LoadOptions { kv: Some(kv), numerics, ..LoadOptions::default() };
             parallel::set_min_chunk_work(usize::MAX);
             let serial = run(&case.bytes, &options, &prompt);
-            parallel::set_min_chunk_work(1);
-            let split = pool.install(|| run(&case.bytes, &options, &prompt));
-            parallel::set_min_chunk_work(parallel::MIN_CHUNK_WORK);
-            let what = format!("{} {kv:?} {numerics:?}", case.name);
-            assert!(serial.0.iter().zip(&split.0).all(|(a, b)| a.to_bits() == b.to_bits()), "{what}: prefill logits differ");
-            assert_eq!(serial.0.len(), split.0.len(), "{what}");
-            assert_eq!(serial.1, split.1, "{what}: decoded tokens differ");
-            assert!(!serial.1.is_empty(), "{what}: nothing decoded");
-            compared += 1;
+            assert!(!serial.1.is_empty(), "{} {kv:?} {numerics:?}: nothing decoded", case.name);
+            for (threads, pool) in &pools {
+                parallel::set_min_chunk_work(1);
+                let split = pool.install(|| run(&case.bytes, &options, &prompt));
+                parallel::set_min_chunk_work(parallel::MIN_CHUNK_WORK);
+                let what = format!("{} {kv:?} {numerics:?} {threads} threads", case.name);
+                assert!(serial.0.iter().zip(&split.0).all(|(a, b)| a.to_bits() == b.to_bits()), "{what}: prefill logits differ");
+                assert_eq!(serial.0.len(), split.0.len(), "{what}");
+                assert_eq!(serial.1, split.1, "{what}: decoded tokens differ");
+                compared += 1;
+            }
         }
     }
-    assert!(compared >= 6, "only {compared} fixture runs compared");
+    assert!(compared >= 24, "only {compared} fixture runs compared");
 }

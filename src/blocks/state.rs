@@ -93,7 +93,7 @@ impl<G: Generation> State<G> {
     pub(crate) fn check_capacity(max_tokens: usize, max_seq_len: usize) -> Result<()> {
         if max_tokens == 0 || max_tokens > max_seq_len {
             return Err(Error::InvalidArgument {
-                name: "max_tokens",
+                name: "max_context",
                 reason: "must be 1 to the model's max_seq_len",
             });
         }

@@ -92,11 +92,18 @@ pub struct JsonValue {
     chars: u32,
     /// Where a top-level extractive string sits in the request (`None`: not extractive).
     span: Option<Span>,
+    /// Bytes of `</tool_call>` the open string's text ends with: a string never spells it
+    /// whole, or the parser would end the call list inside the string.
+    marker: u8,
 }
+
+/// What no string may hold ([`JsonValue::marker`]). Its only `<` is its first byte, so a
+/// mismatch restarts the match at 0, or 1 on a `<`.
+const CALL_END: &[u8] = crate::prompt::TOOL_CALL_END.as_bytes();
 
 impl JsonValue {
     pub fn new(kind: Option<JsonType>, length: Length) -> JsonValue {
-        JsonValue { phase: Phase::Value, stack: 0, depth: 0, kind, length, chars: 0, span: None }
+        JsonValue { phase: Phase::Value, stack: 0, depth: 0, kind, length, chars: 0, span: None, marker: 0 }
     }
 
     /// The same value, which if a string must be copied from the request.
@@ -183,6 +190,13 @@ impl JsonValue {
             }
             Phase::Str { key, escape, utf8 } => {
                 let closing = b == b'"' && escape == 0 && utf8 == 0;
+                self.marker = match closing {
+                    false if CALL_END[self.marker as usize] == b => self.marker + 1,
+                    _ => (b == b'<' && !closing) as u8,
+                };
+                if self.marker as usize == CALL_END.len() {
+                    return Step::Rejected;
+                }
                 if let (false, 0, Some(span), Some(source)) = (key, self.depth, self.span, source) {
                     if closing && !span.can_close(source, self.chars >= self.length.max) {
                         return Step::Rejected;
@@ -323,6 +337,16 @@ mod tests {
             }
         }
         v.step(b',', None) == Step::DoneReprocess
+    }
+
+    #[test]
+    fn no_string_spells_the_end_of_the_call_list() {
+        for kind in [Some(JsonType::String), Some(JsonType::Object), None] {
+            let wrap = |s: &str| if kind == Some(JsonType::Object) { alloc::format!("{{\"k\":{s}}}") } else { s.into() };
+            assert!(!value(kind, &wrap(r#""a </tool_call> b""#)), "{kind:?}");
+            assert!(value(kind, &wrap(r#""a </tool_cal> <</tool_callx </tool_call""#)), "{kind:?}");
+        }
+        assert!(!value(Some(JsonType::Object), r#"{"</tool_call>":1}"#));
     }
 
     #[test]

@@ -112,6 +112,18 @@ impl Matcher {
         self.phase == Phase::Done
     }
 
+    /// The bytes the format fixes next, tried first when closing ([`super::closing`]): the
+    /// rest of a literal, of `</think>`, or of `<tool_call>` (before `<think>`).
+    pub fn closing_hints(&self) -> [Option<u8>; 2] {
+        match self.phase {
+            Phase::Start => [Some(b'<'), None],
+            Phase::ThinkOpen(at) => [Literal::ToolCallOpen.bytes().get(at as usize).copied(), THINK_OPEN.get(at as usize).copied()],
+            Phase::Think(at) => [THINK_CLOSE.get(at as usize).copied(), Some(THINK_CLOSE[0])],
+            Phase::Literal(literal, at) => [literal.bytes().get(at as usize).copied(), None],
+            _ => [None, None],
+        }
+    }
+
     /// Whether the bytes being matched are one argument's value (an open tool's whole
     /// arguments object is not one).
     pub fn in_argument_value(&self, g: &Grammar) -> bool {
@@ -285,9 +297,14 @@ impl Matcher {
                 match kind {
                     ValueKind::Json(json_type, length) => {
                         let value = JsonValue::new(*json_type, *length);
-                        // A request too short for the string's minLength cannot be copied from.
+                        // A request too short for the string's minLength, or with nothing to
+                        // copy, cannot be copied from.
                         match &g.source {
-                            Some(source) if *json_type == Some(JsonType::String) && source.chars() >= length.min => {
+                            Some(source)
+                                if *json_type == Some(JsonType::String)
+                                    && source.chars() >= length.min
+                                    && source.copyable() =>
+                            {
                                 Phase::Value(value.extractive())
                             }
                             _ => Phase::Value(value),

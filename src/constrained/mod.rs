@@ -7,11 +7,15 @@
 //! declared), then a stop token (see [`matcher`] for the grammar). Numeric bounds and string
 //! formats are left to the model: refusing out-of-range requests is the model's decision.
 //! Extractive mode also makes every free-text string argument a copy of a piece of the user's
-//! request, for models that slip when re-spelling what they were told ([`span`]).
+//! request, for models that slip when re-spelling what they were told ([`span`]). With a call
+//! required, the engine writes the shortest finish of the call itself once the budget left
+//! holds no more than that finish plus one more whole call ([`closing`]), so a required call
+//! is always a parsed call when the budget can hold one.
 //!
 //! A token is checked by running its decoded bytes through a copy of the byte-level matcher;
 //! most tokens are rejected by their first byte, which is tested once per step for all 256
 //! values. The cost per step is a small multiple of the vocabulary size, next to a forward pass.
+mod closing;
 mod json_value;
 mod literals;
 mod matcher;
@@ -26,6 +30,7 @@ use alloc::vec::Vec;
 use crate::json::Value;
 use crate::tokenizer::{Tokenizer, META_SPACE};
 use crate::Result;
+pub use closing::MARGIN as CLOSING_MARGIN;
 use matcher::Matcher;
 use schema::Grammar;
 
@@ -65,6 +70,9 @@ impl TokenTable {
     }
 
     fn token(&self, id: usize) -> &[u8] {
+        if id >= self.len() {
+            return &[];
+        }
         let start = if id == 0 { 0 } else { self.ends[id - 1] as usize };
         &self.bytes[start..self.ends[id] as usize]
     }
@@ -143,6 +151,26 @@ impl Constraint {
         for logit in logits.iter_mut().skip(n) {
             *logit = f32::NEG_INFINITY;
         }
+    }
+
+    /// With a call required: the tokens that finish the turn from here as briefly as the
+    /// matcher finds (see [`closing`]); `None` when no call is required, the turn is already
+    /// finished, or the vocabulary cannot spell the closing.
+    pub fn closing(&self, tok: &Tokenizer, table: &TokenTable) -> Option<Vec<u32>> {
+        if !self.grammar.require_call || self.matcher.can_stop() {
+            return None;
+        }
+        closing::closing_tokens(&self.matcher, &self.grammar, tok, table)
+    }
+
+    /// With a call required: the tokens of the shortest whole turn [`Self::closing`] finds
+    /// from its start (what opening one more call can add to a closing, at most, for the tool
+    /// it picks).
+    pub fn whole_call(&self, tok: &Tokenizer, table: &TokenTable) -> Option<Vec<u32>> {
+        if !self.grammar.require_call {
+            return None;
+        }
+        closing::closing_tokens(&Matcher::default(), &self.grammar, tok, table)
     }
 
     /// Whether the completion is inside one argument's value.

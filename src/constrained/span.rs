@@ -64,6 +64,12 @@ impl Source {
         Source { bytes, chars_from, may_start, may_end }
     }
 
+    /// Whether any value can be copied at all: a request of nothing but whitespace (or
+    /// nothing) has no piece to copy, and its strings are written freely instead of never.
+    pub fn copyable(&self) -> bool {
+        self.may_start[..self.bytes.len()].iter().any(|&s| s)
+    }
+
     /// Characters in the whole request.
     pub fn chars(&self) -> u32 {
         self.chars_from[0]

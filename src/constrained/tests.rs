@@ -209,3 +209,14 @@ fn walk(g: &Grammar) {
     }
     assert!(finished > 50, "only {finished} walks reached the end");
 }
+
+#[test]
+fn a_request_with_nothing_to_copy_leaves_strings_free_so_a_call_can_finish() {
+    // Fuzz finding (target `sampling`): an empty query made every extractive string impossible
+    // to close, so a required call could never be written.
+    for request in ["", "   ", "\n\t"] {
+        let g = Grammar::new(&json::parse(TOOLS).unwrap(), Some(request)).unwrap();
+        let call = r#"<tool_call>[{"name":"control_lights","arguments":{"room":"kitchen","action":"on","color":"red"}}]</tool_call>"#;
+        assert!(accepts(&g, call), "{request:?}");
+    }
+}

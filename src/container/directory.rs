@@ -41,7 +41,20 @@ pub(crate) fn read<'a>(input: &'a [u8], start: u64, count: u32, widths: &[u32]) 
         views.push(view);
     }
     check_disjoint(&views)?;
+    check_no_trailing_bytes(input.len() as u64, data_start, &views)?;
     Ok(views)
+}
+
+/// The input ends where its last tensor ends. Upstream's exporter writes nothing after it, and
+/// bytes no record describes are bytes no check reads: a file carrying them (1 MiB of zeros
+/// appended to the default model loaded silently) is not a container as exported, so it is
+/// refused rather than loaded with a warning the core has no channel for.
+fn check_no_trailing_bytes(len: u64, data_start: u64, views: &[TensorView<'_>]) -> Result<()> {
+    let end = views.iter().map(|v| v.offset + v.data.len() as u64).max().unwrap_or(data_start).max(data_start);
+    if len > end {
+        return Err(bad(views.len() as u32, "offset", "bytes after the last tensor belong to no tensor"));
+    }
+    Ok(())
 }
 
 fn record<'a>(input: &'a [u8], dir: &Le<'_>, at: usize, index: u32, data_start: u64, widths: &[u32]) -> Result<TensorView<'a>> {

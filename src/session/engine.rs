@@ -15,7 +15,7 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use crate::constrained::{Constraint, TokenTable};
+use crate::constrained::{Constraint, TokenTable, CLOSING_MARGIN};
 use crate::grounding::{self, Grounds};
 use crate::container;
 use crate::context;
@@ -30,6 +30,7 @@ use super::net::{self, Net};
 use super::prefix::{self, PrefixCache};
 use super::{HeadKind, KvPrecision, Numerics};
 use super::request::{Completion, Request, StopReason, Token};
+use super::unemittable::Unemittable;
 
 /// How a model is run. `None` fields take the container's own choice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,8 +90,12 @@ pub(super) struct Turn {
     value_search: bool,
     /// The value being written has been searched (so it is not searched again).
     value_searched: bool,
-    /// Tokens a value search chose, still to be emitted.
+    /// Tokens a value search or the closing of a required call chose, still to be emitted.
     chosen: VecDeque<u32>,
+    /// The required call is being closed (see [`crate::constrained::Constraint::closing`]).
+    closing: bool,
+    /// Tokens of the shortest whole call, once known.
+    reserve: Option<usize>,
     stop: Option<StopReason>,
     /// What the completion's calls are checked against.
     grounds: Grounds,
@@ -103,6 +108,8 @@ pub struct Engine<'a> {
     /// Logits after the last consumed token.
     pub(super) logits: Vec<f32>,
     im_end: Option<u32>,
+    /// Ids no decoding mode may pick.
+    pub(super) never: Unemittable,
     /// Decoded bytes per token, built on the first constrained request.
     pub(super) token_table: Option<TokenTable>,
     pub(super) turn: Option<Turn>,
@@ -117,7 +124,18 @@ impl<'a> Engine<'a> {
         let net = net::load(container, options)?;
         let info = net.info();
         let im_end = tokenizer.piece_id(prompt::IM_END);
-        Ok(Engine { net, tokenizer, logits: vec![0.0; info.logits_len], info, im_end, token_table: None, turn: None, prefix: PrefixCache::default() })
+        let never = Unemittable::new(&tokenizer);
+        Ok(Engine {
+            net,
+            tokenizer,
+            logits: vec![0.0; info.logits_len],
+            info,
+            im_end,
+            never,
+            token_table: None,
+            turn: None,
+            prefix: PrefixCache::default(),
+        })
     }
 
     pub fn info(&self) -> &ModelInfo {
@@ -243,6 +261,8 @@ impl<'a> Engine<'a> {
             value_search: req.value_search,
             value_searched: false,
             chosen: VecDeque::new(),
+            closing: false,
+            reserve: None,
             stop: if req.max_tokens == 0 { Some(StopReason::MaxTokens) } else { None },
             grounds: Grounds {
                 tools,
@@ -299,8 +319,18 @@ impl<'a> Engine<'a> {
             self.feed(&[id])?;
         }
         let turn = self.turn.as_mut().expect("checked above");
+        // A required call is closed while the budget still holds its closing, and room for
+        // the model to open one more call first (the largest step the closing can grow by).
+        if let (false, Some(constraint), Some(table)) = (turn.closing, &turn.constraint, &self.token_table) {
+            let left = turn.budget.saturating_sub(turn.tokens.len()).min(capacity.saturating_sub(self.net.position()) + 1);
+            let reserve = *turn.reserve.get_or_insert_with(|| constraint.whole_call(&self.tokenizer, table).map_or(0, |c| c.len()));
+            if let Some(close) = constraint.closing(&self.tokenizer, table).filter(|c| c.len() + reserve + CLOSING_MARGIN >= left) {
+                turn.chosen = close.into();
+                turn.closing = true;
+            }
+        }
         let in_value = turn.constraint.as_ref().is_some_and(Constraint::in_argument_value);
-        if turn.value_search && in_value && !turn.value_searched {
+        if turn.value_search && in_value && !turn.value_searched && !turn.closing {
             turn.value_searched = true;
             let chosen = self.search_value()?;
             self.turn.as_mut().expect("checked above").chosen.extend(chosen);
@@ -312,6 +342,7 @@ impl<'a> Engine<'a> {
                 if let (Some(constraint), Some(table)) = (&mut turn.constraint, &self.token_table) {
                     constraint.mask(table, &mut self.logits);
                 }
+                self.never.mask(&mut self.logits);
                 turn.sampler.sample(&self.logits)
             }
         };

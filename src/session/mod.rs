@@ -3,7 +3,8 @@
 //! [`Engine`] (engine.rs) runs one request at a time over the generation-agnostic model
 //! and state (net.rs); [`Request`], [`Token`] and [`Completion`] (request.rs) are what crosses its edge;
 //! options.rs names a request's options (the JS request object and the CLI flags read it);
-//! value search (search.rs) is a decoding mode of the engine; prefix.rs lets consecutive
+//! value search (search.rs) is a decoding mode of the engine; unemittable.rs holds the ids
+//! no decoding mode may pick; prefix.rs lets consecutive
 //! requests reuse what the state holds; [`Conversation`] (conversation.rs) keeps the turns
 //! above the engine.
 mod conversation;
@@ -13,6 +14,7 @@ mod options;
 mod prefix;
 mod request;
 mod search;
+mod unemittable;
 
 pub use conversation::{Conversation, UNRESET_TURNS};
 pub use engine::{Engine, LoadOptions, ModelInfo};

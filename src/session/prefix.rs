@@ -113,3 +113,28 @@ impl PrefixCache {
 pub(super) fn common_prefix(a: &[u32], b: &[u32]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::{Engine, LoadOptions};
+
+    #[test]
+    fn a_saved_state_past_where_two_requests_part_is_never_reused() {
+        // Today's template always repeats the token before a saved position, so only a direct
+        // test can tell a state saved one token past the shared prefix from a good one.
+        let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/www/models/default.cact")).unwrap();
+        let mut engine = Engine::load(&bytes, &LoadOptions::default()).unwrap();
+        let first: Vec<u32> = (40..60).collect();
+        let mut second = first.clone();
+        second[9] = 99; // parts from `first` at 9, one token before the saved position 10
+        let fresh = engine.logits_for(&second).unwrap();
+        let want = &fresh[fresh.len() - engine.info.logits_len..];
+        let mut cache = PrefixCache::default();
+        let mut logits = alloc::vec![0.0; engine.info.logits_len];
+        cache.prefill(&mut engine.net, &first, &[10], &mut logits).unwrap();
+        let reused = cache.prefill(&mut engine.net, &second, &[], &mut logits).unwrap();
+        assert!(reused <= 9, "reused {reused} ids past the shared 9");
+        assert_eq!(logits, want, "the state after the second prompt is a fresh one's");
+    }
+}

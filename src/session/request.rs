@@ -47,7 +47,9 @@ pub struct Request<'r> {
     /// pieces, so text from a page or a user cannot close the turn or forge a tool call.
     pub allow_control_tokens: bool,
     /// Schema-constrained, and the refusal `[]` is masked: the answer calls a tool (OpenAI's
-    /// `tool_choice: "required"`). Without tools the refusal stays the only answer.
+    /// `tool_choice: "required"`). Without tools the refusal stays the only answer. When the
+    /// budget runs low the call is closed so the result parses
+    /// ([`crate::constrained::Constraint::closing`]).
     pub require_call: bool,
 }
 

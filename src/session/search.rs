@@ -20,6 +20,7 @@ use alloc::collections::BinaryHeap;
 use alloc::vec::Vec;
 use core::cmp::Ordering;
 
+use super::unemittable::Unemittable;
 use super::Engine;
 use crate::constrained::{Checkpoint, Constraint, TokenTable};
 use crate::Result;
@@ -74,6 +75,7 @@ impl Ord for Open {
 /// The search's growing tree of paths.
 struct Tree<'c> {
     constraint: &'c mut Constraint,
+    never: &'c Unemittable,
     table: &'c TokenTable,
     nodes: Vec<Node>,
     heap: BinaryHeap<Open>,
@@ -89,6 +91,7 @@ impl Tree<'_> {
         self.masked.extend_from_slice(logits);
         self.constraint.restore(at);
         self.constraint.mask(self.table, &mut self.masked);
+        self.never.mask(&mut self.masked);
         if let Some(p) = parent {
             self.nodes[p].expanded = true;
         }
@@ -122,13 +125,13 @@ impl Engine<'_> {
     /// argument value): every token up to the one that leaves the value. The sequence, the
     /// logits and the constraint are left as they were.
     pub(super) fn search_value(&mut self) -> Result<Vec<u32>> {
-        let Engine { net, logits, token_table, turn, info, .. } = self;
+        let Engine { net, logits, token_table, turn, info, never, .. } = self;
         let (Some(constraint), Some(table)) = (turn.as_mut().and_then(|t| t.constraint.as_mut()), token_table.as_ref()) else {
             return Ok(Vec::new());
         };
         let (start, mark, start_at) = (logits.clone(), net.mark(), constraint.checkpoint());
         let room = info.capacity - net.position();
-        let mut tree = Tree { constraint, table, nodes: Vec::new(), heap: BinaryHeap::new(), masked: Vec::new() };
+        let mut tree = Tree { constraint, never, table, nodes: Vec::new(), heap: BinaryHeap::new(), masked: Vec::new() };
         // The path the sequence holds now (`None`: the value's start).
         let mut loaded = None;
         let mut expansions = 0;

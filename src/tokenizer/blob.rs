@@ -6,7 +6,7 @@
 //!
 //! Upstream's reader trusts the blob; this one checks everything a forged blob could use to
 //! make the encoder misbehave (NaN scores break the merge order, empty markers would never
-//! advance, byte pieces must name their byte) and refuses with [`Error::BadTokenizer`].
+//! advance, byte pieces must name their byte, a huge piece would loosen the length bound) and refuses with [`Error::BadTokenizer`].
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -15,6 +15,14 @@ use crate::{Error, Result};
 
 const HEADER_LEN: usize = 24;
 const RECORD_LEN: usize = 7;
+
+/// The longest piece surface accepted, in bytes. A request is refused from its length alone
+/// when it cannot fit ([`crate::context`]), and what passes is at most the session's capacity
+/// times the longest piece: a forged 65,535-byte piece let a 50 MB query through to be
+/// tokenized whole (1.2 GB). SentencePiece's trainer caps pieces at 16 characters by default
+/// (512 at most, so 2 KB of UTF-8 in theory); the default model's longest is 64 bytes and
+/// upstream's fixtures' 17.
+pub const MAX_PIECE_BYTES: usize = 1024;
 
 /// Everything the blob says, before the lookup structures are built.
 pub(super) struct Parsed {
@@ -62,6 +70,10 @@ pub(super) fn parse(raw: &[u8]) -> Result<Parsed> {
             return Err(bad(4 + 4 * i, "special token id outside the vocabulary"));
         }
     }
+    // The stop token a model emits is run through the heads, which refuse padding.
+    if specials[0] == specials[1] {
+        return Err(bad(8, "eos id is the padding id"));
+    }
     let add_dummy_prefix = flag(raw, 20)?;
     let byte_fallback = flag(raw, 21)?;
 
@@ -79,6 +91,9 @@ pub(super) fn parse(raw: &[u8]) -> Result<Parsed> {
         off += RECORD_LEN;
         if score.is_nan() {
             return Err(bad(record, "piece score is NaN"));
+        }
+        if len > MAX_PIECE_BYTES {
+            return Err(bad(record + 5, "piece longer than 1024 bytes"));
         }
         let bytes = raw.get(off..off + len).ok_or_else(|| bad(off, "piece surface runs past the end"))?;
         let surface = core::str::from_utf8(bytes).map_err(|_| bad(off, "piece surface is not UTF-8"))?;

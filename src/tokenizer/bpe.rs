@@ -132,7 +132,14 @@ fn emit(tok: &Tokenizer, text: &str, out: &mut Vec<u32>) {
 
 /// The piece `text` merges into. Never a marker: in template text every marker's surface was
 /// cut out before BPE, so no segment holds one (upstream's ids are unchanged), and in literal
-/// text a typed marker must stay plain pieces.
+/// text a typed marker must stay plain pieces. Never a control, unknown or special piece
+/// either (`</s>`, `<s>`, `<pad>`, `<unk>`, whatever their kind in a crafted vocabulary): text
+/// is never a control token, so `hello </s>` cannot end a turn; such text falls back to the
+/// pieces of its parts.
 fn piece(tok: &Tokenizer, text: &str) -> Option<u32> {
-    tok.vocab.lookup(text).filter(|&id| !matches!(tok.vocab.pieces[id as usize].kind, PieceKind::UserDefined))
+    tok.vocab.lookup(text).filter(|&id| {
+        let kind = tok.vocab.pieces[id as usize].kind;
+        let control = matches!(kind, PieceKind::UserDefined | PieceKind::Control | PieceKind::Unknown);
+        !control && !tok.specials.contains(&id)
+    })
 }

@@ -23,6 +23,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::ops::Range;
 
+pub use blob::MAX_PIECE_BYTES;
 pub use incremental::IncrementalDecoder;
 
 use crate::{Error, Result};

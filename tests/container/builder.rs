@@ -70,6 +70,24 @@ pub fn tokenizer_blob(pieces: u32) -> Vec<u8> {
     b
 }
 
+/// A tokenizer attachment of `(surface, type, score)` records (types: 0 normal, 1 unknown,
+/// 2 control, 3 user-defined, 4 byte); pad, eos, bos and unk are ids 0 to 3, no dummy prefix,
+/// byte fallback on.
+pub fn tokenizer_blob_of(pieces: &[(&str, u8, f32)]) -> Vec<u8> {
+    let mut b = Vec::new();
+    for v in [pieces.len() as u32, 0, 1, 2, 3] {
+        b.extend_from_slice(&v.to_le_bytes());
+    }
+    b.extend_from_slice(&[0, 1, 0, 0]);
+    for &(surface, kind, score) in pieces {
+        b.extend_from_slice(&score.to_le_bytes());
+        b.push(kind);
+        b.extend_from_slice(&(surface.len() as u16).to_le_bytes());
+        b.extend_from_slice(surface.as_bytes());
+    }
+    b
+}
+
 fn raw(name: &str, blob: Vec<u8>) -> Spec {
     Spec { name: name.into(), dtype: RAW, shape: vec![], group: 0, bits: 0, blob }
 }
@@ -263,6 +281,13 @@ impl V3 {
 
     pub fn build(&self) -> Built {
         let specs = self.specs();
+        assemble(self.header(specs.len() as u32), specs)
+    }
+
+    /// [`Self::build`] with `blob` as the tokenizer attachment.
+    pub fn build_with_tokenizer(&self, blob: Vec<u8>) -> Built {
+        let mut specs = self.specs();
+        specs.iter_mut().find(|s| s.name == "tokenizer").expect("a tokenizer spec").blob = blob;
         assemble(self.header(specs.len() as u32), specs)
     }
 }

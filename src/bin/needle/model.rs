@@ -20,12 +20,14 @@ pub struct Model {
 
 /// Takes `--model FILE` and reads it whole, timing the read; without it, the embedded model.
 pub fn read(args: &mut Args) -> Result<Model, Failure> {
-    let Some(path) = args.value("--model")? else {
+    let Some(path) = args.path("--model")? else {
         return Ok(Model { bytes: Cow::Borrowed(EMBEDDED_MODEL), source: "(embedded default model)".into(), read_ms: 0.0 });
     };
     let t0 = Instant::now();
-    let bytes = std::fs::read(&path).map_err(|e| Failure::Io(path.clone(), e))?;
-    Ok(Model { bytes: Cow::Owned(bytes), source: path, read_ms: ms_since(t0) })
+    // Shown lossily in messages and `--json`; opened as given.
+    let source = path.to_string_lossy().into_owned();
+    let bytes = std::fs::read(&path).map_err(|e| Failure::Io(source.clone(), e))?;
+    Ok(Model { bytes: Cow::Owned(bytes), source, read_ms: ms_since(t0) })
 }
 
 /// Takes `--kv f32|int8`, `--numerics exact|deploy`, `--layers N`, `--max-context N`.

@@ -266,8 +266,12 @@ fn avx2_variant_is_bit_identical_to_the_scalar_a8_kernel() {
         eprintln!("no AVX2 on this CPU: the AVX2 variant is not exercised");
         return;
     }
+    // Which kernel ran is asserted: groups 32 to 256 must take the AVX2 path (else this would
+    // compare the scalar kernel with itself), the others must decline it.
     assert_bit_identical_to_scalar("avx2", |m, lv, y, s, n, out| {
-        if !crate::kernels::cq_a8::avx2::matmul_a8(m, lv, y, s, n, out) {
+        let ran = crate::kernels::cq_a8::avx2::matmul_a8(m, lv, y, s, n, out);
+        assert_eq!(ran, (32..=256).contains(&m.group()), "AVX2 kernel ran: {ran} at group {}", m.group());
+        if !ran {
             matmul_a8_scalar(m, lv, y, s, n, out);
         }
     });
