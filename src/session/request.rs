@@ -49,6 +49,10 @@ pub struct Request<'r> {
     /// Schema-constrained, and the refusal `[]` is masked: the answer calls a tool (OpenAI's
     /// `tool_choice: "required"`). Without tools the refusal stays the only answer.
     pub require_call: bool,
+    /// Schema-constrained, and each call's arguments held to its tool's whole JSON schema
+    /// (structured output: nested values, numeric bounds, lengths, patterns). A schema keyword
+    /// the matcher cannot hold is refused (`unsupported`) rather than ignored.
+    pub full_schema: bool,
 }
 
 impl<'r> Request<'r> {
@@ -70,6 +74,7 @@ impl<'r> Request<'r> {
             value_search: false,
             allow_control_tokens: false,
             require_call: false,
+            full_schema: false,
         }
     }
 }

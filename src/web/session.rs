@@ -129,7 +129,8 @@ impl Session {
     /// as `date: …` unless it already has one (upstream's `auto_date`).
     ///
     /// `require_call`: constrained, with the refusal `[]` masked (OpenAI's `tool_choice:
-    /// "required"`).
+    /// "required"`). `full_schema`: constrained, each call's arguments held to its tool's whole
+    /// JSON schema (structured output; a keyword the matcher cannot hold is `unsupported`).
     ///
     /// `finish` then returns the envelope with `validation: {ungrounded: ["tool.path"],
     /// negation}` and `usage.cached_tokens` (prompt tokens reused).
@@ -151,6 +152,7 @@ impl Session {
         date: Option<String>,
         require_call: bool,
         allow_control_tokens: bool,
+        full_schema: bool,
     ) -> Result<u32, JsValue> {
         let history = turns.as_deref().map(parse_turns).transpose().map_err(error)?.unwrap_or_default();
         let turns: Vec<Turn> = history.iter().map(|(role, text)| Turn { role: *role, text }).collect();
@@ -170,6 +172,7 @@ impl Session {
             value_search,
             require_call,
             allow_control_tokens,
+            full_schema,
         };
         self.engine.start(&req).map(|n| n as u32).map_err(error)
     }

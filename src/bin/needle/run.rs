@@ -10,7 +10,7 @@ use crate::presets;
 use crate::{Args, Failure};
 
 pub const USAGE: &str = "run [--model F] (--query Q | --query-file F) [--preset NAME | --tools T.json] [--system S] [--date D | --auto-date] [--max-tokens N] \
-[--temperature X --seed N] [--top-k K] [--top-p P] [--constrained] [--extractive] [--value-search] [--require-call] [--raw-markers] [--kv f32|int8] [--numerics exact|deploy] \
+[--temperature X --seed N] [--top-k K] [--top-p P] [--constrained] [--extractive] [--value-search] [--require-call] [--full-schema] [--raw-markers] [--kv f32|int8] [--numerics exact|deploy] \
 [--layers N] [--max-context N] [--json]";
 
 pub fn run(mut args: Args) -> Result<(), Failure> {
@@ -89,6 +89,7 @@ pub fn decoding(args: &mut Args, req: &mut Request) -> Result<(), Failure> {
     req.extractive = args.flag("--extractive");
     req.value_search = args.flag("--value-search");
     req.require_call = args.flag("--require-call");
+    req.full_schema = args.flag("--full-schema");
     req.allow_control_tokens = args.flag("--raw-markers");
     Ok(())
 }
