@@ -4,6 +4,8 @@
 //! schema accepts: keys are offered only while unused ones remain, `}` only once the required
 //! keys are written, `]` and `,` only within the item counts, digits only while the number can
 //! still land in its bounds, pattern characters only while the pattern and length can be met.
+//! The JSON is compact, as the models write their calls: whitespace only inside strings (and
+//! inside values the schema leaves free), so a model cannot idle in a run of spaces.
 use super::bounded_number::BoundedNumber;
 use super::full_schema::{FullSchemas, Node, MAX_NESTING};
 use super::json_value::{JsonValue, Step};
@@ -54,8 +56,11 @@ impl FullValue {
     /// complete before it (a number) and `b` belongs to what follows.
     pub fn step(&mut self, s: &FullSchemas, b: u8) -> Step {
         let ws = matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+        let in_text = matches!(self.at, At::Free(_) | At::Literal(..) | At::Pattern { .. } | At::Key(_));
+        if ws && !in_text {
+            return Step::Rejected;
+        }
         match self.at {
-            At::Value(_) if ws => Step::Consumed,
             At::Value(node) => self.begin(s, node, b),
             At::Free(mut value) => {
                 let step = value.step(b, None);
@@ -95,7 +100,6 @@ impl FullValue {
                 let Node::Object { keys, required, .. } = &s.nodes[node as usize] else { return Step::Rejected };
                 let unused = keys.tags(keys.start()).iter().any(|&k| used & (1 << k) == 0);
                 match (self.at, b) {
-                    (_, _) if ws => Step::Consumed,
                     (At::ObjectStart | At::KeyOpen, b'"') if unused => self.go(At::Key(keys.start())),
                     (At::ObjectNext, b',') if unused => self.go(At::KeyOpen),
                     (At::ObjectStart | At::ObjectNext, b'}') if used & required == *required => self.close(),
@@ -121,7 +125,6 @@ impl FullValue {
                 let Some(Open::Object { node, .. }) = self.top() else { return Step::Rejected };
                 let Node::Object { children, .. } = &s.nodes[node as usize] else { return Step::Rejected };
                 match b {
-                    _ if ws => Step::Consumed,
                     b':' => self.go(At::Value(children[key as usize])),
                     _ => Step::Rejected,
                 }
@@ -130,7 +133,6 @@ impl FullValue {
                 let Some(Open::Array { node, count }) = self.top() else { return Step::Rejected };
                 let Node::Array { items, min, max } = s.nodes[node as usize] else { return Step::Rejected };
                 match (self.at, b) {
-                    (_, _) if ws => Step::Consumed,
                     (_, b']') if count >= min => self.close(),
                     (At::ArrayNext, b',') if count < max => {
                         self.open[self.depth as usize - 1] = Open::Array { node, count: count + 1 };
