@@ -276,7 +276,7 @@ export function serve(port, { thread = inWorker ? 'worker' : 'inline' } = {}) {
     const t0 = now();
     // `turns` travel to the core as JSON text; the state keeps whatever prefix the new prompt shares.
     const turns = r.turns ? JSON.stringify(r.turns) : undefined;
-    s.start(r.query, r.tools, r.system ?? undefined, r.maxTokens, r.temperature, r.seed, r.topK, r.topP, r.constrained, r.extractive, r.valueSearch, turns, r.date ?? undefined, r.requireCall, r.allowControlTokens);
+    s.start(r.query, r.tools, r.system ?? undefined, r.maxTokens, r.temperature, r.seed, r.topK, r.topP, r.constrained, r.extractive, r.valueSearch, turns, r.date ?? undefined, r.requireCall, r.allowControlTokens, r.fullSchema);
     const prefillMs = now() - t0;
     let decodeMs = 0;
     let wasAborted = false;
