@@ -19,8 +19,16 @@ pub struct Bounds {
 impl Bounds {
     /// Whether `x` lies inside.
     pub fn holds(&self, x: f64) -> bool {
-        let above = if self.lo_exclusive { x > self.lo } else { x >= self.lo };
-        let below = if self.hi_exclusive { x < self.hi } else { x <= self.hi };
+        let above = if self.lo_exclusive {
+            x > self.lo
+        } else {
+            x >= self.lo
+        };
+        let below = if self.hi_exclusive {
+            x < self.hi
+        } else {
+            x <= self.hi
+        };
         above && below
     }
 
@@ -29,15 +37,24 @@ impl Bounds {
         if a == b {
             return self.holds(a);
         }
-        let below = if self.hi_exclusive { a < self.hi } else { a <= self.hi };
-        let above = if self.lo_exclusive { b > self.lo } else { b >= self.lo };
+        let below = if self.hi_exclusive {
+            a < self.hi
+        } else {
+            a <= self.hi
+        };
+        let above = if self.lo_exclusive {
+            b > self.lo
+        } else {
+            b >= self.lo
+        };
         below && above
     }
 
     /// Whether any value at all lies inside (an integer one when `integer`).
     pub fn satisfiable(&self) -> bool {
         if !self.integer {
-            return self.lo < self.hi || (self.lo == self.hi && !self.lo_exclusive && !self.hi_exclusive);
+            return self.lo < self.hi
+                || (self.lo == self.hi && !self.lo_exclusive && !self.hi_exclusive);
         }
         // The least integer inside, among those of at most MAX_DIGITS digits.
         let mut lo = libm::ceil(self.lo).max(-(1e15 - 1.0));
@@ -69,8 +86,16 @@ impl BoundedNumber {
                 next.mantissa = self.mantissa * 10 + (b - b'0') as u64;
                 next.frac_digits = self.frac_digits.map(|n| n + 1);
             }
-            b'.' if self.digits > 0 && self.frac_digits.is_none() && !bounds.integer => next.frac_digits = Some(0),
-            _ => return if self.can_end(bounds) { Step::DoneReprocess } else { Step::Rejected },
+            b'.' if self.digits > 0 && self.frac_digits.is_none() && !bounds.integer => {
+                next.frac_digits = Some(0)
+            }
+            _ => {
+                return if self.can_end(bounds) {
+                    Step::DoneReprocess
+                } else {
+                    Step::Rejected
+                }
+            }
         }
         if !next.can_reach(bounds) {
             return Step::Rejected;
@@ -86,7 +111,11 @@ impl BoundedNumber {
 
     fn value(&self) -> f64 {
         let x = self.mantissa as f64 / libm::pow(10.0, self.frac_digits.unwrap_or(0) as f64);
-        if self.negative { -x } else { x }
+        if self.negative {
+            -x
+        } else {
+            x
+        }
     }
 
     fn can_end(&self, bounds: &Bounds) -> bool {
@@ -96,15 +125,31 @@ impl BoundedNumber {
     /// Whether some completion of these digits (within the digit limit) is in bounds.
     fn can_reach(&self, bounds: &Bounds) -> bool {
         let spare = MAX_DIGITS - self.digits;
-        let signed = |a: f64, b: f64| if self.negative { bounds.meets(-b, -a) } else { bounds.meets(a, b) };
-        let fraction = |whole: f64| if bounds.integer || spare == 0 { whole } else { whole + 1.0 };
+        let signed = |a: f64, b: f64| {
+            if self.negative {
+                bounds.meets(-b, -a)
+            } else {
+                bounds.meets(a, b)
+            }
+        };
+        let fraction = |whole: f64| {
+            if bounds.integer || spare == 0 {
+                whole
+            } else {
+                whole + 1.0
+            }
+        };
         if self.digits == 0 {
             let most = libm::pow(10.0, spare as f64);
             return signed(0.0, most);
         }
         if let Some(n) = self.frac_digits {
             let x = self.value().abs();
-            let step = if spare == 0 { 0.0 } else { libm::pow(10.0, -(n as f64)) };
+            let step = if spare == 0 {
+                0.0
+            } else {
+                libm::pow(10.0, -(n as f64))
+            };
             return signed(x, x + step);
         }
         if self.leading_zero() {
@@ -124,14 +169,26 @@ mod tests {
     use super::*;
 
     fn bounds(lo: f64, hi: f64, integer: bool) -> Bounds {
-        Bounds { lo, lo_exclusive: false, hi, hi_exclusive: false, integer }
+        Bounds {
+            lo,
+            lo_exclusive: false,
+            hi,
+            hi_exclusive: false,
+            integer,
+        }
     }
 
     /// Bytes of `text` accepted, and whether a following `,` ends the number.
     fn run(text: &str, b: &Bounds) -> (usize, bool) {
         let mut n = BoundedNumber::default();
-        let accepted = text.bytes().take_while(|&c| n.step(c, b) == Step::Consumed).count();
-        (accepted, accepted == text.len() && n.step(b',', b) == Step::DoneReprocess)
+        let accepted = text
+            .bytes()
+            .take_while(|&c| n.step(c, b) == Step::Consumed)
+            .count();
+        (
+            accepted,
+            accepted == text.len() && n.step(b',', b) == Step::DoneReprocess,
+        )
     }
 
     #[test]
@@ -149,7 +206,11 @@ mod tests {
     #[test]
     fn digits_that_cannot_end_inside_are_refused_where_they_leave_them() {
         let age = bounds(0.0, 120.0, true);
-        assert_eq!(run("-", &bounds(1.0, 120.0, true)).0, 0, "no negative (-0 is 0)");
+        assert_eq!(
+            run("-", &bounds(1.0, 120.0, true)).0,
+            0,
+            "no negative (-0 is 0)"
+        );
         assert_eq!(run("-0", &age), (2, true));
         assert_eq!(run("121", &age).0, 2);
         assert_eq!(run("1000", &age).0, 3);
@@ -158,7 +219,13 @@ mod tests {
         assert_eq!(run("2", &teen).0, 0);
         // "1" can still become 13..19, but cannot end as 1.
         assert_eq!(run("1", &teen), (1, false));
-        let open = Bounds { lo: 0.0, lo_exclusive: true, hi: 1.0, hi_exclusive: true, integer: false };
+        let open = Bounds {
+            lo: 0.0,
+            lo_exclusive: true,
+            hi: 1.0,
+            hi_exclusive: true,
+            integer: false,
+        };
         assert_eq!(run("0", &open), (1, false));
         assert_eq!(run("1", &open).0, 0);
         assert_eq!(run("0.5", &open), (3, true));
@@ -169,6 +236,13 @@ mod tests {
         assert!(bounds(1.0, 1.0, true).satisfiable());
         assert!(!bounds(1.2, 1.8, true).satisfiable());
         assert!(bounds(1.2, 1.8, false).satisfiable());
-        assert!(!Bounds { lo: 1.0, lo_exclusive: true, hi: 1.0, hi_exclusive: false, integer: false }.satisfiable());
+        assert!(!Bounds {
+            lo: 1.0,
+            lo_exclusive: true,
+            hi: 1.0,
+            hi_exclusive: false,
+            integer: false
+        }
+        .satisfiable());
     }
 }

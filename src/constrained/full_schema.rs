@@ -25,8 +25,16 @@ pub enum Node {
     /// One of these compact JSON texts (`enum`, `const`, `null`).
     Literals(LiteralSet),
     /// Keys are quoted-key bytes after the opening quote; the tag indexes `children`.
-    Object { keys: LiteralSet, children: Vec<u32>, required: u64 },
-    Array { items: u32, min: u32, max: u32 },
+    Object {
+        keys: LiteralSet,
+        children: Vec<u32>,
+        required: u64,
+    },
+    Array {
+        items: u32,
+        min: u32,
+        max: u32,
+    },
     Number(Bounds),
     Pattern(Pattern, Length),
 }
@@ -45,7 +53,10 @@ fn unsupported(what: &'static str) -> Error {
 impl FullSchemas {
     /// Compiles each tool's `parameters` (a tool without them takes any object).
     pub fn new(tools: &Value) -> Result<FullSchemas> {
-        let mut out = FullSchemas { nodes: Vec::new(), roots: Vec::new() };
+        let mut out = FullSchemas {
+            nodes: Vec::new(),
+            roots: Vec::new(),
+        };
         let entries = match tools {
             Value::Array(entries) => entries.as_slice(),
             _ => &[],
@@ -76,7 +87,9 @@ impl FullSchemas {
             check_keyword(key)?;
         }
         if let Some(values) = schema.get("enum") {
-            let Value::Array(values) = values else { return Err(unsupported("an enum that is not an array")) };
+            let Value::Array(values) = values else {
+                return Err(unsupported("an enum that is not an array"));
+            };
             return self.literals(values);
         }
         if let Some(value) = schema.get("const") {
@@ -95,10 +108,19 @@ impl FullSchemas {
         } else {
             None
         });
-        let nested = |depth: usize| if depth >= MAX_NESTING { Err(unsupported("schemas nested deeper than 8")) } else { Ok(()) };
+        let nested = |depth: usize| {
+            if depth >= MAX_NESTING {
+                Err(unsupported("schemas nested deeper than 8"))
+            } else {
+                Ok(())
+            }
+        };
         Ok(match json_type {
             None => self.push(Node::Free(None, Length::ANY)),
-            Some("null") => self.push(Node::Literals(LiteralSet::new(alloc::vec![(b"null".to_vec(), 0)]))),
+            Some("null") => self.push(Node::Literals(LiteralSet::new(alloc::vec![(
+                b"null".to_vec(),
+                0
+            )]))),
             Some("boolean") => self.push(Node::Free(Some(JsonType::Boolean), Length::ANY)),
             Some("string") => self.string(schema)?,
             Some(name @ ("integer" | "number")) => self.number(schema, name == "integer")?,
@@ -113,9 +135,13 @@ impl FullSchemas {
                     None => self.push(Node::Free(None, Length::ANY)),
                 };
                 let count = |key, default| match schema.get(key) {
-                    Some(Value::Int(d)) if !d.starts_with('-') => Ok(d.parse::<u32>().unwrap_or(u32::MAX)),
+                    Some(Value::Int(d)) if !d.starts_with('-') => {
+                        Ok(d.parse::<u32>().unwrap_or(u32::MAX))
+                    }
                     None => Ok(default),
-                    Some(_) => Err(unsupported("minItems/maxItems that are not non-negative integers")),
+                    Some(_) => Err(unsupported(
+                        "minItems/maxItems that are not non-negative integers",
+                    )),
                 };
                 let (min, max) = (count("minItems", 0)?, count("maxItems", u32::MAX)?);
                 if min > max {
@@ -123,7 +149,11 @@ impl FullSchemas {
                 }
                 self.push(Node::Array { items, min, max })
             }
-            Some(_) => return Err(unsupported("a type other than string, integer, number, boolean, null, array, object")),
+            Some(_) => {
+                return Err(unsupported(
+                    "a type other than string, integer, number, boolean, null, array, object",
+                ))
+            }
         })
     }
 
@@ -131,7 +161,9 @@ impl FullSchemas {
         let mut texts: Vec<Vec<u8>> = Vec::new();
         for value in values {
             if matches!(value, Value::Array(_) | Value::Object(_)) {
-                return Err(unsupported("enum or const values that are arrays or objects"));
+                return Err(unsupported(
+                    "enum or const values that are arrays or objects",
+                ));
             }
             texts.push(value.to_json().into_bytes());
         }
@@ -139,10 +171,15 @@ impl FullSchemas {
             return Err(unsupported("an empty enum (no value fits)"));
         }
         // A number that prefixes another (1 and 12) could not tell where it ends.
-        if texts.iter().any(|a| texts.iter().any(|b| b.len() > a.len() && b.starts_with(a))) {
+        if texts
+            .iter()
+            .any(|a| texts.iter().any(|b| b.len() > a.len() && b.starts_with(a)))
+        {
             return Err(unsupported("enum numbers where one is a prefix of another"));
         }
-        Ok(self.push(Node::Literals(LiteralSet::new(texts.into_iter().map(|t| (t, 0)).collect()))))
+        Ok(self.push(Node::Literals(LiteralSet::new(
+            texts.into_iter().map(|t| (t, 0)).collect(),
+        ))))
     }
 
     fn string(&mut self, schema: &Value) -> Result<u32> {
@@ -175,7 +212,11 @@ impl FullSchemas {
         };
         let (min, max) = (bound("minimum")?, bound("maximum")?);
         let (xmin, xmax) = (bound("exclusiveMinimum")?, bound("exclusiveMaximum")?);
-        let json_type = if integer { JsonType::Integer } else { JsonType::Number };
+        let json_type = if integer {
+            JsonType::Integer
+        } else {
+            JsonType::Number
+        };
         if min.is_none() && max.is_none() && xmin.is_none() && xmax.is_none() {
             return Ok(self.push(Node::Free(Some(json_type), Length::ANY)));
         }
@@ -192,9 +233,17 @@ impl FullSchemas {
             (None, Some(b)) => (b, true),
             (None, None) => (f64::INFINITY, false),
         };
-        let bounds = Bounds { lo, lo_exclusive, hi, hi_exclusive, integer };
+        let bounds = Bounds {
+            lo,
+            lo_exclusive,
+            hi,
+            hi_exclusive,
+            integer,
+        };
         if !bounds.satisfiable() {
-            return Err(unsupported("numeric bounds no number (of at most 15 digits) fits"));
+            return Err(unsupported(
+                "numeric bounds no number (of at most 15 digits) fits",
+            ));
         }
         Ok(self.push(Node::Number(bounds)))
     }
@@ -202,12 +251,20 @@ impl FullSchemas {
     fn object(&mut self, schema: &Value, depth: usize) -> Result<u32> {
         let Some(properties) = schema.get("properties") else {
             return Ok(match schema.get("additionalProperties") {
-                None | Some(Value::Bool(true)) => self.push(Node::Free(Some(JsonType::Object), Length::ANY)),
-                Some(Value::Bool(false)) => self.push(Node::Object { keys: LiteralSet::default(), children: Vec::new(), required: 0 }),
+                None | Some(Value::Bool(true)) => {
+                    self.push(Node::Free(Some(JsonType::Object), Length::ANY))
+                }
+                Some(Value::Bool(false)) => self.push(Node::Object {
+                    keys: LiteralSet::default(),
+                    children: Vec::new(),
+                    required: 0,
+                }),
                 Some(_) => return Err(unsupported("additionalProperties schemas")),
             });
         };
-        let Value::Object(properties) = properties else { return Err(unsupported("properties that are not an object")) };
+        let Value::Object(properties) = properties else {
+            return Err(unsupported("properties that are not an object"));
+        };
         if properties.len() > MAX_PROPERTIES {
             return Err(unsupported("objects with more than 64 properties"));
         }
@@ -219,14 +276,26 @@ impl FullSchemas {
         }
         let mut required = 0u64;
         if let Some(names) = schema.get("required") {
-            let Value::Array(names) = names else { return Err(unsupported("required that is not an array")) };
+            let Value::Array(names) = names else {
+                return Err(unsupported("required that is not an array"));
+            };
             for name in names {
-                let i = properties.iter().position(|(key, _)| Some(key.as_str()) == name.as_str());
-                let Some(i) = i else { return Err(unsupported("required keys that are not declared properties")) };
+                let i = properties
+                    .iter()
+                    .position(|(key, _)| Some(key.as_str()) == name.as_str());
+                let Some(i) = i else {
+                    return Err(unsupported(
+                        "required keys that are not declared properties",
+                    ));
+                };
                 required |= 1 << i;
             }
         }
-        Ok(self.push(Node::Object { keys: LiteralSet::new(keys), children, required }))
+        Ok(self.push(Node::Object {
+            keys: LiteralSet::new(keys),
+            children,
+            required,
+        }))
     }
 }
 
@@ -237,16 +306,43 @@ fn format_pattern(format: &str) -> Result<&'static str> {
         "time" => r"^[0-2]\d:[0-5]\d(:[0-5]\d)?$",
         "date-time" => r"^\d{4}-[01]\d-[0-3]\dT[0-2]\d:[0-5]\d(:[0-5]\d)?(Z|[+-][0-2]\d:[0-5]\d)?$",
         "uuid" => r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$",
-        _ => return Err(unsupported("a string format other than date, time, date-time, uuid")),
+        _ => {
+            return Err(unsupported(
+                "a string format other than date, time, date-time, uuid",
+            ))
+        }
     })
 }
 
 /// Refuses keywords whose meaning the matcher would drop.
 fn check_keyword(key: &str) -> Result<()> {
     const HELD: &[&str] = &[
-        "type", "properties", "required", "additionalProperties", "items", "minItems", "maxItems", "enum", "const",
-        "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "pattern", "format",
-        "title", "description", "default", "examples", "$schema", "$id", "$comment", "deprecated", "readOnly",
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "minItems",
+        "maxItems",
+        "enum",
+        "const",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "title",
+        "description",
+        "default",
+        "examples",
+        "$schema",
+        "$id",
+        "$comment",
+        "deprecated",
+        "readOnly",
         "writeOnly",
     ];
     if HELD.contains(&key) {
@@ -258,8 +354,12 @@ fn check_keyword(key: &str) -> Result<()> {
         "if" | "then" | "else" => "conditional schemas (if/then/else)",
         "multipleOf" => "the multipleOf keyword",
         "uniqueItems" => "the uniqueItems keyword",
-        "prefixItems" | "contains" | "minContains" | "maxContains" => "tuple and contains array keywords",
-        "patternProperties" | "propertyNames" | "minProperties" | "maxProperties" => "property-count and property-name keywords",
+        "prefixItems" | "contains" | "minContains" | "maxContains" => {
+            "tuple and contains array keywords"
+        }
+        "patternProperties" | "propertyNames" | "minProperties" | "maxProperties" => {
+            "property-count and property-name keywords"
+        }
         _ => "a schema keyword the matcher does not know",
     }))
 }

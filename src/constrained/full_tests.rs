@@ -61,13 +61,28 @@ fn walk(schemas: &FullSchemas, seed: u64) -> String {
                 (s != Step::Rejected).then_some((b, s))
             })
             .collect();
-        assert!(allowed.iter().any(|(b, _)| b.is_ascii()), "stranded after {:?}", String::from_utf8_lossy(&out));
+        assert!(
+            allowed.iter().any(|(b, _)| b.is_ascii()),
+            "stranded after {:?}",
+            String::from_utf8_lossy(&out)
+        );
         // ASCII only, no `\u` escapes: free strings (json_value) check neither overlong UTF-8
         // forms nor lone surrogates, which the crate's parser refuses.
         let escaping = out.iter().rev().take_while(|&&c| c == b'\\').count() % 2 == 1;
-        let allowed: Vec<(u8, Step)> = allowed.into_iter().filter(|&(b, _)| b.is_ascii() && !(escaping && b == b'u')).collect();
-        let printable: Vec<(u8, Step)> = allowed.iter().copied().filter(|(b, _)| (0x20..0x7f).contains(b)).collect();
-        let closing: Vec<(u8, Step)> = allowed.iter().copied().filter(|(b, _)| CLOSING.contains(b)).collect();
+        let allowed: Vec<(u8, Step)> = allowed
+            .into_iter()
+            .filter(|&(b, _)| b.is_ascii() && !(escaping && b == b'u'))
+            .collect();
+        let printable: Vec<(u8, Step)> = allowed
+            .iter()
+            .copied()
+            .filter(|(b, _)| (0x20..0x7f).contains(b))
+            .collect();
+        let closing: Vec<(u8, Step)> = allowed
+            .iter()
+            .copied()
+            .filter(|(b, _)| CLOSING.contains(b))
+            .collect();
         let (b, s) = if step > 400 && !closing.is_empty() && rng.next() % 4 != 0 {
             rng.pick(&closing)
         } else if !printable.is_empty() && rng.next() % 16 != 0 {
@@ -86,7 +101,10 @@ fn walk(schemas: &FullSchemas, seed: u64) -> String {
             return String::from_utf8(out).expect("UTF-8");
         }
     }
-    panic!("no end after 20000 bytes: {}", String::from_utf8_lossy(&out));
+    panic!(
+        "no end after 20000 bytes: {}",
+        String::from_utf8_lossy(&out)
+    );
 }
 
 /// Why `v` does not satisfy `schema` (the keywords [`SCHEMA`] uses), or `None`.
@@ -109,7 +127,9 @@ fn invalid(v: &Value, schema: &Value) -> Option<String> {
         (Some("string"), Value::String(s)) => {
             let n = s.chars().count() as f64;
             let bound = |k| schema.get(k).and_then(num);
-            if bound("minLength").is_some_and(|m| n < m) || bound("maxLength").is_some_and(|m| n > m) {
+            if bound("minLength").is_some_and(|m| n < m)
+                || bound("maxLength").is_some_and(|m| n > m)
+            {
                 return fail("length");
             }
             let is = |s: &str, shape: &str| {
@@ -120,7 +140,10 @@ fn invalid(v: &Value, schema: &Value) -> Option<String> {
                         _ => c == k,
                     })
             };
-            match (schema.get("pattern").and_then(Value::as_str), schema.get("format").and_then(Value::as_str)) {
+            match (
+                schema.get("pattern").and_then(Value::as_str),
+                schema.get("format").and_then(Value::as_str),
+            ) {
                 (Some(_), _) if !is(s, "AA-999") => fail("pattern"),
                 (_, Some("date")) if !is(s, "9999-99-99") => fail("format"),
                 _ => None,
@@ -136,28 +159,41 @@ fn invalid(v: &Value, schema: &Value) -> Option<String> {
                 || b("maximum").is_some_and(|m| x > m)
                 || b("exclusiveMinimum").is_some_and(|m| x <= m)
                 || b("exclusiveMaximum").is_some_and(|m| x >= m);
-            if out { fail("bounds") } else { None }
+            if out {
+                fail("bounds")
+            } else {
+                None
+            }
         }
         (Some("array"), Value::Array(items)) => {
             let n = items.len() as f64;
             let bound = |k| schema.get(k).and_then(num);
-            if bound("minItems").is_some_and(|m| n < m) || bound("maxItems").is_some_and(|m| n > m) {
+            if bound("minItems").is_some_and(|m| n < m) || bound("maxItems").is_some_and(|m| n > m)
+            {
                 return fail("item count");
             }
             let item = schema.get("items")?;
             items.iter().find_map(|i| invalid(i, item))
         }
         (Some("object"), Value::Object(members)) => {
-            let Some(Value::Object(props)) = schema.get("properties") else { return None };
+            let Some(Value::Object(props)) = schema.get("properties") else {
+                return None;
+            };
             if let Some(Value::Array(req)) = schema.get("required") {
-                if let Some(missing) = req.iter().filter_map(Value::as_str).find(|k| v.get(k).is_none()) {
+                if let Some(missing) = req
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .find(|k| v.get(k).is_none())
+                {
                     return fail(&alloc::format!("required {missing}"));
                 }
             }
-            members.iter().find_map(|(k, m)| match props.iter().find(|(p, _)| p == k) {
-                Some((_, s)) => invalid(m, s),
-                None => fail(&alloc::format!("undeclared key {k}")),
-            })
+            members
+                .iter()
+                .find_map(|(k, m)| match props.iter().find(|(p, _)| p == k) {
+                    Some((_, s)) => invalid(m, s),
+                    None => fail(&alloc::format!("undeclared key {k}")),
+                })
         }
         _ => fail("type"),
     }
@@ -182,12 +218,18 @@ fn every_walk_parses_and_validates_against_the_schema() {
             keys_seen = keys_seen.max(members.len());
         }
     }
-    assert!(keys_seen >= 8, "the walks reach the optional keys ({keys_seen})");
+    assert!(
+        keys_seen >= 8,
+        "the walks reach the optional keys ({keys_seen})"
+    );
 }
 
 #[test]
 fn the_tool_call_format_carries_full_schema_arguments() {
-    let tools = json::parse(&alloc::format!(r#"[{{"name":"record","parameters":{SCHEMA}}}]"#)).unwrap();
+    let tools = json::parse(&alloc::format!(
+        r#"[{{"name":"record","parameters":{SCHEMA}}}]"#
+    ))
+    .unwrap();
     let mut g = Grammar::new(&tools, None).unwrap();
     g.full = Some(FullSchemas::new(&tools).unwrap());
     let accepts = |text: &str| {
@@ -225,7 +267,11 @@ fn keywords_the_matcher_cannot_hold_are_refused_by_name() {
         r#"{"enum":[1,12]}"#,
         r#"{"type":"object","properties":{"a":{}},"required":["b"]}"#,
     ] {
-        let tools = json::parse(&alloc::format!(r#"[{{"name":"t","parameters":{schema}}}]"#)).unwrap();
-        assert!(matches!(FullSchemas::new(&tools), Err(Error::Unsupported { .. })), "{schema}");
+        let tools =
+            json::parse(&alloc::format!(r#"[{{"name":"t","parameters":{schema}}}]"#)).unwrap();
+        assert!(
+            matches!(FullSchemas::new(&tools), Err(Error::Unsupported { .. })),
+            "{schema}"
+        );
     }
 }

@@ -14,8 +14,14 @@ use super::literals::Cursor;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Open {
     /// `used`: a bit per key written.
-    Object { node: u32, used: u64 },
-    Array { node: u32, count: u32 },
+    Object {
+        node: u32,
+        used: u64,
+    },
+    Array {
+        node: u32,
+        count: u32,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,7 +32,11 @@ enum At {
     Literal(u32, Cursor),
     Number(u32, BoundedNumber),
     /// Inside a patterned string: live positions and characters so far.
-    Pattern { node: u32, state: u64, chars: u32 },
+    Pattern {
+        node: u32,
+        state: u64,
+        chars: u32,
+    },
     ObjectStart,
     /// After an object's `,`: a key.
     KeyOpen,
@@ -49,14 +59,21 @@ pub struct FullValue {
 
 impl FullValue {
     pub fn new(root: u32) -> FullValue {
-        FullValue { at: At::Value(root), open: [Open::Array { node: 0, count: 0 }; MAX_NESTING], depth: 0 }
+        FullValue {
+            at: At::Value(root),
+            open: [Open::Array { node: 0, count: 0 }; MAX_NESTING],
+            depth: 0,
+        }
     }
 
     /// Takes byte `b`: `Done` when it completes the value, `DoneReprocess` when the value was
     /// complete before it (a number) and `b` belongs to what follows.
     pub fn step(&mut self, s: &FullSchemas, b: u8) -> Step {
         let ws = matches!(b, b' ' | b'\t' | b'\n' | b'\r');
-        let in_text = matches!(self.at, At::Free(_) | At::Literal(..) | At::Pattern { .. } | At::Key(_));
+        let in_text = matches!(
+            self.at,
+            At::Free(_) | At::Literal(..) | At::Pattern { .. } | At::Key(_)
+        );
         if ws && !in_text {
             return Step::Rejected;
         }
@@ -68,8 +85,12 @@ impl FullValue {
                 self.after_leaf(s, b, step)
             }
             At::Literal(node, at) => {
-                let Node::Literals(set) = &s.nodes[node as usize] else { return Step::Rejected };
-                let Some(at) = set.advance(at, b) else { return Step::Rejected };
+                let Node::Literals(set) = &s.nodes[node as usize] else {
+                    return Step::Rejected;
+                };
+                let Some(at) = set.advance(at, b) else {
+                    return Step::Rejected;
+                };
                 if set.complete(at).is_some() {
                     return self.value_done();
                 }
@@ -77,17 +98,27 @@ impl FullValue {
                 Step::Consumed
             }
             At::Number(node, mut number) => {
-                let Node::Number(bounds) = &s.nodes[node as usize] else { return Step::Rejected };
+                let Node::Number(bounds) = &s.nodes[node as usize] else {
+                    return Step::Rejected;
+                };
                 let step = number.step(b, bounds);
                 self.at = At::Number(node, number);
                 self.after_leaf(s, b, step)
             }
             At::Pattern { node, state, chars } => {
-                let Node::Pattern(pattern, length) = &s.nodes[node as usize] else { return Step::Rejected };
+                let Node::Pattern(pattern, length) = &s.nodes[node as usize] else {
+                    return Step::Rejected;
+                };
                 if b == b'"' {
-                    return if pattern.matches(state) && chars >= length.min { self.value_done() } else { Step::Rejected };
+                    return if pattern.matches(state) && chars >= length.min {
+                        self.value_done()
+                    } else {
+                        Step::Rejected
+                    };
                 }
-                let Some(state) = pattern.advance(state, b) else { return Step::Rejected };
+                let Some(state) = pattern.advance(state, b) else {
+                    return Step::Rejected;
+                };
                 let chars = chars + 1;
                 if chars.saturating_add(pattern.to_end(state)) > length.max {
                     return Step::Rejected;
@@ -96,46 +127,77 @@ impl FullValue {
                 Step::Consumed
             }
             At::ObjectStart | At::ObjectNext | At::KeyOpen => {
-                let Some(Open::Object { node, used }) = self.top() else { return Step::Rejected };
-                let Node::Object { keys, required, .. } = &s.nodes[node as usize] else { return Step::Rejected };
-                let unused = keys.tags(keys.start()).iter().any(|&k| used & (1 << k) == 0);
+                let Some(Open::Object { node, used }) = self.top() else {
+                    return Step::Rejected;
+                };
+                let Node::Object { keys, required, .. } = &s.nodes[node as usize] else {
+                    return Step::Rejected;
+                };
+                let unused = keys
+                    .tags(keys.start())
+                    .iter()
+                    .any(|&k| used & (1 << k) == 0);
                 match (self.at, b) {
-                    (At::ObjectStart | At::KeyOpen, b'"') if unused => self.go(At::Key(keys.start())),
+                    (At::ObjectStart | At::KeyOpen, b'"') if unused => {
+                        self.go(At::Key(keys.start()))
+                    }
                     (At::ObjectNext, b',') if unused => self.go(At::KeyOpen),
-                    (At::ObjectStart | At::ObjectNext, b'}') if used & required == *required => self.close(),
+                    (At::ObjectStart | At::ObjectNext, b'}') if used & required == *required => {
+                        self.close()
+                    }
                     _ => Step::Rejected,
                 }
             }
             At::Key(at) => {
-                let Some(Open::Object { node, used }) = self.top() else { return Step::Rejected };
-                let Node::Object { keys, .. } = &s.nodes[node as usize] else { return Step::Rejected };
-                let Some(at) = keys.advance(at, b) else { return Step::Rejected };
+                let Some(Open::Object { node, used }) = self.top() else {
+                    return Step::Rejected;
+                };
+                let Node::Object { keys, .. } = &s.nodes[node as usize] else {
+                    return Step::Rejected;
+                };
+                let Some(at) = keys.advance(at, b) else {
+                    return Step::Rejected;
+                };
                 if keys.tags(at).iter().all(|&k| used & (1 << k) != 0) {
                     return Step::Rejected;
                 }
                 match keys.complete(at) {
                     Some(key) => {
-                        self.open[self.depth as usize - 1] = Open::Object { node, used: used | 1 << key };
+                        self.open[self.depth as usize - 1] = Open::Object {
+                            node,
+                            used: used | 1 << key,
+                        };
                         self.go(At::Colon(key))
                     }
                     None => self.go(At::Key(at)),
                 }
             }
             At::Colon(key) => {
-                let Some(Open::Object { node, .. }) = self.top() else { return Step::Rejected };
-                let Node::Object { children, .. } = &s.nodes[node as usize] else { return Step::Rejected };
+                let Some(Open::Object { node, .. }) = self.top() else {
+                    return Step::Rejected;
+                };
+                let Node::Object { children, .. } = &s.nodes[node as usize] else {
+                    return Step::Rejected;
+                };
                 match b {
                     b':' => self.go(At::Value(children[key as usize])),
                     _ => Step::Rejected,
                 }
             }
             At::ArrayStart | At::ArrayNext => {
-                let Some(Open::Array { node, count }) = self.top() else { return Step::Rejected };
-                let Node::Array { items, min, max } = s.nodes[node as usize] else { return Step::Rejected };
+                let Some(Open::Array { node, count }) = self.top() else {
+                    return Step::Rejected;
+                };
+                let Node::Array { items, min, max } = s.nodes[node as usize] else {
+                    return Step::Rejected;
+                };
                 match (self.at, b) {
                     (_, b']') if count >= min => self.close(),
                     (At::ArrayNext, b',') if count < max => {
-                        self.open[self.depth as usize - 1] = Open::Array { node, count: count + 1 };
+                        self.open[self.depth as usize - 1] = Open::Array {
+                            node,
+                            count: count + 1,
+                        };
                         self.go(At::Value(items))
                     }
                     (At::ArrayStart, _) if max > 0 => {
@@ -166,11 +228,21 @@ impl FullValue {
                 self.at = At::Number(node, BoundedNumber::default());
                 self.step(s, b)
             }
-            Node::Pattern(pattern, length) if b == b'"' && pattern.to_end(pattern.start()) <= length.max => {
-                self.go(At::Pattern { node, state: pattern.start(), chars: 0 })
+            Node::Pattern(pattern, length)
+                if b == b'"' && pattern.to_end(pattern.start()) <= length.max =>
+            {
+                self.go(At::Pattern {
+                    node,
+                    state: pattern.start(),
+                    chars: 0,
+                })
             }
-            Node::Object { .. } if b == b'{' => self.push(Open::Object { node, used: 0 }, At::ObjectStart),
-            Node::Array { .. } if b == b'[' => self.push(Open::Array { node, count: 0 }, At::ArrayStart),
+            Node::Object { .. } if b == b'{' => {
+                self.push(Open::Object { node, used: 0 }, At::ObjectStart)
+            }
+            Node::Array { .. } if b == b'[' => {
+                self.push(Open::Array { node, count: 0 }, At::ArrayStart)
+            }
             _ => Step::Rejected,
         }
     }

@@ -288,10 +288,13 @@ impl Matcher {
             Literal::NameComma => Phase::Literal(Literal::ArgumentsKey, 0),
             Literal::ArgumentsKey => Phase::Literal(Literal::ArgumentsColon, 0),
             Literal::ArgumentsColon => match tool {
-                _ if g.full.is_some() => match g.full.as_ref().and_then(|f| f.roots.get(self.tool as usize)) {
-                    Some(&root) => Phase::Full(FullValue::new(root)),
-                    None => return false,
-                },
+                _ if g.full.is_some() => {
+                    let root = g.full.as_ref().and_then(|f| f.roots.get(self.tool as usize));
+                    match root {
+                        Some(&root) => Phase::Full(FullValue::new(root)),
+                        None => return false,
+                    }
+                }
                 Some(t) if t.open => Phase::Value(JsonValue::new(Some(JsonType::Object), Length::ANY)),
                 _ => Phase::Literal(Literal::ArgumentsOpen, 0),
             },

@@ -191,7 +191,8 @@ impl<'a> Engine<'a> {
         if req.value_search && req.temperature != 0.0 {
             return Err(Error::InvalidArgument { name: "value_search", reason: "needs temperature 0 (it replaces greedy choice)" });
         }
-        let constrain = req.constrained || req.extractive || req.value_search || req.require_call || req.full_schema;
+        let constrain =
+            req.constrained || req.extractive || req.value_search || req.require_call || req.full_schema;
         let mut constraint = match constrain {
             true => Some(Constraint::new(tools.as_ref().unwrap_or(&json::Value::Null), req.extractive.then_some(req.query))?),
             false => None,
