@@ -28,7 +28,10 @@ function resultContent(output) {
     case 'execution-denied':
       return JSON.stringify({ error: output.reason ?? 'execution denied' });
     default:
-      throw new NeedleError('unsupported', `tool result output of type ${output.type}: Needle reads text only`);
+      throw new NeedleError(
+        'unsupported',
+        `tool result output of type ${output.type}: Needle reads text only`,
+      );
   }
 }
 
@@ -37,50 +40,71 @@ const textOf = (parts, role) =>
     .map((part) => {
       if (part.type === 'text') return part.text;
       if (part.type === 'reasoning') return '';
-      throw new NeedleError('unsupported', `${role} content part ${part.type}: Needle reads text only`);
+      throw new NeedleError(
+        'unsupported',
+        `${role} content part ${part.type}: Needle reads text only`,
+      );
     })
     .join('');
 
 /** The SDK's prompt as OpenAI chat messages (what openai.js reads). */
 export function promptToMessages(prompt) {
-  return prompt.map((m) => {
-    if (m.role === 'system') return { role: 'system', content: m.content };
-    if (m.role === 'user') return { role: 'user', content: textOf(m.content, 'user') };
-    if (m.role === 'assistant') {
-      const calls = m.content.filter((p) => p.type === 'tool-call');
-      const text = textOf(m.content.filter((p) => p.type !== 'tool-call' && p.type !== 'tool-result'), 'assistant');
-      const message = { role: 'assistant', content: text || null };
-      if (calls.length) {
-        message.tool_calls = calls.map((c) => ({
-          id: c.toolCallId,
-          type: 'function',
-          function: { name: c.toolName, arguments: typeof c.input === 'string' ? c.input : JSON.stringify(c.input ?? {}) },
-        }));
+  return prompt
+    .map((m) => {
+      if (m.role === 'system') return { role: 'system', content: m.content };
+      if (m.role === 'user') return { role: 'user', content: textOf(m.content, 'user') };
+      if (m.role === 'assistant') {
+        const calls = m.content.filter((p) => p.type === 'tool-call');
+        const text = textOf(
+          m.content.filter((p) => p.type !== 'tool-call' && p.type !== 'tool-result'),
+          'assistant',
+        );
+        const message = { role: 'assistant', content: text || null };
+        if (calls.length) {
+          message.tool_calls = calls.map((c) => ({
+            id: c.toolCallId,
+            type: 'function',
+            function: {
+              name: c.toolName,
+              arguments: typeof c.input === 'string' ? c.input : JSON.stringify(c.input ?? {}),
+            },
+          }));
+        }
+        return message;
       }
-      return message;
-    }
-    if (m.role === 'tool') {
-      return m.content
-        .filter((p) => p.type === 'tool-result')
-        .map((p) => ({ role: 'tool', tool_call_id: p.toolCallId, content: resultContent(p.output) }));
-    }
-    throw new NeedleError('invalid_argument', `unknown message role ${m.role}`);
-  }).flat();
+      if (m.role === 'tool') {
+        return m.content
+          .filter((p) => p.type === 'tool-result')
+          .map((p) => ({
+            role: 'tool',
+            tool_call_id: p.toolCallId,
+            content: resultContent(p.output),
+          }));
+      }
+      throw new NeedleError('invalid_argument', `unknown message role ${m.role}`);
+    })
+    .flat();
 }
 
 /** The chat.completions request for a call's options, and the warnings for what it leaves out. */
 export function callToRequest(options) {
   const warnings = [];
-  const unsupported = (feature, details) => warnings.push({ type: 'unsupported', feature, details });
-  if (options.presencePenalty) unsupported('presencePenalty', 'Needle samples without repetition penalties');
-  if (options.frequencyPenalty) unsupported('frequencyPenalty', 'Needle samples without repetition penalties');
+  const unsupported = (feature, details) =>
+    warnings.push({ type: 'unsupported', feature, details });
+  if (options.presencePenalty)
+    unsupported('presencePenalty', 'Needle samples without repetition penalties');
+  if (options.frequencyPenalty)
+    unsupported('frequencyPenalty', 'Needle samples without repetition penalties');
   const tools = [];
   for (const t of options.tools ?? []) {
     if (t.type !== 'function') {
       unsupported(`provider tool ${t.name ?? t.id}`, 'Needle calls function tools only');
       continue;
     }
-    tools.push({ type: 'function', function: { name: t.name, description: t.description, parameters: t.inputSchema } });
+    tools.push({
+      type: 'function',
+      function: { name: t.name, description: t.description, parameters: t.inputSchema },
+    });
   }
   const choice = options.toolChoice;
   const body = {
@@ -95,12 +119,27 @@ export function callToRequest(options) {
   const format = options.responseFormat;
   if (format && format.type === 'json') {
     body.response_format = format.schema
-      ? { type: 'json_schema', json_schema: { name: format.name ?? 'respond', description: format.description, schema: format.schema } }
+      ? {
+          type: 'json_schema',
+          json_schema: {
+            name: format.name ?? 'respond',
+            description: format.description,
+            schema: format.schema,
+          },
+        }
       : { type: 'json_object' };
-    if (tools.length) unsupported('tools with a JSON response format', 'the tools are not offered: the answer is the JSON value');
+    if (tools.length)
+      unsupported(
+        'tools with a JSON response format',
+        'the tools are not offered: the answer is the JSON value',
+      );
   } else if (tools.length) {
     body.tools = tools;
-    if (choice) body.tool_choice = choice.type === 'tool' ? { type: 'function', function: { name: choice.toolName } } : choice.type;
+    if (choice)
+      body.tool_choice =
+        choice.type === 'tool'
+          ? { type: 'function', function: { name: choice.toolName } }
+          : choice.type;
   }
   return { body, warnings };
 }
@@ -114,14 +153,28 @@ function finishReason(raw) {
 function usageOf(usage) {
   if (!usage) {
     return {
-      inputTokens: { total: undefined, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
+      inputTokens: {
+        total: undefined,
+        noCache: undefined,
+        cacheRead: undefined,
+        cacheWrite: undefined,
+      },
       outputTokens: { total: undefined, text: undefined, reasoning: undefined },
     };
   }
   const cached = usage.prompt_tokens_details ? usage.prompt_tokens_details.cached_tokens : 0;
   return {
-    inputTokens: { total: usage.prompt_tokens, noCache: usage.prompt_tokens - cached, cacheRead: cached, cacheWrite: undefined },
-    outputTokens: { total: usage.completion_tokens, text: usage.completion_tokens, reasoning: undefined },
+    inputTokens: {
+      total: usage.prompt_tokens,
+      noCache: usage.prompt_tokens - cached,
+      cacheRead: cached,
+      cacheWrite: undefined,
+    },
+    outputTokens: {
+      total: usage.completion_tokens,
+      text: usage.completion_tokens,
+      reasoning: undefined,
+    },
   };
 }
 
@@ -147,7 +200,12 @@ export class NeedleLanguageModel {
     const content = [];
     if (message.content) content.push({ type: 'text', text: message.content });
     for (const call of message.tool_calls ?? []) {
-      content.push({ type: 'tool-call', toolCallId: call.id, toolName: call.function.name, input: call.function.arguments });
+      content.push({
+        type: 'tool-call',
+        toolCallId: call.id,
+        toolName: call.function.name,
+        input: call.function.arguments,
+      });
     }
     return {
       content,
@@ -178,14 +236,24 @@ export class NeedleLanguageModel {
         if (done) break;
         if (!started) {
           started = true;
-          yield { type: 'response-metadata', id: chunk.id, timestamp: new Date(chunk.created * 1000), modelId };
+          yield {
+            type: 'response-metadata',
+            id: chunk.id,
+            timestamp: new Date(chunk.created * 1000),
+            modelId,
+          };
         }
         if (chunk.usage) {
           if (textOpen) yield { type: 'text-end', id: 'text-0' };
           textOpen = false;
           for (const call of calls) {
             yield { type: 'tool-input-end', id: call.id };
-            yield { type: 'tool-call', toolCallId: call.id, toolName: call.name, input: call.input };
+            yield {
+              type: 'tool-call',
+              toolCallId: call.id,
+              toolName: call.name,
+              input: call.input,
+            };
           }
           yield { type: 'finish', finishReason: finishReason(finish), usage: usageOf(chunk.usage) };
           continue;

@@ -5,8 +5,21 @@ import { NeedleError } from './protocol.js';
 
 /** Fields create() reads. */
 const HONOURED = new Set([
-  'model', 'messages', 'tools', 'tool_choice', 'max_tokens', 'max_completion_tokens', 'temperature', 'seed', 'top_p',
-  'top_k', 'n', 'stream', 'stream_options', 'response_format', 'stop',
+  'model',
+  'messages',
+  'tools',
+  'tool_choice',
+  'max_tokens',
+  'max_completion_tokens',
+  'temperature',
+  'seed',
+  'top_p',
+  'top_k',
+  'n',
+  'stream',
+  'stream_options',
+  'response_format',
+  'stop',
 ]);
 
 /** Fields whose request the engine cannot meet: a typed error, with why. */
@@ -26,7 +39,8 @@ function isNoOp(key, value) {
   if (value === undefined || value === null || value === false) return true;
   if ((key === 'frequency_penalty' || key === 'presence_penalty') && value === 0) return true;
   if (key === 'top_logprobs' && value === 0) return true;
-  if (key === 'logit_bias' && typeof value === 'object' && Object.keys(value).length === 0) return true;
+  if (key === 'logit_bias' && typeof value === 'object' && Object.keys(value).length === 0)
+    return true;
   if (key === 'modalities' && Array.isArray(value) && value.every((m) => m === 'text')) return true;
   return false;
 }
@@ -41,15 +55,23 @@ export function checkFields(body, log) {
     }
     if (value !== undefined) log.warn(`chat.completions.create: ${key} is not used by Needle`);
   }
-  if ((body.n ?? 1) !== 1) throw new NeedleError('unsupported', 'n: Needle writes one choice per request (n must be 1)');
+  if ((body.n ?? 1) !== 1)
+    throw new NeedleError('unsupported', 'n: Needle writes one choice per request (n must be 1)');
 }
 
 /** The stop sequences of a request: up to 4 non-empty strings. */
 export function stopSequences(stop) {
   if (stop === undefined || stop === null) return [];
   const list = typeof stop === 'string' ? [stop] : stop;
-  if (!Array.isArray(list) || list.length > 4 || list.some((s) => typeof s !== 'string' || s === '')) {
-    throw new NeedleError('invalid_argument', 'stop must be a non-empty string or an array of at most 4 of them');
+  if (
+    !Array.isArray(list) ||
+    list.length > 4 ||
+    list.some((s) => typeof s !== 'string' || s === '')
+  ) {
+    throw new NeedleError(
+      'invalid_argument',
+      'stop must be a non-empty string or an array of at most 4 of them',
+    );
   }
   return list;
 }

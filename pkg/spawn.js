@@ -36,7 +36,10 @@ export function workerSpawner(options, packageUrl, spawnHere) {
     try {
       return spawnHere(name);
     } catch (e) {
-      throw new NeedleError('worker_failed', `cannot start the engine's worker: ${(e && e.message) || e}`);
+      throw new NeedleError(
+        'worker_failed',
+        `cannot start the engine's worker: ${(e && e.message) || e}`,
+      );
     }
   };
 }
@@ -56,7 +59,10 @@ export function spawnModuleWorker(url, name) {
     wrapper = URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
     return new Worker(wrapper, { type: 'module', name });
   } catch (e) {
-    throw new NeedleError('worker_failed', `cannot start the engine's worker from ${url.href}: ${(e && e.message) || e}`);
+    throw new NeedleError(
+      'worker_failed',
+      `cannot start the engine's worker from ${url.href}: ${(e && e.message) || e}`,
+    );
   } finally {
     // The worker has fetched what it needs to by the time it runs; the URL is not needed after.
     if (wrapper) setTimeout(() => URL.revokeObjectURL(wrapper), 60_000);

@@ -23,11 +23,15 @@ export function schemaTool(schema, name = 'respond', description = undefined) {
     }
   }
   if (schema === true || (schema && typeof schema === 'object' && !Array.isArray(schema))) {
-    const isObject = schema !== true && (schema.type === 'object' || (schema.type === undefined && schema.properties));
+    const isObject =
+      schema !== true &&
+      (schema.type === 'object' || (schema.type === undefined && schema.properties));
     const tool = { name: typeof schema.title === 'string' ? schema.title : name };
     const desc = description ?? schema.description;
     if (typeof desc === 'string') tool.description = desc;
-    tool.parameters = isObject ? schema : { type: 'object', properties: { value: schema }, required: ['value'] };
+    tool.parameters = isObject
+      ? schema
+      : { type: 'object', properties: { value: schema }, required: ['value'] };
     return { tool, wrapped: !isObject, read: isObject ? (args) => args : (args) => args.value };
   }
   throw new NeedleError('invalid_argument', 'schema must be a JSON Schema object');
@@ -38,7 +42,11 @@ export function structuredValue(result, read) {
   const call = result.function_calls[0] ?? (result.suppressed_calls || [])[0];
   if (call) return read(call.arguments ?? {});
   if (result.stop_reason === 'max_tokens' || result.stop_reason === 'context_full') {
-    throw new NeedleError('incomplete', `the value was cut off (${result.stop_reason}): raise maxTokens`, { result });
+    throw new NeedleError(
+      'incomplete',
+      `the value was cut off (${result.stop_reason}): raise maxTokens`,
+      { result },
+    );
   }
   throw new NeedleError('incomplete', 'the model wrote no value', { result });
 }
@@ -46,8 +54,18 @@ export function structuredValue(result, read) {
 /** `needle.generate(text, { schema, ...complete options })`: the value. */
 export async function generate(needle, text, options = {}) {
   const { schema, name, tools: _tools, ...rest } = options ?? {};
-  if (schema === undefined) throw new NeedleError('invalid_argument', 'generate() needs a schema (use complete() for free text)');
+  if (schema === undefined)
+    throw new NeedleError(
+      'invalid_argument',
+      'generate() needs a schema (use complete() for free text)',
+    );
   const { tool, read } = schemaTool(schema, name);
-  const result = await needle.complete(String(text), { ...rest, tools: [tool], constrained: true, requireCall: true, fullSchema: true });
+  const result = await needle.complete(String(text), {
+    ...rest,
+    tools: [tool],
+    constrained: true,
+    requireCall: true,
+    fullSchema: true,
+  });
   return structuredValue(result, read);
 }

@@ -15,7 +15,10 @@ import { chromium } from 'playwright-core';
 import { MIME } from '../../tools/serve.mjs';
 import { ROOT } from '../js/helpers.mjs';
 
-const ISOLATED = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
+const ISOLATED = {
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Embedder-Policy': 'require-corp',
+};
 const servers = [];
 let cdn;
 let context;
@@ -36,11 +39,19 @@ async function serve(respond) {
 /** The package's folder with a CDN's headers. */
 function cdnFiles(path) {
   const file = normalize(join(ROOT, 'pkg', path.replace(/^\/pkg\//, '')));
-  const headers = { 'Access-Control-Allow-Origin': '*', 'Cross-Origin-Resource-Policy': 'cross-origin' };
+  const headers = {
+    'Access-Control-Allow-Origin': '*',
+    'Cross-Origin-Resource-Policy': 'cross-origin',
+  };
   return stat(file).then(
     async (info) => {
-      if (!path.startsWith('/pkg/') || !file.startsWith(join(ROOT, 'pkg')) || !info.isFile()) throw new Error('no');
-      return { status: 200, headers: { ...headers, 'Content-Type': MIME[extname(file)] || 'application/octet-stream' }, body: await readFile(file) };
+      if (!path.startsWith('/pkg/') || !file.startsWith(join(ROOT, 'pkg')) || !info.isFile())
+        throw new Error('no');
+      return {
+        status: 200,
+        headers: { ...headers, 'Content-Type': MIME[extname(file)] || 'application/octet-stream' },
+        body: await readFile(file),
+      };
     },
     () => ({ status: 404, headers, body: 'not found' }),
   );
@@ -49,7 +60,10 @@ function cdnFiles(path) {
 /** A page that loads the package from the CDN and reports through `window.__done`. */
 function page(how, loadOptions = {}) {
   const specifier = how === 'importmap' ? 'needle-web' : `${cdn}/pkg/index.js`;
-  const map = how === 'importmap' ? `<script type="importmap">{"imports":{"needle-web":"${cdn}/pkg/index.js"}}</script>` : '';
+  const map =
+    how === 'importmap'
+      ? `<script type="importmap">{"imports":{"needle-web":"${cdn}/pkg/index.js"}}</script>`
+      : '';
   return `<!doctype html><meta charset="utf-8">${map}
 <script type="module">
   import { Needle } from '${specifier}';
@@ -74,7 +88,13 @@ before(async () => {
   context = await chromium.launchPersistentContext(profile, {
     executablePath: '/usr/bin/chromium',
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--no-first-run',
+      '--disable-background-networking',
+    ],
   });
 });
 
@@ -85,7 +105,11 @@ after(async () => {
 });
 
 async function visit(html, isolated) {
-  const origin = await serve(async () => ({ status: 200, headers: { 'Content-Type': MIME['.html'], ...(isolated ? ISOLATED : {}) }, body: html }));
+  const origin = await serve(async () => ({
+    status: 200,
+    headers: { 'Content-Type': MIME['.html'], ...(isolated ? ISOLATED : {}) },
+    body: html,
+  }));
   const tab = await context.newPage();
   const workers = [];
   tab.on('worker', (w) => workers.push(w.url()));
@@ -106,13 +130,19 @@ for (const how of ['module', 'importmap']) {
       assert.equal(result.isolated, isolated);
       assert.equal(result.calls.length, 1);
       assert.equal(result.calls[0].name, 'set_thermostat');
-      assert.ok(workers.some((u) => u.startsWith('blob:')), `a blob: worker started: ${workers.join(', ')}`);
+      assert.ok(
+        workers.some((u) => u.startsWith('blob:')),
+        `a blob: worker started: ${workers.join(', ')}`,
+      );
     });
   }
 }
 
 test('a worker script that cannot load rejects with a NeedleError', async () => {
-  const { result } = await visit(page('module', { workerUrl: `${cdn}/pkg/no-such-worker.js` }), false);
+  const { result } = await visit(
+    page('module', { workerUrl: `${cdn}/pkg/no-such-worker.js` }),
+    false,
+  );
   assert.equal(result.error?.name, 'NeedleError', JSON.stringify(result));
   assert.equal(result.error.code, 'worker_died');
 });

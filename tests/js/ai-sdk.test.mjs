@@ -12,12 +12,17 @@ import { schemaTool } from '../../pkg/structured.js';
 import { defaultModel, nativeRun } from './helpers.mjs';
 
 const MODEL = defaultModel();
-const ENV = JSON.parse(readFileSync(new URL('../../www/presets/smart_home.json', import.meta.url), 'utf8'));
+const ENV = JSON.parse(
+  readFileSync(new URL('../../www/presets/smart_home.json', import.meta.url), 'utf8'),
+);
 let needle;
 let provider;
 
 const TOOLS = Object.fromEntries(
-  ENV.tools.map((t) => [t.name, tool({ description: t.description, inputSchema: jsonSchema(t.parameters) })]),
+  ENV.tools.map((t) => [
+    t.name,
+    tool({ description: t.description, inputSchema: jsonSchema(t.parameters) }),
+  ]),
 );
 
 /** The provider's model, recording the options the SDK calls it with. */
@@ -28,14 +33,31 @@ function spied() {
     const original = model[name].bind(model);
     return { [name]: (options) => (calls.push(options), original(options)) }[name];
   };
-  return { model: Object.assign(Object.create(model), { doGenerate: wrap('doGenerate'), doStream: wrap('doStream') }), calls };
+  return {
+    model: Object.assign(Object.create(model), {
+      doGenerate: wrap('doGenerate'),
+      doStream: wrap('doStream'),
+    }),
+    calls,
+  };
 }
 
 /** `needle run --json` for the SDK's call options (tools offered as the provider offers them). */
 function native(options, extra = []) {
-  const text = options.prompt.at(-1).content.map((p) => p.text).join('');
-  const tools = options.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.inputSchema } }));
-  return nativeRun(MODEL, text, JSON.stringify(tools), ['--constrained', '--max-tokens', String(options.maxOutputTokens), ...extra]);
+  const text = options.prompt
+    .at(-1)
+    .content.map((p) => p.text)
+    .join('');
+  const tools = options.tools.map((t) => ({
+    type: 'function',
+    function: { name: t.name, description: t.description, parameters: t.inputSchema },
+  }));
+  return nativeRun(MODEL, text, JSON.stringify(tools), [
+    '--constrained',
+    '--max-tokens',
+    String(options.maxOutputTokens),
+    ...extra,
+  ]);
 }
 
 const callsOf = (toolCalls) => toolCalls.map((c) => ({ name: c.toolName, arguments: c.input }));
@@ -47,7 +69,10 @@ before(async () => {
 after(() => needle.dispose());
 
 test('generateText with tools: the calls the CLI makes', async () => {
-  for (const prompt of ['Close the living room blinds and turn on the study fan', 'Set the thermostat to 22 degrees']) {
+  for (const prompt of [
+    'Close the living room blinds and turn on the study fan',
+    'Set the thermostat to 22 degrees',
+  ]) {
     const { model, calls } = spied();
     const r = await generateText({ model, prompt, tools: TOOLS, maxOutputTokens: 64 });
     assert.equal(calls.length, 1);
@@ -65,7 +90,10 @@ test('streamText with tools: the same calls, streamed', async () => {
   const r = streamText({ model, prompt, tools: TOOLS, maxOutputTokens: 64 });
   const types = new Set();
   for await (const part of r.fullStream) types.add(part.type);
-  assert.ok(types.has('tool-input-delta') && types.has('tool-call') && types.has('finish'), [...types].join());
+  assert.ok(
+    types.has('tool-input-delta') && types.has('tool-call') && types.has('finish'),
+    [...types].join(),
+  );
   assert.deepEqual(callsOf(await r.toolCalls), native(calls[0]).function_calls);
   assert.equal(await r.finishReason, 'tool-calls');
 });
@@ -81,7 +109,12 @@ test('generateObject with a JSON schema: the value of the CLI full-schema call',
   };
   const prompt = 'Dim the bedroom lights to 30 percent';
   const { model, calls } = spied();
-  const { object } = await generateObject({ model, schema: jsonSchema(schema), prompt, maxOutputTokens: 64 });
+  const { object } = await generateObject({
+    model,
+    schema: jsonSchema(schema),
+    prompt,
+    maxOutputTokens: 64,
+  });
   const format = calls[0].responseFormat;
   assert.equal(format.type, 'json');
   const { tool: respond, read } = schemaTool(format.schema, format.name ?? 'respond');
@@ -92,6 +125,15 @@ test('generateObject with a JSON schema: the value of the CLI full-schema call',
 });
 
 test('settings the engine cannot honour come back as unsupported warnings', async () => {
-  const r = await generateText({ model: provider(), prompt: 'Play some jazz', tools: TOOLS, maxOutputTokens: 32, presencePenalty: 0.5 });
-  assert.ok(r.warnings.some((w) => w.type === 'unsupported' && w.feature === 'presencePenalty'), JSON.stringify(r.warnings));
+  const r = await generateText({
+    model: provider(),
+    prompt: 'Play some jazz',
+    tools: TOOLS,
+    maxOutputTokens: 32,
+    presencePenalty: 0.5,
+  });
+  assert.ok(
+    r.warnings.some((w) => w.type === 'unsupported' && w.feature === 'presencePenalty'),
+    JSON.stringify(r.warnings),
+  );
 });
