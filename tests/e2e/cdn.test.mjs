@@ -71,10 +71,10 @@ function page(how, loadOptions = {}) {
     try {
       const needle = await Needle.load(undefined, ${JSON.stringify({ cache: false, ...loadOptions })});
       const tools = [{ name: 'set_thermostat', parameters: { type: 'object', properties: { temperature: { type: 'integer' } }, required: ['temperature'] } }];
-      const r = await needle.complete('Set the thermostat to 22 degrees', { tools, constrained: true, maxTokens: 48 });
-      const info = await needle.info();
+      const r = await needle.complete('Set the thermostat to 22 degrees', { tools, requireCall: true, maxTokens: 48 });
+      const info = needle.info;
       needle.dispose();
-      return { calls: r.function_calls, variant: info.variant ?? null, isolated: self.crossOriginIsolated };
+      return { calls: r.function_calls, variant: info.variant, threads: info.threads, isolated: self.crossOriginIsolated };
     } catch (e) {
       return { error: { name: e.name, code: e.code, message: e.message } };
     }
@@ -130,6 +130,8 @@ for (const how of ['module', 'importmap']) {
       assert.equal(result.isolated, isolated);
       assert.equal(result.calls.length, 1);
       assert.equal(result.calls[0].name, 'set_thermostat');
+      // Isolated, the threaded build's threads start from the other origin too.
+      assert.equal(result.variant, isolated ? 'threaded' : 'simd');
       assert.ok(
         workers.some((u) => u.startsWith('blob:')),
         `a blob: worker started: ${workers.join(', ')}`,
