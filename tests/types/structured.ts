@@ -37,11 +37,9 @@ export async function check(needle: Needle) {
     stop: ['END'],
     top_k: 40,
   });
+  const messages = [{ role: 'user', content: 'x' }] as const;
   // @ts-expect-error: log-probabilities are refused.
-  await needle.chat.completions.create({
-    messages: [{ role: 'user', content: 'x' }],
-    logprobs: true,
-  });
+  await needle.chat.completions.create({ messages, logprobs: true });
   await Needle.load('needle3', {
     assetBase: 'https://cdn.example/needle-web/',
     workerUrl: new URL('https://x/w.js'),
