@@ -44,9 +44,19 @@ export function workerSpawner(options, packageUrl, spawnHere) {
   };
 }
 
+/**
+ * `file` beside the module at `moduleUrl`. Here, not at the caller: bundlers rewrite (or warn
+ * about) `new URL(…, import.meta.url)` wherever they see it.
+ */
+export function besideModule(moduleUrl, file) {
+  return new URL(file, moduleUrl);
+}
+
 /** Whether `url` may be a Worker's script here as it is (same origin, or blob:/data:). */
 export function startsAsIs(url) {
-  if (url.protocol === 'blob:' || url.protocol === 'data:') return true;
+  // Only an http(s) script of another origin needs the wrapper: webpack, for one, writes the
+  // source file's file: URL for import.meta.url, and the literal spawn is what it rewrites.
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return true;
   return !globalThis.location || url.origin === globalThis.location.origin;
 }
 

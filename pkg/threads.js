@@ -6,7 +6,7 @@
 // give only to cross-origin isolated pages (served with `Cross-Origin-Opener-Policy: same-origin`
 // and `Cross-Origin-Embedder-Policy: require-corp`), and a worker thread: the engine thread blocks
 // (Atomics.wait) while the pool works, which a page's main thread may not.
-import { spawnModuleWorker, startsAsIs } from './spawn.js';
+import { besideModule, spawnModuleWorker, startsAsIs } from './spawn.js';
 
 /**
  * Whether this engine makes shared WebAssembly memories and can post them to other workers, as
@@ -48,9 +48,6 @@ export function threadSupport(inWorker) {
 /** Most threads `threads: 'auto'` starts: past this the matrices are too small to share out. */
 export const AUTO_MAX_THREADS = 8;
 
-// A variable, not a literal in `new URL(...)`: bundlers must not emit thread.js as a plain asset.
-const THREAD = './thread.js';
-
 // Referenced for the pool's life: a worker the page holds no reference to may be collected.
 let running = null;
 
@@ -67,7 +64,7 @@ export async function startThreads(glue, count, timeoutMs = 30000) {
   const up = Array.from({ length: count }, (_, i) => {
     const name = `needle-web thread ${i + 1}`;
     // From a CDN the thread script is another origin's: started through a blob: module (spawn.js).
-    const remote = new URL(THREAD, import.meta.url);
+    const remote = besideModule(import.meta.url, 'thread.js');
     const worker = startsAsIs(remote)
       ? new Worker(new URL('./thread.js', import.meta.url), { type: 'module', name })
       : spawnModuleWorker(remote, name);
