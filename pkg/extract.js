@@ -7,6 +7,7 @@
 import { NeedleError } from './protocol.js';
 import { toolName, ungroundedByTool } from './tools.js';
 import { AUTO_DATE_DEFAULT, dateFact } from './conversation.js';
+import { schemaTool } from './structured.js';
 
 /** A tool schema for `schema`: a named tool as given, or a bare JSON Schema wrapped as one. */
 function asTool(schema) {
@@ -27,6 +28,12 @@ function asTool(schema) {
   return tool;
 }
 
+/** `{tool, read}` for full-schema extraction: a named tool as given, else any JSON Schema. */
+function fullSchemaTool(schema) {
+  if (schema && typeof schema === 'object' && toolName(schema) !== undefined) return { tool: schema, read: (a) => a };
+  return schemaTool(schema, 'extract');
+}
+
 /** The paths a strict extraction rejects: the engine's ungrounded values and a negated request. */
 function failures(result) {
   const paths = new Set([...ungroundedByTool(result).values()].flatMap((set) => [...set]));
@@ -39,18 +46,22 @@ function failures(result) {
  * declines. With `strict` (default), values the engine finds ungrounded in the text (a year the
  * text contradicts, a number it never wrote) or a negated request reject with a NeedleError whose
  * code is `ungrounded`, with `paths` and the `result`. Constrained decoding is on by default.
+ * With `fullSchema`, the record is held to the whole schema (structured.js), which may be any JSON
+ * Schema (an array, an enum, …) the matcher can hold.
  */
 export async function extract(needle, text, schema, options = {}) {
-  const { strict = true, autoDate = AUTO_DATE_DEFAULT, constrained = true, tools: _tools, ...rest } = options;
+  const { strict = true, autoDate = AUTO_DATE_DEFAULT, constrained = true, fullSchema = false, tools: _tools, ...rest } = options;
+  const { tool, read } = fullSchema ? fullSchemaTool(schema) : { tool: asTool(schema), read: (a) => a };
   const result = await needle.complete(String(text), {
     ...rest,
-    tools: [asTool(schema)],
+    tools: [tool],
     constrained,
+    fullSchema,
     date: autoDate ? dateFact() : undefined,
   });
   const calls = result.function_calls ?? [];
   if (calls.length === 0) return null;
-  const record = calls[0].arguments ?? {};
+  const record = read(calls[0].arguments ?? {});
   if (strict) {
     const paths = failures(result);
     if (paths.length) {

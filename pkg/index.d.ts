@@ -137,6 +137,14 @@ export interface LoadOptions {
    * (default 120000; `Infinity` waits for ever).
    */
   stallTimeout?: number;
+  /**
+   * The folder holding the package's worker.js and wasm/ when they are not beside this module (a
+   * bundle that did not copy them). A worker on another origin (a CDN) starts through a
+   * same-origin blob: module either way.
+   */
+  assetBase?: string | URL;
+  /** The worker script itself (overrides `assetBase`). */
+  workerUrl?: string | URL;
 }
 
 /** Where a model name resolves (options of `load`, `download`, `cached`, `evict`). */
@@ -371,6 +379,12 @@ export interface CompleteOptions<T extends readonly Tool[] | string = readonly T
    */
   requireCall?: boolean;
   /**
+   * Implies `constrained`: each call's arguments are held to its tool's whole JSON schema (nested
+   * values, numeric bounds, string lengths, patterns), so they always validate. A schema keyword
+   * the matcher cannot hold (anyOf, $ref, multipleOf, …) rejects with code `unsupported`.
+   */
+  fullSchema?: boolean;
+  /**
    * Encode chat markers typed in the query, tools or system prompt (`<|im_end|>`,
    * `<tool_call>`, ...) as the marker tokens, as upstream does (default false: they are
    * encoded as plain text, so untrusted text cannot close the turn or forge a tool call).
@@ -546,8 +560,21 @@ export class Needle {
     schema: Tool | Record<string, unknown> | string,
     options?: ExtractOptions,
   ): Promise<T | null>;
+  /**
+   * Structured output: a value that validates against `schema` (any JSON Schema the matcher can
+   * hold, an array or enum included). Rejects with code `unsupported` for a keyword it cannot
+   * hold, `incomplete` when the value was cut off.
+   */
+  generate<const S extends JsonSchema>(text: string, options: GenerateOptions<S>): Promise<FromSchema<S>>;
+  generate<T = unknown>(text: string, options: GenerateOptions<Record<string, unknown> | string>): Promise<T>;
   /** An OpenAI-compatible surface (WebLLM's shape). */
   readonly chat: { readonly completions: ChatCompletions };
+}
+
+export interface GenerateOptions<S> extends Omit<CompleteOptions, 'tools' | 'requireCall' | 'fullSchema'> {
+  schema: S;
+  /** The name of the one tool the schema becomes (default: its `title`, else 'respond'). */
+  name?: string;
 }
 
 /** A tool function: called with the call's arguments; may be async; a throw becomes `{error}`. */
@@ -625,6 +652,8 @@ export interface ExtractOptions extends Omit<CompleteOptions, 'tools'> {
   strict?: boolean;
   /** The date fact before the system text (default false, as for conversations; upstream's is true). */
   autoDate?: boolean;
+  /** Hold the record to the whole schema, which may then be any JSON Schema (see `generate`). */
+  fullSchema?: boolean;
 }
 
 export type ChatMessage =
@@ -651,7 +680,21 @@ export interface ChatCompletionRequest {
   max_completion_tokens?: number;
   temperature?: number;
   top_p?: number;
+  /** Needle's own: sample among the k most likely tokens. */
+  top_k?: number;
   seed?: number;
+  /** Content ends before the first of these (generation stops there). */
+  stop?: string | readonly string[];
+  /** JSON content held to a schema (full-schema decoding); no tools with it. */
+  response_format?:
+    | { type: 'text' }
+    | { type: 'json_object' }
+    | { type: 'json_schema'; json_schema: { name?: string; description?: string; schema?: Record<string, unknown>; strict?: boolean } };
+  /** Refused (code `unsupported`) unless off: Needle returns no log-probabilities. */
+  logprobs?: false | null;
+  /** Refused (code `unsupported`) unless 0: Needle samples without penalties. */
+  frequency_penalty?: 0 | null;
+  presence_penalty?: 0 | null;
   n?: 1;
   model?: string;
   stream?: boolean;

@@ -8,6 +8,8 @@
 import { Req, Reply, NeedleError, errorFromWire, toolsToJson } from './protocol.js';
 import { Conversation } from './conversation.js';
 import { extract } from './extract.js';
+import { generate } from './structured.js';
+import { workerSpawner } from './spawn.js';
 import { Completions } from './openai.js';
 import * as storage from './storage/index.js';
 import { fetchModel, integrityHex } from './storage/model.js';
@@ -109,7 +111,8 @@ export class Needle {
    * options: { onProgress({phase, loaded, total}), integrity, cache = 'auto', fetch, logger, logLevel, worker = 'auto',
    *            kv: 'f32' | 'int8', numerics: 'exact' | 'deploy', layers, maxContext,
    *            simd: 'auto' | boolean, threads: 'auto' | number | false, transfer = false, signal,
-   *            stallTimeout = 120000 (ms without progress, then the load fails: code 'timeout') }
+   *            stallTimeout = 120000 (ms without progress, then the load fails: code 'timeout'),
+   *            assetBase (the folder of worker.js and wasm/), workerUrl (spawn.js) }
    * Phases: 'download' | 'cache' | 'read' | 'init'. Rejects with a NeedleError.
    */
   static async load(source = undefined, options = {}) {
@@ -127,7 +130,7 @@ export class Needle {
       wire = { kind: 'bytes', bytes: got.bytes, sha256: got.sha256, from: got.from, storage: got.storage };
       cache = 'none';
     }
-    const host = await startHost(options.worker ?? 'auto', spawnWebWorker);
+    const host = await startHost(options.worker ?? 'auto', workerSpawner(options, import.meta.url, spawnWebWorker));
     const needle = new Needle(host, log);
     const handed = handOver(wire, host, options.transfer === true);
     const opts = {
@@ -290,9 +293,14 @@ export class Needle {
     return extract(this, text, schema, options);
   }
 
+  /** Structured output: the value, held to `options.schema` by full-schema decoding (structured.js). */
+  generate(text, options = {}) {
+    return generate(this, text, options);
+  }
+
   /** The OpenAI-compatible surface: `chat.completions.create({messages, tools, ...})` (openai.js). */
   get chat() {
-    return (this.#chat ??= { completions: new Completions(this) });
+    return (this.#chat ??= { completions: new Completions(this, this.#log) });
   }
 
   /** Clears the conversation state (KV cache). */

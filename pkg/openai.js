@@ -9,10 +9,16 @@
 // results, as the agent loop sends). `tool_choice` maps onto constrained decoding, which is on:
 // 'auto' any call or the refusal, 'required' a call (the refusal `[]` masked), `{function: {name}}`
 // only that tool, called; 'none' offers no tools (only the refusal can be written).
+// `response_format` ({type: 'json_schema', json_schema: {name, schema}} or {type: 'json_object'})
+// makes the content a JSON value held to the schema (structured.js); `stop` ends the content
+// before the first stop sequence; fields the engine cannot honour are refused or logged
+// (openai-fields.js).
 import { IM_END, THINK_END, THINK_START, TOOL_CALL_END, TOOL_CALL_START } from './markers.js';
 import { NeedleError } from './protocol.js';
 import { toolName } from './tools.js';
 import { toolResultsText } from './conversation.js';
+import { schemaTool, structuredValue } from './structured.js';
+import { checkFields, cutAtStop, stopPrefixLength, stopSequences } from './openai-fields.js';
 
 // Assistant messages this surface returned -> the completion text the model generated, so a
 // message fed back replays exactly (reasoning included) and the engine's prefix cache holds.
@@ -193,33 +199,60 @@ function usage(result) {
   return { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens, prompt_tokens_details: { cached_tokens } };
 }
 
-/** The complete() options of a request (validated), and the new turn's text. */
-function toRequest(body) {
+/** `{tool, read}` for a response_format asking for JSON, or null for text. */
+function responseFormat(format) {
+  if (format === undefined || format === null || format.type === 'text') return null;
+  if (format.type === 'json_object') return schemaTool({ type: 'object' });
+  if (format.type === 'json_schema') {
+    const spec = format.json_schema;
+    if (!spec || typeof spec !== 'object') throw bad('response_format json_schema needs json_schema: {name, schema}');
+    return schemaTool(spec.schema ?? { type: 'object' }, spec.name ?? 'respond', spec.description);
+  }
+  throw bad(`response_format type must be 'text', 'json_object' or 'json_schema', not ${format && format.type}`);
+}
+
+/** The complete() options of a request (validated), the new turn's text, its stops and format. */
+function toRequest(body, log) {
   if (!body || typeof body !== 'object') throw bad('create() needs a request object');
+  checkFields(body, log);
   const { system, turns, last } = messagesToTurns(body.messages);
-  const { tools, requireCall } = chooseTools(body.tools, body.tool_choice);
-  if ((body.n ?? 1) !== 1) throw bad('n must be 1');
+  const chosen = chooseTools(body.tools, body.tool_choice);
+  const format = responseFormat(body.response_format);
+  if (format && chosen.tools.length) throw bad("response_format asks for JSON content: pass no tools (or tool_choice 'none')");
   const options = {
-    tools,
+    tools: format ? [format.tool] : chosen.tools,
     system,
     // A tool-result turn is the last of `turns`, with no new user query (conversation.js).
     turns: last.role === 'tool' ? [...turns, last] : turns,
     constrained: true,
-    requireCall,
+    requireCall: format ? true : chosen.requireCall,
+    fullSchema: Boolean(format),
     maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
     temperature: body.temperature ?? undefined,
     seed: body.seed ?? undefined,
     topP: body.top_p ?? undefined,
+    topK: body.top_k ?? undefined,
   };
-  return { text: last.role === 'tool' ? '' : last.content, options };
+  return { text: last.role === 'tool' ? '' : last.content, options, stops: stopSequences(body.stop), format };
+}
+
+/** The content of a JSON response: the value's JSON, or what was written of it when cut off. */
+function formatContent(result, format) {
+  if (result.stop_reason === 'max_tokens' || result.stop_reason === 'context_full') {
+    const [call] = partialCalls(result.text);
+    return call ? call.args : '';
+  }
+  return JSON.stringify(structuredValue(result, format.read));
 }
 
 /** `needle.chat.completions`. */
 export class Completions {
   #needle;
+  #log;
 
-  constructor(needle) {
+  constructor(needle, log) {
     this.#needle = needle;
+    this.#log = log;
   }
 
   /**
@@ -227,23 +260,55 @@ export class Completions {
    * `options.signal` aborts (as the OpenAI SDK's second argument).
    */
   async create(body, options = {}) {
-    const { text, options: request } = toRequest(body);
+    const { text, options: request, stops, format } = toRequest(body, this.#log);
     const meta = { id: randomId('chatcmpl-'), created: Math.floor(Date.now() / 1000), model: body.model ?? 'needle' };
-    if (body.stream) return this.#chunks(text, { ...request, signal: options.signal }, meta, body.stream_options);
-    const result = await this.#needle.complete(text, { ...request, signal: options.signal });
-    const calls = toolCalls(result);
-    const message = { role: 'assistant', content: visibleText(result.text) || null };
+    const streamed = { ...request, signal: options.signal };
+    if (body.stream) return this.#chunks(text, streamed, meta, body.stream_options, stops, format);
+    const { result, stopped } = await this.#completeUntil(text, streamed, stops);
+    const calls = format ? [] : toolCalls(result);
+    const content = format ? formatContent(result, format) : cutAtStop(visibleText(result.text), stops).text;
+    const message = { role: 'assistant', content: content || null };
     if (calls.length) message.tool_calls = calls;
     generated.set(message, result.text);
+    const finish = stopped || (format && finishReason(result) === 'tool_calls') ? 'stop' : finishReason(result);
     return {
       ...meta,
       object: 'chat.completion',
-      choices: [{ index: 0, message, finish_reason: finishReason(result), logprobs: null }],
+      choices: [{ index: 0, message, finish_reason: finish, logprobs: null }],
       usage: usage(result),
     };
   }
 
-  async *#chunks(text, request, meta, streamOptions) {
+  /** complete(), ended early once the visible text holds a stop sequence: `{result, stopped}`. */
+  async #completeUntil(text, request, stops) {
+    if (stops.length === 0) return { result: await this.#needle.complete(text, request), stopped: false };
+    const stop = new AbortController();
+    const outer = request.signal;
+    const forward = () => stop.abort();
+    if (outer) {
+      if (outer.aborted) stop.abort();
+      else outer.addEventListener('abort', forward, { once: true });
+    }
+    let raw = '';
+    let stopped = false;
+    const onToken = ({ text: piece }) => {
+      raw += piece;
+      if (!stopped && cutAtStop(visibleText(raw), stops).stopped) {
+        stopped = true;
+        stop.abort();
+      }
+    };
+    try {
+      return { result: await this.#needle.complete(text, { ...request, signal: stop.signal, onToken }), stopped };
+    } catch (e) {
+      if (stopped && e && e.code === 'aborted' && e.result) return { result: e.result, stopped };
+      throw e;
+    } finally {
+      if (outer) outer.removeEventListener('abort', forward);
+    }
+  }
+
+  async *#chunks(text, request, meta, streamOptions, stops, format) {
     const chunk = (delta, finish = null) => ({
       ...meta,
       object: 'chat.completion.chunk',
@@ -253,32 +318,78 @@ export class Completions {
     let raw = '';
     let shown = '';
     const sent = []; // per call: { id, args } streamed so far
-    for await (const item of this.#needle.stream(text, request)) {
-      if (!('token' in item)) {
-        yield chunk({}, finishReason(item));
-        if (streamOptions && streamOptions.include_usage) yield { ...meta, object: 'chat.completion.chunk', choices: [], usage: usage(item) };
-        return;
+    const finish = (result, stopped) => {
+      const reason = finishReason(result);
+      return stopped || (format && reason === 'tool_calls') ? 'stop' : reason;
+    };
+    const end = function* (result, stopped) {
+      if (format && result.stop_reason !== 'max_tokens' && result.stop_reason !== 'context_full') {
+        // The whole value's JSON, as the non-streamed content (a wrapped value is read back here).
+        const content = formatContent(result, format);
+        if (content.length > shown.length) yield chunk({ content: content.slice(shown.length) });
       }
-      raw += item.text;
-      const visible = visibleText(raw);
-      if (visible.length > shown.length && visible.startsWith(shown)) {
-        yield chunk({ content: visible.slice(shown.length) });
-        shown = visible;
+      yield chunk({}, finish(result, stopped));
+      if (streamOptions && streamOptions.include_usage) yield { ...meta, object: 'chat.completion.chunk', choices: [], usage: usage(result) };
+    };
+    const stop = new AbortController();
+    const outer = request.signal;
+    const forward = () => stop.abort();
+    if (outer) {
+      if (outer.aborted) stop.abort();
+      else outer.addEventListener('abort', forward, { once: true });
+    }
+    let stopped = false;
+    try {
+      for await (const item of this.#needle.stream(text, { ...request, signal: stop.signal })) {
+        if (!('token' in item)) {
+          yield* end(item, stopped);
+          return;
+        }
+        if (stopped) continue;
+        raw += item.text;
+        if (format) {
+          // An object's arguments stream as they are written; a wrapped value comes whole at the end.
+          const [call] = partialCalls(raw);
+          const args = call && !format.wrapped ? call.args : '';
+          if (args.length > shown.length && args.startsWith(shown)) {
+            yield chunk({ content: args.slice(shown.length) });
+            shown = args;
+          }
+          continue;
+        }
+        const cut = cutAtStop(visibleText(raw), stops);
+        // Text that may begin a stop sequence waits until it is known not to.
+        const visible = cut.stopped ? cut.text : cut.text.slice(0, cut.text.length - stopPrefixLength(cut.text, stops));
+        if (visible.length > shown.length && visible.startsWith(shown)) {
+          yield chunk({ content: visible.slice(shown.length) });
+          shown = visible;
+        }
+        if (cut.stopped) {
+          // The generation ends within a token; its AbortError carries the result.
+          stopped = true;
+          stop.abort();
+          continue;
+        }
+        // Each call as OpenAI streams one: its id, type and name first, then its arguments in pieces.
+        const deltas = [];
+        partialCalls(raw).forEach((call, index) => {
+          if (call.name === null) return;
+          if (!sent[index]) {
+            sent[index] = { id: randomId('call_'), args: '' };
+            deltas.push({ index, id: sent[index].id, type: 'function', function: { name: call.name, arguments: '' } });
+          }
+          if (call.args.length > sent[index].args.length) {
+            deltas.push({ index, function: { arguments: call.args.slice(sent[index].args.length) } });
+            sent[index].args = call.args;
+          }
+        });
+        if (deltas.length) yield chunk({ tool_calls: deltas });
       }
-      // Each call as OpenAI streams one: its id, type and name first, then its arguments in pieces.
-      const deltas = [];
-      partialCalls(raw).forEach((call, index) => {
-        if (call.name === null) return;
-        if (!sent[index]) {
-          sent[index] = { id: randomId('call_'), args: '' };
-          deltas.push({ index, id: sent[index].id, type: 'function', function: { name: call.name, arguments: '' } });
-        }
-        if (call.args.length > sent[index].args.length) {
-          deltas.push({ index, function: { arguments: call.args.slice(sent[index].args.length) } });
-          sent[index].args = call.args;
-        }
-      });
-      if (deltas.length) yield chunk({ tool_calls: deltas });
+    } catch (e) {
+      if (!(stopped && e && e.code === 'aborted' && e.result)) throw e;
+      yield* end(e.result, true);
+    } finally {
+      if (outer) outer.removeEventListener('abort', forward);
     }
   }
 }

@@ -6,6 +6,7 @@
 // give only to cross-origin isolated pages (served with `Cross-Origin-Opener-Policy: same-origin`
 // and `Cross-Origin-Embedder-Policy: require-corp`), and a worker thread: the engine thread blocks
 // (Atomics.wait) while the pool works, which a page's main thread may not.
+import { besideModule, spawnModuleWorker, startsAsIs } from './spawn.js';
 
 /**
  * Whether this engine makes shared WebAssembly memories and can post them to other workers, as
@@ -63,7 +64,12 @@ export async function startThreads(glue, count, timeoutMs = 30000) {
   const workers = [];
   let timer;
   const up = Array.from({ length: count }, (_, i) => {
-    const worker = new Worker(new URL('./thread.js', import.meta.url), { type: 'module', name: `needle-web thread ${i + 1}` });
+    const name = `needle-web thread ${i + 1}`;
+    // From a CDN the thread script is another origin's: started through a blob: module (spawn.js).
+    const remote = besideModule(import.meta.url, 'thread.js');
+    const worker = startsAsIs(remote)
+      ? new Worker(new URL('./thread.js', import.meta.url), { type: 'module', name })
+      : spawnModuleWorker(remote, name);
     workers.push(worker);
     return new Promise((resolve, reject) => {
       worker.onmessage = ({ data }) => {

@@ -12,6 +12,7 @@
 //! (not an enum) must be a piece of the request ([`super::span`]). After `</tool_call>` only a stop token
 //! may follow. Every prefix this accepts can still be completed, so masking never strands the
 //! model.
+use super::full_value::FullValue;
 use super::json_value::{JsonValue, Step as ValueStep};
 use super::literals::{Cursor, LiteralSet};
 use super::schema::{Grammar, JsonType, Length, ValueKind};
@@ -82,6 +83,8 @@ enum Phase {
     Key(Cursor),
     EnumValue(Option<Cursor>),
     Value(JsonValue),
+    /// The arguments, held to the tool's whole schema.
+    Full(FullValue),
     /// `</tool_call>` written: only a stop token may follow.
     Done,
 }
@@ -267,6 +270,16 @@ impl Matcher {
                     self.advance(g, b)
                 }
             },
+            Phase::Full(mut value) => match g.full.as_ref().map(|full| value.step(full, b)) {
+                Some(ValueStep::Consumed) => self.go(Phase::Full(value)),
+                Some(ValueStep::Done) => self.go(Phase::Literal(Literal::CallClose, 0)),
+                Some(ValueStep::DoneReprocess) => {
+                    self.phase = Phase::Literal(Literal::CallClose, 0);
+                    self.whitespace = 0;
+                    self.advance(g, b)
+                }
+                Some(ValueStep::Rejected) | None => false,
+            },
             Phase::Done => false,
         }
     }
@@ -288,6 +301,13 @@ impl Matcher {
             Literal::NameComma => Phase::Literal(Literal::ArgumentsKey, 0),
             Literal::ArgumentsKey => Phase::Literal(Literal::ArgumentsColon, 0),
             Literal::ArgumentsColon => match tool {
+                _ if g.full.is_some() => {
+                    let root = g.full.as_ref().and_then(|f| f.roots.get(self.tool as usize));
+                    match root {
+                        Some(&root) => Phase::Full(FullValue::new(root)),
+                        None => return false,
+                    }
+                }
                 Some(t) if t.open => Phase::Value(JsonValue::new(Some(JsonType::Object), Length::ANY)),
                 _ => Phase::Literal(Literal::ArgumentsOpen, 0),
             },

@@ -15,14 +15,20 @@
 //! A token is checked by running its decoded bytes through a copy of the byte-level matcher;
 //! most tokens are rejected by their first byte, which is tested once per step for all 256
 //! values. The cost per step is a small multiple of the vocabulary size, next to a forward pass.
+mod bounded_number;
 mod closing;
+mod full_schema;
+mod full_value;
 mod json_value;
 mod literals;
 mod matcher;
+mod pattern;
 mod schema;
 mod span;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod full_tests;
 
 use alloc::vec;
 use alloc::vec::Vec;
@@ -111,6 +117,14 @@ impl Constraint {
     /// "required"`). Without tools the refusal is all there is, and it stays.
     pub fn require_call(&mut self) {
         self.grammar.require_call = !self.grammar.tools.is_empty();
+    }
+
+    /// Holds each call's arguments to its tool's whole JSON schema (structured output: nested
+    /// values, bounds, lengths, patterns; see [`full_schema`]). A schema keyword the matcher
+    /// cannot hold is refused (`Error::Unsupported`) rather than ignored.
+    pub fn full_schema(&mut self, tools: &Value) -> Result<()> {
+        self.grammar.full = Some(full_schema::FullSchemas::new(tools)?);
+        Ok(())
     }
 
     /// Sets the logits of tokens the format does not allow next to -inf. When nothing is

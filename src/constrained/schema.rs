@@ -7,6 +7,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use super::full_schema::FullSchemas;
 use super::literals::LiteralSet;
 use super::span::Source;
 use crate::json::{self, Value};
@@ -38,7 +39,7 @@ impl Length {
 
     /// `minLength`/`maxLength` of a schema; bounds that are not non-negative integers, or that
     /// no string can meet (min > max), are ignored rather than make the value impossible.
-    fn of(schema: &Value) -> Length {
+    pub(super) fn of(schema: &Value) -> Length {
         let bound = |key| match schema.get(key) {
             Some(Value::Int(digits)) if !digits.starts_with('-') => Some(digits.parse::<u32>().unwrap_or(u32::MAX)),
             Some(&Value::Float(x)) if x >= 0.0 && x == (x as u64) as f64 => Some(u32::try_from(x as u64).unwrap_or(u32::MAX)),
@@ -79,6 +80,8 @@ pub struct Grammar {
     pub source: Option<Source>,
     /// The refusal `[]` is not allowed: at least one call must be written.
     pub require_call: bool,
+    /// Arguments held to each tool's whole schema (`None`: to the top-level kinds above).
+    pub full: Option<FullSchemas>,
 }
 
 impl Grammar {
@@ -97,7 +100,7 @@ impl Grammar {
             names.push((quoted(name), i as u32));
             compiled.push(compile_tool(entry.get("parameters")));
         }
-        Ok(Grammar { names: LiteralSet::new(names), tools: compiled, source: source.map(Source::new), require_call: false })
+        Ok(Grammar { names: LiteralSet::new(names), tools: compiled, source: source.map(Source::new), require_call: false, full: None })
     }
 }
 
@@ -149,7 +152,7 @@ fn value_kind(schema: &Value) -> ValueKind {
 }
 
 /// The bytes after an opening quote: the compact JSON string body and its closing quote.
-fn quoted(s: &str) -> Vec<u8> {
+pub(super) fn quoted(s: &str) -> Vec<u8> {
     let mut out = String::new();
     json::write_string(s, &mut out);
     out.into_bytes().split_off(1)

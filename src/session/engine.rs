@@ -222,12 +222,17 @@ impl<'a> Engine<'a> {
         if req.value_search && req.temperature != 0.0 {
             return Err(Error::InvalidArgument { name: "value_search", reason: "needs temperature 0 (it replaces greedy choice)" });
         }
-        let mut constraint = match req.constrained || req.extractive || req.value_search || req.require_call {
+        let constrain =
+            req.constrained || req.extractive || req.value_search || req.require_call || req.full_schema;
+        let mut constraint = match constrain {
             true => Some(Constraint::new(tools.as_ref().unwrap_or(&json::Value::Null), req.extractive.then_some(req.query))?),
             false => None,
         };
         if let (Some(c), true) = (constraint.as_mut(), req.require_call) {
             c.require_call();
+        }
+        if let (Some(c), true) = (constraint.as_mut(), req.full_schema) {
+            c.full_schema(tools.as_ref().unwrap_or(&json::Value::Null))?;
         }
         if constraint.is_some() && self.token_table.is_none() {
             let stops: Vec<u32> = [Some(self.tokenizer.eos_id()), self.im_end].into_iter().flatten().collect();

@@ -95,6 +95,9 @@ pub const OPTIONS: &[RequestOption] = &[
     opt("requireCall", Kind::Flag, Some("--require-call"), |r, v| {
         flag("requireCall", v).map(|x| r.require_call = x)
     }),
+    opt("fullSchema", Kind::Flag, Some("--full-schema"), |r, v| {
+        flag("fullSchema", v).map(|x| r.full_schema = x)
+    }),
     opt(
         "allowControlTokens",
         Kind::Flag,

@@ -132,8 +132,13 @@ mod tests {
         let want = &fresh[fresh.len() - engine.info.logits_len..];
         let mut cache = PrefixCache::default();
         let mut logits = alloc::vec![0.0; engine.info.logits_len];
-        cache.prefill(&mut engine.net, &first, &[10], &mut logits).unwrap();
-        let reused = cache.prefill(&mut engine.net, &second, &[], &mut logits).unwrap();
+        let mut run = |ids: &[u32], boundaries: &[usize], logits: &mut [f32]| {
+            let reused = cache.begin(&mut *engine.net, ids, boundaries);
+            while !cache.step(&mut *engine.net, ids, 7, logits).unwrap() {}
+            reused
+        };
+        run(&first, &[10], &mut logits);
+        let reused = run(&second, &[], &mut logits);
         assert!(reused <= 9, "reused {reused} ids past the shared 9");
         assert_eq!(logits, want, "the state after the second prompt is a fresh one's");
     }

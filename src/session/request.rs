@@ -51,6 +51,10 @@ pub struct Request<'r> {
     /// budget runs low the call is closed so the result parses
     /// ([`crate::constrained::Constraint::closing`]).
     pub require_call: bool,
+    /// Schema-constrained, and each call's arguments held to its tool's whole JSON schema
+    /// (structured output: nested values, numeric bounds, lengths, patterns). A schema keyword
+    /// the matcher cannot hold is refused (`unsupported`) rather than ignored.
+    pub full_schema: bool,
 }
 
 impl<'r> Request<'r> {
@@ -72,6 +76,7 @@ impl<'r> Request<'r> {
             value_search: false,
             allow_control_tokens: false,
             require_call: false,
+            full_schema: false,
         }
     }
 }
