@@ -33,8 +33,15 @@ fn full(tokens: usize, capacity: usize) -> Error {
 /// `verbatim` are the texts the prompt holds as they are (query, system prompt, earlier turns;
 /// counting a system prompt's surrounding whitespace only weakens the bound), `tools_json` the
 /// tool list, allowed [`TOOLS_JSON_SLACK`].
-pub fn check_request<'t>(tok: &Tokenizer, capacity: usize, verbatim: impl IntoIterator<Item = &'t str>, tools_json: &str) -> Result<()> {
-    let verbatim = verbatim.into_iter().fold(0usize, |n, t| n.saturating_add(crate::prompt::python_strip(t).len()));
+pub fn check_request<'t>(
+    tok: &Tokenizer,
+    capacity: usize,
+    verbatim: impl IntoIterator<Item = &'t str>,
+    tools_json: &str,
+) -> Result<()> {
+    let verbatim = verbatim
+        .into_iter()
+        .fold(0usize, |n, t| n.saturating_add(crate::prompt::python_strip(t).len()));
     let tools = tools_json.trim().len() / TOOLS_JSON_SLACK;
     let least = tok.min_tokens(verbatim.saturating_add(tools));
     if least > room(capacity) {
@@ -45,11 +52,17 @@ pub fn check_request<'t>(tok: &Tokenizer, capacity: usize, verbatim: impl IntoIt
 
 /// `[BOS] + tokens` of a rendered prompt, refused (`ContextFull`) when it leaves no room for a
 /// generated token in `capacity`; the caller's text is literal unless `allow_markers`.
-pub fn encode_prompt(tok: &Tokenizer, prompt: &Rendered, allow_markers: bool, capacity: usize) -> Result<Vec<u32>> {
-    let text = tok.encode_spans(&prompt.spans(allow_markers), room(capacity)).map_err(|e| match e {
-        Error::ContextFull { needed, .. } => full(needed, capacity),
-        other => other,
-    })?;
+pub fn encode_prompt(
+    tok: &Tokenizer,
+    prompt: &Rendered,
+    allow_markers: bool,
+    capacity: usize,
+) -> Result<Vec<u32>> {
+    let text =
+        tok.encode_spans(&prompt.spans(allow_markers), room(capacity)).map_err(|e| match e {
+            Error::ContextFull { needed, .. } => full(needed, capacity),
+            other => other,
+        })?;
     let mut ids = Vec::with_capacity(text.len() + 1);
     ids.push(tok.bos_id());
     ids.extend(text);
@@ -58,7 +71,12 @@ pub fn encode_prompt(tok: &Tokenizer, prompt: &Rendered, allow_markers: bool, ca
 
 /// `[BOS] + tokens` of the prompt's first `end` bytes, encoded as [`encode_prompt`] encodes the
 /// whole (the caller's text literal unless `allow_markers`).
-pub fn encode_prefix(tok: &Tokenizer, prompt: &Rendered, allow_markers: bool, end: usize) -> Vec<u32> {
+pub fn encode_prefix(
+    tok: &Tokenizer,
+    prompt: &Rendered,
+    allow_markers: bool,
+    end: usize,
+) -> Vec<u32> {
     let mut spans = prompt.spans(allow_markers);
     let mut at = 0;
     spans.retain_mut(|s| {

@@ -61,16 +61,33 @@ impl fmt::Display for Error {
                 write!(f, "expected a Needle {expected} container, found Needle {found}")
             }
             Error::Truncated { section, needed, available } => {
-                write!(f, "truncated container: {section} needs {needed} bytes, {available} available")
+                write!(
+                    f,
+                    "truncated container: {section} needs {needed} bytes, {available} available"
+                )
             }
-            Error::BadHeader { field, value, reason } => write!(f, "bad header field {field} = {value}: {reason}"),
-            Error::BadTensor { index, field, reason } => write!(f, "bad tensor #{index}, field {field}: {reason}"),
-            Error::BadTokenizer { offset, reason } => write!(f, "bad tokenizer attachment at byte {offset}: {reason}"),
-            Error::TokenOutOfVocab { id, vocab } => write!(f, "token id {id} is outside the vocabulary of {vocab}"),
-            Error::ContextFull { needed, max } => write!(f, "sequence of {needed} tokens exceeds the context of {max}"),
-            Error::BadJson { offset, reason } => write!(f, "invalid JSON at byte {offset}: {reason}"),
+            Error::BadHeader { field, value, reason } => {
+                write!(f, "bad header field {field} = {value}: {reason}")
+            }
+            Error::BadTensor { index, field, reason } => {
+                write!(f, "bad tensor #{index}, field {field}: {reason}")
+            }
+            Error::BadTokenizer { offset, reason } => {
+                write!(f, "bad tokenizer attachment at byte {offset}: {reason}")
+            }
+            Error::TokenOutOfVocab { id, vocab } => {
+                write!(f, "token id {id} is outside the vocabulary of {vocab}")
+            }
+            Error::ContextFull { needed, max } => {
+                write!(f, "sequence of {needed} tokens exceeds the context of {max}")
+            }
+            Error::BadJson { offset, reason } => {
+                write!(f, "invalid JSON at byte {offset}: {reason}")
+            }
             Error::InvalidUtf8 { offset } => write!(f, "invalid UTF-8 at byte {offset}"),
-            Error::InvalidArgument { name, reason } => write!(f, "invalid argument {name}: {reason}"),
+            Error::InvalidArgument { name, reason } => {
+                write!(f, "invalid argument {name}: {reason}")
+            }
             Error::Unsupported { what } => write!(f, "unsupported: {what}"),
         }
     }

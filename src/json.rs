@@ -124,7 +124,10 @@ impl Value {
 /// Parses one JSON document (surrounding whitespace allowed, nothing else after it).
 pub fn parse(text: &str) -> Result<Value> {
     if text.len() > MAX_INPUT {
-        return Err(Error::BadJson { offset: MAX_INPUT, reason: "input larger than the JSON size limit" });
+        return Err(Error::BadJson {
+            offset: MAX_INPUT,
+            reason: "input larger than the JSON size limit",
+        });
     }
     let mut parser = Parser { text, bytes: text.as_bytes(), pos: 0 };
     parser.skip_ws();
@@ -222,7 +225,8 @@ pub fn write_float(x: f64, out: &mut String) {
 fn shortest_digits(x: f64) -> String {
     let mut shortest = String::new();
     let _ = write!(shortest, "{:e}", x);
-    let digits = shortest.split_once('e').map_or(0, |(m, _)| m.bytes().filter(u8::is_ascii_digit).count());
+    let digits =
+        shortest.split_once('e').map_or(0, |(m, _)| m.bytes().filter(u8::is_ascii_digit).count());
     let mut nearest = String::new();
     let _ = write!(nearest, "{:.*e}", digits.saturating_sub(1), x);
     if nearest.parse::<f64>() == Ok(x) {
@@ -432,7 +436,10 @@ impl<'a> Parser<'a> {
     }
 
     fn hex4(&mut self) -> Result<u32> {
-        let digits = self.bytes.get(self.pos..self.pos + 4).ok_or_else(|| self.error("truncated \\u escape"))?;
+        let digits = self
+            .bytes
+            .get(self.pos..self.pos + 4)
+            .ok_or_else(|| self.error("truncated \\u escape"))?;
         let mut unit = 0;
         for &d in digits {
             let v = (d as char).to_digit(16).ok_or_else(|| self.error("invalid \\u escape"))?;
@@ -457,7 +464,8 @@ impl<'a> Parser<'a> {
         }
         let int_digits = self.pos - int_start;
         let mut is_float = false;
-        if self.peek() == Some(b'.') && self.bytes.get(self.pos + 1).is_some_and(u8::is_ascii_digit) {
+        if self.peek() == Some(b'.') && self.bytes.get(self.pos + 1).is_some_and(u8::is_ascii_digit)
+        {
             self.pos += 1;
             self.skip_digits();
             is_float = true;
@@ -476,11 +484,16 @@ impl<'a> Parser<'a> {
         let literal = &self.text[start..self.pos];
         if is_float {
             // Rust's parser is correctly rounded, like CPython's; overflow gives infinity.
-            let x: f64 = literal.parse().map_err(|_| Error::BadJson { offset: start, reason: "invalid number" })?;
+            let x: f64 = literal
+                .parse()
+                .map_err(|_| Error::BadJson { offset: start, reason: "invalid number" })?;
             return Ok(Value::Float(x));
         }
         if int_digits > MAX_INT_DIGITS {
-            return Err(Error::BadJson { offset: start, reason: "integer longer than 4300 digits" });
+            return Err(Error::BadJson {
+                offset: start,
+                reason: "integer longer than 4300 digits",
+            });
         }
         Ok(Value::Int(if literal == "-0" { String::from("0") } else { String::from(literal) }))
     }
@@ -587,8 +600,10 @@ mod tests {
 
     #[test]
     fn numbers_keep_their_python_type_and_form() {
-        assert_eq!(roundtrip("[-0,0,-0.0,1E5,1e999,123456789012345678901234567890]"),
-                   "[0,0,-0.0,100000.0,Infinity,123456789012345678901234567890]");
+        assert_eq!(
+            roundtrip("[-0,0,-0.0,1E5,1e999,123456789012345678901234567890]"),
+            "[0,0,-0.0,100000.0,Infinity,123456789012345678901234567890]"
+        );
         assert_eq!(roundtrip("[NaN,Infinity,-Infinity]"), "[NaN,Infinity,-Infinity]");
     }
 
@@ -609,11 +624,41 @@ mod tests {
         let deep_objects = "{\"a\":".repeat(10_000) + "1" + &"}".repeat(10_000);
         let huge_int = "9".repeat(MAX_INT_DIGITS + 1);
         let cases: &[&str] = &[
-            "", " ", "{", "[1,", "[1 2]", "{\"a\" 1}", "{\"a\":}", "{1:2}", "[1,]", "{\"a\":1,}",
-            "\"abc", "\"\\x\"", "\"\\u12\"", "\"\\u12g4\"", "\"\\ud800\"", "\"\\udc00\"",
-            "\"\\ud800\\u0041\"", "\"a\nb\"", "01", "1.", "1e", "-", "+1", ".5", "nul", "tru",
-            "[1] x", "\u{feff}[]", "'a'", "Infinit", "-Inf",
-            &deep_open, &deep_closed, &deep_objects, &huge_int,
+            "",
+            " ",
+            "{",
+            "[1,",
+            "[1 2]",
+            "{\"a\" 1}",
+            "{\"a\":}",
+            "{1:2}",
+            "[1,]",
+            "{\"a\":1,}",
+            "\"abc",
+            "\"\\x\"",
+            "\"\\u12\"",
+            "\"\\u12g4\"",
+            "\"\\ud800\"",
+            "\"\\udc00\"",
+            "\"\\ud800\\u0041\"",
+            "\"a\nb\"",
+            "01",
+            "1.",
+            "1e",
+            "-",
+            "+1",
+            ".5",
+            "nul",
+            "tru",
+            "[1] x",
+            "\u{feff}[]",
+            "'a'",
+            "Infinit",
+            "-Inf",
+            &deep_open,
+            &deep_closed,
+            &deep_objects,
+            &huge_int,
         ];
         for case in cases {
             match parse(case) {
@@ -639,8 +684,18 @@ mod tests {
 
     #[test]
     fn truthiness_follows_python() {
-        for (s, truthy) in [("[]", false), ("{}", false), ("\"\"", false), ("0", false), ("0.0", false),
-                            ("null", false), ("false", false), ("[0]", true), ("NaN", true), ("-0", false)] {
+        for (s, truthy) in [
+            ("[]", false),
+            ("{}", false),
+            ("\"\"", false),
+            ("0", false),
+            ("0.0", false),
+            ("null", false),
+            ("false", false),
+            ("[0]", true),
+            ("NaN", true),
+            ("-0", false),
+        ] {
             assert_eq!(parse(s).unwrap().is_truthy(), truthy, "{s}");
         }
     }

@@ -7,21 +7,21 @@
 
 extern crate alloc;
 
-pub mod error;
-pub mod container;
-pub mod kernels;
-pub mod tokenizer;
-pub mod json;
-pub mod prompt;
-pub mod context;
-pub mod sampling;
-pub mod response;
-pub mod grounding;
 mod blocks;
+pub mod constrained;
+pub mod container;
+pub mod context;
+pub mod error;
+pub mod grounding;
+pub mod json;
+pub mod kernels;
+pub mod prompt;
+pub mod response;
+pub mod sampling;
+pub mod session;
+pub mod tokenizer;
 pub mod v2;
 pub mod v3;
-pub mod constrained;
-pub mod session;
 
 pub use error::{Error, Result};
 

@@ -141,7 +141,12 @@ fn push_caller(out: &mut String, caller: &mut Vec<Range<usize>>, write: impl FnO
 ///
 /// Fails (`InvalidArgument`) when there is nothing for the model to answer: no user-side turn
 /// at all, or earlier turns ending with an assistant turn and no new query.
-pub fn render_conversation(turns: &[Turn], query: &str, tools: Option<&Value>, system: Option<&str>) -> Result<Rendered> {
+pub fn render_conversation(
+    turns: &[Turn],
+    query: &str,
+    tools: Option<&Value>,
+    system: Option<&str>,
+) -> Result<Rendered> {
     if turns.is_empty() && system.is_none() && !tools.is_some_and(Value::is_truthy) {
         let caller = if query.is_empty() { Vec::new() } else { alloc::vec![0..query.len()] };
         return Ok(Rendered { text: String::from(query), head: 0, newest: 0, caller });
@@ -151,8 +156,13 @@ pub fn render_conversation(turns: &[Turn], query: &str, tools: Option<&Value>, s
         Some(_) if query.is_empty() => turns.to_vec(),
         _ => turns.iter().copied().chain([newest_turn]).collect(),
     };
-    if all.last().is_some_and(|t| t.role == Role::Assistant) || all.iter().all(|t| t.role == Role::Assistant) {
-        return Err(Error::InvalidArgument { name: "turns", reason: "a conversation must end with a user or tool turn" });
+    if all.last().is_some_and(|t| t.role == Role::Assistant)
+        || all.iter().all(|t| t.role == Role::Assistant)
+    {
+        return Err(Error::InvalidArgument {
+            name: "turns",
+            reason: "a conversation must end with a user or tool turn",
+        });
     }
     // `render_example` defaults a missing tool list to `[]`.
     let empty = Value::Array(Vec::new());
@@ -198,7 +208,11 @@ pub fn render_conversation(turns: &[Turn], query: &str, tools: Option<&Value>, s
             Role::Assistant => {
                 let at = out.len();
                 out.push_str(turn.text);
-                caller.extend(envelope::literal_parts(turn.text).into_iter().map(|r| at + r.start..at + r.end));
+                caller.extend(
+                    envelope::literal_parts(turn.text)
+                        .into_iter()
+                        .map(|r| at + r.start..at + r.end),
+                );
             }
         }
         out.push_str(IM_END);
@@ -286,7 +300,11 @@ mod tests {
     #[test]
     fn the_callers_text_is_tracked_and_joins_back_into_the_prompt() {
         let tools = json::parse(TOOLS).unwrap();
-        let turns = [Turn { role: Role::User, text: "q1" }, Turn { role: Role::Assistant, text: "<tool_call>[]</tool_call>" }, Turn { role: Role::Tool, text: "{}" }];
+        let turns = [
+            Turn { role: Role::User, text: "q1" },
+            Turn { role: Role::Assistant, text: "<tool_call>[]</tool_call>" },
+            Turn { role: Role::Tool, text: "{}" },
+        ];
         let p = render_conversation(&turns, "q <|im_end|>", Some(&tools), Some(" sys ")).unwrap();
         let caller: Vec<&str> = p.caller.iter().map(|r| &p.text[r.clone()]).collect();
         assert_eq!(caller, ["sys", TOOLS, "q1", "[]", "{}", "q <|im_end|>"]);

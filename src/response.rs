@@ -38,7 +38,11 @@ pub struct Response {
 impl Response {
     /// Upstream's response type: `"call"` when there are calls, else `"refuse"`.
     pub fn kind(&self) -> &'static str {
-        if self.function_calls.is_empty() { "refuse" } else { "call" }
+        if self.function_calls.is_empty() {
+            "refuse"
+        } else {
+            "call"
+        }
     }
 
     /// The envelope as a JSON object in upstream's key names: `type`, `function_calls`, then
@@ -71,8 +75,12 @@ impl Response {
 
 pub fn parse(text: &str) -> Response {
     let body = text.split_once(IM_END).map_or(text, |(before, _)| before);
-    let mut response =
-        Response { reasoning: None, function_calls: Vec::new(), text: String::from(text), parse_error: None };
+    let mut response = Response {
+        reasoning: None,
+        function_calls: Vec::new(),
+        text: String::from(text),
+        parse_error: None,
+    };
 
     let mut rest = body;
     if let Some((_, after_open)) = body.split_once(THINK_START) {
@@ -132,7 +140,9 @@ fn note(response: &mut Response, message: String) {
 
 fn describe(e: &Error) -> String {
     match e {
-        Error::BadJson { offset, reason } => format!("tool call payload is not JSON: {reason} at byte {offset}"),
+        Error::BadJson { offset, reason } => {
+            format!("tool call payload is not JSON: {reason} at byte {offset}")
+        }
         other => format!("tool call payload is not JSON: {other}"),
     }
 }
@@ -172,7 +182,9 @@ mod tests {
 
     #[test]
     fn an_invalid_payload_sets_parse_error_and_keeps_other_calls() {
-        let r = parse("<tool_call>[{\"name\":\"a\",</tool_call><tool_call>[{\"name\":\"b\"}]</tool_call>");
+        let r = parse(
+            "<tool_call>[{\"name\":\"a\",</tool_call><tool_call>[{\"name\":\"b\"}]</tool_call>",
+        );
         assert!(r.parse_error.as_deref().unwrap().starts_with("tool call payload is not JSON"));
         assert_eq!(r.function_calls.len(), 1);
         assert_eq!(r.function_calls[0].name, "b");
@@ -199,7 +211,8 @@ mod tests {
 
     #[test]
     fn text_after_the_end_of_turn_is_ignored() {
-        let r = parse("<tool_call>[]</tool_call><|im_end|><tool_call>[{\"name\":\"x\"}]</tool_call>");
+        let r =
+            parse("<tool_call>[]</tool_call><|im_end|><tool_call>[{\"name\":\"x\"}]</tool_call>");
         assert!(r.function_calls.is_empty());
     }
 

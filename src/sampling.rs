@@ -43,16 +43,33 @@ pub struct Sampler {
 impl Sampler {
     pub fn new(temperature: f32, top_k: usize, top_p: f32, seed: u64) -> Result<Sampler> {
         if !(temperature >= 0.0 && temperature.is_finite()) {
-            return Err(Error::InvalidArgument { name: "temperature", reason: "must be finite and >= 0" });
+            return Err(Error::InvalidArgument {
+                name: "temperature",
+                reason: "must be finite and >= 0",
+            });
         }
         if !(top_p > 0.0 && top_p <= 1.0) {
             return Err(Error::InvalidArgument { name: "top_p", reason: "must be in (0, 1]" });
         }
-        Ok(Sampler { temperature, top_k, top_p, seed, rng: Xoshiro256::new(seed), candidates: Vec::new() })
+        Ok(Sampler {
+            temperature,
+            top_k,
+            top_p,
+            seed,
+            rng: Xoshiro256::new(seed),
+            candidates: Vec::new(),
+        })
     }
 
     pub fn greedy() -> Sampler {
-        Sampler { temperature: 0.0, top_k: 0, top_p: 1.0, seed: 0, rng: Xoshiro256::new(0), candidates: Vec::new() }
+        Sampler {
+            temperature: 0.0,
+            top_k: 0,
+            top_p: 1.0,
+            seed: 0,
+            rng: Xoshiro256::new(0),
+            candidates: Vec::new(),
+        }
     }
 
     /// Restarts the random stream from `seed`, so a generation can be replayed.
@@ -68,7 +85,11 @@ impl Sampler {
         let inv_t = 1.0 / self.temperature;
         self.candidates.clear();
         self.candidates.extend(
-            logits.iter().enumerate().filter(|(_, l)| !l.is_nan()).map(|(i, &l)| (l * inv_t, i as u32)),
+            logits
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| !l.is_nan())
+                .map(|(i, &l)| (l * inv_t, i as u32)),
         );
         if self.candidates.is_empty() {
             return argmax(logits);
@@ -86,7 +107,11 @@ impl Sampler {
         let weight = |l: f32| -> f64 {
             if max == f32::INFINITY {
                 // Only the infinite logits carry mass, equally.
-                if l == f32::INFINITY { 1.0 } else { 0.0 }
+                if l == f32::INFINITY {
+                    1.0
+                } else {
+                    0.0
+                }
             } else if max == f32::NEG_INFINITY {
                 1.0
             } else {
@@ -183,7 +208,10 @@ mod tests {
         // State [1, 2, 3, 4]: the vector the reference implementation's ports test against.
         let mut rng = Xoshiro256 { s: [1, 2, 3, 4] };
         let got: Vec<u64> = (0..6).map(|_| rng.next_u64()).collect();
-        assert_eq!(got, [11520, 0, 1509978240, 1215971899390074240, 1216172134540287360, 607988272756665600]);
+        assert_eq!(
+            got,
+            [11520, 0, 1509978240, 1215971899390074240, 1216172134540287360, 607988272756665600]
+        );
     }
 
     #[test]
@@ -276,7 +304,9 @@ mod tests {
     #[test]
     fn nan_logits_are_never_sampled_and_infinities_take_all_mass() {
         let mut s = Sampler::new(1.0, 0, 1.0, 9).unwrap();
-        assert!(draws(&mut s, &[f32::NAN, 0.0, f32::NAN, 1.0], 300).iter().all(|&t| t == 1 || t == 3));
+        assert!(draws(&mut s, &[f32::NAN, 0.0, f32::NAN, 1.0], 300)
+            .iter()
+            .all(|&t| t == 1 || t == 3));
         let inf = draws(&mut s, &[0.0, f32::INFINITY, 5.0, f32::INFINITY], 300);
         assert!(inf.iter().all(|&t| t == 1 || t == 3) && inf.contains(&1) && inf.contains(&3));
         assert_eq!(s.sample(&[f32::NAN; 3]), 0);

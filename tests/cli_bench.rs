@@ -38,7 +38,8 @@ fn bench_prints_the_prompt_ids_and_one_record_per_request() {
         Value::Object(members)
     };
     let file = std::env::temp_dir().join(format!("needle-cli-bench-{}.json", std::process::id()));
-    std::fs::write(&file, Value::Array(vec![request("first", 3), request("again", 1)]).to_json()).unwrap();
+    std::fs::write(&file, Value::Array(vec![request("first", 3), request("again", 1)]).to_json())
+        .unwrap();
     let model = dir.join("model.cact");
     let (model, file_arg) = (model.to_str().unwrap(), file.to_str().unwrap());
 

@@ -14,8 +14,11 @@ fn needle(args: &[&str]) -> Output {
 
 fn first_fixture(generation: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(generation);
-    let mut models: Vec<PathBuf> =
-        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path().join("model.cact")).filter(|p| p.exists()).collect();
+    let mut models: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path().join("model.cact"))
+        .filter(|p| p.exists())
+        .collect();
     models.sort();
     models.into_iter().next().unwrap_or_else(|| panic!("no committed {generation} fixture"))
 }
@@ -33,12 +36,17 @@ fn inspect_lists_every_record_by_name_in_text_and_json() {
         let text = String::from_utf8(out.stdout).unwrap();
         assert!(text.contains(&format!("generation  Needle {number}")), "{text}");
         for t in parsed.tensors() {
-            assert!(text.contains(&format!(" {}  ", t.name)) || text.contains(&format!(" {} ", t.name)), "{} missing", t.name);
+            assert!(
+                text.contains(&format!(" {}  ", t.name)) || text.contains(&format!(" {} ", t.name)),
+                "{} missing",
+                t.name
+            );
         }
 
         let out = needle(&["inspect", "--json", &format!("--model={path}")]);
         assert!(out.status.success());
-        let doc = json::parse(&String::from_utf8(out.stdout).unwrap()).expect("inspect --json is JSON");
+        let doc =
+            json::parse(&String::from_utf8(out.stdout).unwrap()).expect("inspect --json is JSON");
         assert_eq!(doc.get("generation"), Some(&Value::Int(number.to_string())));
         let tensors = doc.get("tensors").and_then(Value::as_array).unwrap();
         assert_eq!(tensors.len(), parsed.tensors().len());
@@ -47,7 +55,10 @@ fn inspect_lists_every_record_by_name_in_text_and_json() {
             assert_eq!(row.get("nbytes"), Some(&Value::Int(t.view.data.len().to_string())));
         }
         let geometry = doc.get("geometry").unwrap();
-        assert_eq!(geometry.get("num_tensors"), Some(&Value::Int(parsed.tensors().len().to_string())));
+        assert_eq!(
+            geometry.get("num_tensors"),
+            Some(&Value::Int(parsed.tensors().len().to_string()))
+        );
     }
 }
 
@@ -72,8 +83,11 @@ fn inspect_fails_with_status_2_on_bad_usage_and_1_on_a_refused_file() {
 fn inspect_and_run_refuse_a_header_that_would_size_a_huge_allocation_alike() {
     // v3 max_seq_len (word 13), an n-gram order with its conv dilation (words 27, 24); v2
     // max_seq_len (word 11) with kv_window 0 (word 3).
-    let cases: [(&str, &[(usize, u32)]); 3] =
-        [("v3", &[(13, u32::MAX)]), ("v3", &[(27, 1 << 31), (24, 1 << 31)]), ("v2", &[(3, 0), (11, u32::MAX)])];
+    let cases: [(&str, &[(usize, u32)]); 3] = [
+        ("v3", &[(13, u32::MAX)]),
+        ("v3", &[(27, 1 << 31), (24, 1 << 31)]),
+        ("v2", &[(3, 0), (11, u32::MAX)]),
+    ];
     let dir = std::env::temp_dir().join(format!("needle-crafted-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for (i, (generation, edits)) in cases.iter().enumerate() {
@@ -87,9 +101,16 @@ fn inspect_and_run_refuse_a_header_that_would_size_a_huge_allocation_alike() {
         let inspect = needle(&["inspect", "--model", path]);
         let run = needle(&["run", "--model", path, "--query", "hi", "--max-tokens", "1"]);
         for out in [&inspect, &run] {
-            assert_eq!(out.status.code(), Some(1), "{generation} {edits:?}: {}", String::from_utf8_lossy(&out.stderr));
+            assert_eq!(
+                out.status.code(),
+                Some(1),
+                "{generation} {edits:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
-        let reason = |out: &Output| String::from_utf8_lossy(&out.stderr).split_once(": ").map(|(_, r)| r.to_string());
+        let reason = |out: &Output| {
+            String::from_utf8_lossy(&out.stderr).split_once(": ").map(|(_, r)| r.to_string())
+        };
         assert_eq!(reason(&inspect), reason(&run), "{generation} {edits:?}");
         assert!(reason(&run).unwrap().contains("[bad_header]"), "{generation} {edits:?}");
     }

@@ -30,14 +30,25 @@ fn run_json_gives_upstreams_prompt_ids_and_greedy_tokens_for_both_generations() 
     for generation in ["v3", "v2"] {
         let (dir, case) = fixture(generation);
         let prompt = case.get("prompt").unwrap();
-        let tools = std::env::temp_dir().join(format!("needle-cli-tools-{generation}-{}.json", std::process::id()));
+        let tools = std::env::temp_dir()
+            .join(format!("needle-cli-tools-{generation}-{}.json", std::process::id()));
         std::fs::write(&tools, prompt.get("tools_json").unwrap().as_str().unwrap()).unwrap();
         let greedy = ids(case.get("modes").unwrap().get("f32").unwrap().get("greedy").unwrap());
         let model = dir.join("model.cact");
         let max_tokens = greedy.len().to_string();
         let mut args = vec![
-            "run", "--model", model.to_str().unwrap(), "--query", prompt.get("query").unwrap().as_str().unwrap(),
-            "--tools", tools.to_str().unwrap(), "--kv", "f32", "--max-tokens", &max_tokens, "--json",
+            "run",
+            "--model",
+            model.to_str().unwrap(),
+            "--query",
+            prompt.get("query").unwrap().as_str().unwrap(),
+            "--tools",
+            tools.to_str().unwrap(),
+            "--kv",
+            "f32",
+            "--max-tokens",
+            &max_tokens,
+            "--json",
         ];
         if let Some(system) = prompt.get("system").and_then(Value::as_str) {
             args.extend(["--system", system]);
@@ -45,7 +56,11 @@ fn run_json_gives_upstreams_prompt_ids_and_greedy_tokens_for_both_generations() 
         let out = needle(&args);
         assert!(out.status.success(), "{generation}: {}", String::from_utf8_lossy(&out.stderr));
         let result = json::parse(std::str::from_utf8(&out.stdout).unwrap().trim()).unwrap();
-        assert_eq!(ids(result.get("prompt_ids").unwrap()), ids(case.get("prompt_ids").unwrap()), "{generation}");
+        assert_eq!(
+            ids(result.get("prompt_ids").unwrap()),
+            ids(case.get("prompt_ids").unwrap()),
+            "{generation}"
+        );
         assert_eq!(ids(result.get("tokens").unwrap()), greedy, "{generation}");
         for key in ["text", "function_calls", "confidence", "stop_reason", "timings"] {
             assert!(result.get(key).is_some(), "{generation}: run --json lacks {key}");
@@ -61,21 +76,38 @@ fn logits_out_writes_every_row_as_upstream_computes_it() {
         let prompt_ids = ids(case.get("prompt_ids").unwrap());
         let logits = case.get("modes").unwrap().get("f32").unwrap().get("logits").unwrap();
         let cols: usize = logits.get("cols").unwrap().to_json().parse().unwrap();
-        let reference = std::fs::read(dir.join(logits.get("file").unwrap().as_str().unwrap())).unwrap();
-        let reference: Vec<f32> = reference.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
-        let out_file = std::env::temp_dir().join(format!("needle-cli-logits-{generation}-{}.f32", std::process::id()));
+        let reference =
+            std::fs::read(dir.join(logits.get("file").unwrap().as_str().unwrap())).unwrap();
+        let reference: Vec<f32> =
+            reference.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
+        let out_file = std::env::temp_dir()
+            .join(format!("needle-cli-logits-{generation}-{}.f32", std::process::id()));
         let model = dir.join("model.cact");
         let out = needle(&[
-            "logits", "--model", model.to_str().unwrap(), "--tokens", &joined(&prompt_ids), "--kv", "f32",
-            "--out", out_file.to_str().unwrap(),
+            "logits",
+            "--model",
+            model.to_str().unwrap(),
+            "--tokens",
+            &joined(&prompt_ids),
+            "--kv",
+            "f32",
+            "--out",
+            out_file.to_str().unwrap(),
         ]);
         assert!(out.status.success(), "{generation}: {}", String::from_utf8_lossy(&out.stderr));
-        let ours: Vec<f32> = std::fs::read(&out_file).unwrap().chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
+        let ours: Vec<f32> = std::fs::read(&out_file)
+            .unwrap()
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+            .collect();
         assert_eq!(ours.len(), prompt_ids.len() * cols, "{generation}: one row per prompt token");
         for (row, (a, b)) in ours.chunks(cols).zip(reference.chunks(cols)).enumerate() {
             let scale = b.iter().fold(0f32, |m, v| m.max(v.abs()));
             let worst = a.iter().zip(b).fold(0f32, |m, (x, y)| m.max((x - y).abs()));
-            assert!(worst <= 1e-4 * scale, "{generation}: row {row} off by {worst} (max |ref| {scale})");
+            assert!(
+                worst <= 1e-4 * scale,
+                "{generation}: row {row} off by {worst} (max |ref| {scale})"
+            );
         }
         let _ = std::fs::remove_file(out_file);
     }
@@ -91,9 +123,14 @@ fn tokenize_and_detokenize_round_trip_through_the_containers_tokenizer() {
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let list = ids(&json::parse(std::str::from_utf8(&out.stdout).unwrap().trim()).unwrap());
         assert!(!list.is_empty());
-        let out = needle(&["detokenize", "--model", model.to_str().unwrap(), "--ids", &joined(&list)]);
+        let out =
+            needle(&["detokenize", "--model", model.to_str().unwrap(), "--ids", &joined(&list)]);
         assert!(out.status.success());
-        assert_eq!(String::from_utf8(out.stdout).unwrap().trim_end_matches('\n'), text, "{generation}");
+        assert_eq!(
+            String::from_utf8(out.stdout).unwrap().trim_end_matches('\n'),
+            text,
+            "{generation}"
+        );
     }
 }
 
@@ -102,11 +139,15 @@ fn bad_requests_fail_with_a_typed_message_and_status_1() {
     let (dir, _) = fixture("v3");
     let model = dir.join("model.cact");
     let model = model.to_str().unwrap();
-    let bad_tools = std::env::temp_dir().join(format!("needle-cli-bad-{}.json", std::process::id()));
+    let bad_tools =
+        std::env::temp_dir().join(format!("needle-cli-bad-{}.json", std::process::id()));
     std::fs::write(&bad_tools, "[{\"name\": ").unwrap();
     let cases: [(&[&str], &str); 3] = [
         (&["logits", "--model", model, "--tokens", "2,999999"], "token_out_of_vocab"),
-        (&["run", "--model", model, "--query", "hi", "--tools", bad_tools.to_str().unwrap()], "bad_json"),
+        (
+            &["run", "--model", model, "--query", "hi", "--tools", bad_tools.to_str().unwrap()],
+            "bad_json",
+        ),
         (&["run", "--model", model, "--query", "hi", "--max-context", "2"], "context_full"),
     ];
     for (args, code) in cases {
@@ -131,10 +172,29 @@ fn embedded_model_and_preset_equal_the_files_they_come_from() {
     std::fs::write(&tools, preset.get("tools").unwrap().to_json()).unwrap();
     let query = "Turn on the kitchen lights";
     let by_hand = needle(&[
-        "run", "--model", model.to_str().unwrap(), "--query", query, "--tools", tools.to_str().unwrap(),
-        "--system", preset.get("system").unwrap().as_str().unwrap(), "--max-tokens", "48", "--json",
+        "run",
+        "--model",
+        model.to_str().unwrap(),
+        "--query",
+        query,
+        "--tools",
+        tools.to_str().unwrap(),
+        "--system",
+        preset.get("system").unwrap().as_str().unwrap(),
+        "--max-tokens",
+        "48",
+        "--json",
     ]);
-    let built_in = needle(&["run", "--preset", "smart_home", "--query", query, "--max-tokens", "48", "--json"]);
+    let built_in = needle(&[
+        "run",
+        "--preset",
+        "smart_home",
+        "--query",
+        query,
+        "--max-tokens",
+        "48",
+        "--json",
+    ]);
     let _ = std::fs::remove_file(&tools);
     let parse = |out: &Output| {
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -149,8 +209,15 @@ fn embedded_model_and_preset_equal_the_files_they_come_from() {
     let out = needle(&["inspect", "--json"]);
     assert!(out.status.success());
     let info = json::parse(std::str::from_utf8(&out.stdout).unwrap().trim()).unwrap();
-    let file_bytes = info.get("file_bytes").and_then(|v| match v { Value::Int(s) => s.parse::<u64>().ok(), _ => None });
-    assert_eq!(file_bytes, Some(std::fs::metadata(&model).unwrap().len()), "inspect reads the embedded model");
+    let file_bytes = info.get("file_bytes").and_then(|v| match v {
+        Value::Int(s) => s.parse::<u64>().ok(),
+        _ => None,
+    });
+    assert_eq!(
+        file_bytes,
+        Some(std::fs::metadata(&model).unwrap().len()),
+        "inspect reads the embedded model"
+    );
 }
 
 #[test]

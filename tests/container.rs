@@ -61,7 +61,9 @@ fn assert_field_matches(name: &str, field: &Field<'_>, want: &Value, model: &Pat
         Field::Int(v) => assert_eq!(v as i64, int(want), "{}", ctx()),
         // Fixtures print f32 values in their shortest round-trip form.
         Field::Real(v) => assert_eq!(v, num(want) as f32, "{}", ctx()),
-        Field::List(l) => assert_eq!(l.iter().map(|&x| i64::from(x)).collect::<Vec<_>>(), ints(want), "{}", ctx()),
+        Field::List(l) => {
+            assert_eq!(l.iter().map(|&x| i64::from(x)).collect::<Vec<_>>(), ints(want), "{}", ctx())
+        }
         Field::LayerMask(m) => {
             let layers: Vec<i64> = (0..64).filter(|i| m >> i & 1 == 1).collect();
             assert_eq!(layers, ints(want), "{}", ctx());
@@ -80,7 +82,9 @@ fn every_committed_fixture_parses_with_the_geometry_and_records_upstream_reporte
             assert_eq!(int(case.get("generation").unwrap()), i64::from(number));
 
             let fields = c.header_fields();
-            let Some(Value::Object(geometry)) = case.get("geometry") else { panic!("{}: no geometry", model.display()) };
+            let Some(Value::Object(geometry)) = case.get("geometry") else {
+                panic!("{}: no geometry", model.display())
+            };
             for (key, want) in geometry {
                 if key == "codebook" {
                     let got: Vec<f32> = c.codebooks().iter().collect();
@@ -88,10 +92,12 @@ fn every_committed_fixture_parses_with_the_geometry_and_records_upstream_reporte
                     assert_eq!(got, want, "{}: codebook", model.display());
                     continue;
                 }
-                let (_, field) = fields
-                    .iter()
-                    .find(|(name, _)| name == key)
-                    .unwrap_or_else(|| panic!("{}: geometry.{key} is not a header field the reader knows", model.display()));
+                let (_, field) = fields.iter().find(|(name, _)| name == key).unwrap_or_else(|| {
+                    panic!(
+                        "{}: geometry.{key} is not a header field the reader knows",
+                        model.display()
+                    )
+                });
                 assert_field_matches(key, field, want, &model);
             }
 
@@ -103,7 +109,11 @@ fn every_committed_fixture_parses_with_the_geometry_and_records_upstream_reporte
                 if let Some(name) = want.get("name").and_then(Value::as_str) {
                     assert_eq!(t.name.to_string(), name, "{ctx}: name");
                 }
-                assert_eq!(i64::from(v.dtype.code()), int(want.get("dtype").unwrap()), "{ctx}: dtype");
+                assert_eq!(
+                    i64::from(v.dtype.code()),
+                    int(want.get("dtype").unwrap()),
+                    "{ctx}: dtype"
+                );
                 let dims: Vec<i64> = v.dims().iter().map(|&d| i64::from(d)).collect();
                 assert_eq!(dims, ints(want.get("shape").unwrap()), "{ctx}: shape");
                 assert_eq!(i64::from(v.bits), int(want.get("bits").unwrap()), "{ctx}: bits");
@@ -130,7 +140,8 @@ fn sections(bytes: &[u8]) -> (usize, usize, usize, Vec<(usize, usize)>) {
 /// Cuts `bytes` at every section boundary (and inside each section) and checks the refusal.
 fn assert_truncations_refused(bytes: &[u8], what: &str) {
     let (header_len, codebook_end, dir_end, blobs) = sections(bytes);
-    let mut cuts = vec![0, 3, 4, header_len - 1, header_len, codebook_end - 1, codebook_end, dir_end - 1];
+    let mut cuts =
+        vec![0, 3, 4, header_len - 1, header_len, codebook_end - 1, codebook_end, dir_end - 1];
     cuts.extend((codebook_end..dir_end).step_by(RECORD / 2));
     for &(offset, len) in &blobs {
         cuts.extend([offset, offset + len / 2, offset + len - 1]);
@@ -146,7 +157,10 @@ fn assert_truncations_refused(bytes: &[u8], what: &str) {
                 } else {
                     "directory"
                 };
-                assert!(cut < dir_end, "{what}: cut at {cut} in tensor data reported as truncated {section}");
+                assert!(
+                    cut < dir_end,
+                    "{what}: cut at {cut} in tensor data reported as truncated {section}"
+                );
                 assert_eq!(section, want, "{what}: cut at {cut}");
             }
             Error::BadTensor { index, field: "nbytes", .. } => {
@@ -281,7 +295,10 @@ fn the_published_needle3_layout_puts_every_record_where_upstream_does() {
     let built = all_heads.build();
     let c = V3Container::parse(&built.bytes).unwrap();
     assert_eq!(c.tensors.len(), 594);
-    assert_eq!(c.heads.iter().map(|h| h.kind.key()).collect::<Vec<_>>(), ["embedding_head", "confidence_head", "router_head"]);
+    assert_eq!(
+        c.heads.iter().map(|h| h.kind.key()).collect::<Vec<_>>(),
+        ["embedding_head", "confidence_head", "router_head"]
+    );
     assert!(c.heads[2].calibration.is_some() && c.heads[0].calibration.is_none());
 }
 
@@ -308,7 +325,8 @@ fn probe_and_query_counts_come_from_the_tensor_shapes_in_both_head_layouts() {
         g.heads = vec![Head { code: 1, k: 5, q: 3, out: 24 }, Head { code: 2, k: 2, q: 7, out: 1 }];
         let built = g.build();
         let c = V3Container::parse(&built.bytes).unwrap();
-        let got: Vec<_> = c.heads.iter().map(|h| (h.num_probes, h.num_queries, h.out_dim)).collect();
+        let got: Vec<_> =
+            c.heads.iter().map(|h| (h.num_probes, h.num_queries, h.out_dim)).collect();
         assert_eq!(got, [(5, 3, 24), (2, 7, 1)], "fp16 layout: {fp16_heads}");
         let want_dtype = if fp16_heads { DType::F16 } else { DType::Cq };
         assert_eq!(c.heads[0].probes.dtype, want_dtype);
@@ -322,7 +340,8 @@ fn every_cq_width_parses_in_needle3_and_needle2_refuses_one_bit() {
     g.widths = vec![1, 2, 3, 4, 5];
     let built = g.build();
     let c = V3Container::parse(&built.bytes).unwrap();
-    let mut seen: Vec<u32> = c.tensors.iter().filter(|t| t.view.dtype == DType::Cq).map(|t| t.view.bits).collect();
+    let mut seen: Vec<u32> =
+        c.tensors.iter().filter(|t| t.view.dtype == DType::Cq).map(|t| t.view.bits).collect();
     seen.sort();
     seen.dedup();
     assert_eq!(seen, [1, 2, 3, 4, 5]);
@@ -355,8 +374,14 @@ fn views_borrow_exactly_their_bytes_of_the_input() {
 fn each_reader_refuses_the_other_generation_and_unknown_tags() {
     let v3 = V3::tiny().build().bytes;
     let v2 = V2::tiny().build().bytes;
-    assert_eq!(V3Container::parse(&v2).unwrap_err(), Error::WrongGeneration { expected: 3, found: 2 });
-    assert_eq!(V2Container::parse(&v3).unwrap_err(), Error::WrongGeneration { expected: 2, found: 3 });
+    assert_eq!(
+        V3Container::parse(&v2).unwrap_err(),
+        Error::WrongGeneration { expected: 3, found: 2 }
+    );
+    assert_eq!(
+        V2Container::parse(&v3).unwrap_err(),
+        Error::WrongGeneration { expected: 2, found: 3 }
+    );
     assert!(matches!(cact::parse(&v3), Ok(Container::V3(_))));
     assert!(matches!(cact::parse(&v2), Ok(Container::V2(_))));
     let mut bad = v3.clone();
@@ -461,7 +486,10 @@ fn huge_geometry_is_refused_as_a_shape_mismatch_not_an_overflow_or_allocation() 
         let mut m = built.bytes.clone();
         set_u32(&mut m, 4 * word, u32::MAX);
         let err = V3Container::parse(&m).unwrap_err();
-        assert!(matches!(err, Error::BadTensor { index: i, field: "shape[0]", .. } if i == index), "word {word}: {err:?}");
+        assert!(
+            matches!(err, Error::BadTensor { index: i, field: "shape[0]", .. } if i == index),
+            "word {word}: {err:?}"
+        );
     }
 }
 
@@ -498,7 +526,11 @@ fn header_fields_that_size_allocations_are_bounded_before_anything_is_allocated(
         let mut m = built.bytes.clone();
         set_u32(&mut m, 4 * 3, window);
         set_u32(&mut m, 4 * 11, u32::MAX);
-        assert_eq!(header_field_of(V2Container::parse(&m).unwrap_err()), "max_seq_len", "kv_window {window}");
+        assert_eq!(
+            header_field_of(V2Container::parse(&m).unwrap_err()),
+            "max_seq_len",
+            "kv_window {window}"
+        );
     }
 }
 
@@ -535,24 +567,36 @@ fn malformed_directory_records_are_refused_naming_the_record_and_field() {
         (1, Box::new(move |m, r| set_u64(m, r + 20, len + 64)), "offset"),
         (1, Box::new(|m, r| set_u64(m, r + 20, u64::MAX - 8)), "offset"),
         (1, Box::new(|m, r| set_u64(m, r + 28, u64::MAX)), "nbytes"),
-        (1, Box::new(|m, r| {
-            m[r + 1] = 4;
-            for i in 0..4 {
-                set_u32(m, r + 4 + 4 * i, u32::MAX);
-            }
-        }), "shape"),
+        (
+            1,
+            Box::new(|m, r| {
+                m[r + 1] = 4;
+                for i in 0..4 {
+                    set_u32(m, r + 4 + 4 * i, u32::MAX);
+                }
+            }),
+            "shape",
+        ),
         (0, Box::new(|m, r| set_u32(m, r + 40, 6)), "bits"),
         (0, Box::new(|m, r| set_u32(m, r + 40, 0)), "bits"),
         (0, Box::new(|m, r| set_u32(m, r + 36, 24)), "group"),
         (0, Box::new(|m, r| set_u32(m, r + 36, 0)), "group"),
-        (0, Box::new(|m, r| {
-            m[r + 1] = 3;
-            set_u32(m, r + 12, 1);
-        }), "ndim"),
-        (last, Box::new(|m, r| {
-            m[r + 1] = 1;
-            set_u32(m, r + 4, 1);
-        }), "ndim"),
+        (
+            0,
+            Box::new(|m, r| {
+                m[r + 1] = 3;
+                set_u32(m, r + 12, 1);
+            }),
+            "ndim",
+        ),
+        (
+            last,
+            Box::new(|m, r| {
+                m[r + 1] = 1;
+                set_u32(m, r + 4, 1);
+            }),
+            "ndim",
+        ),
     ];
     for (record, edit, field) in cases {
         let mut m = built.bytes.clone();
@@ -568,7 +612,9 @@ fn tensors_sharing_bytes_are_refused() {
     // Point layer00.post_norm (FP16, d_model) at layer00.norm_in's bytes (same size).
     let post_norm = position(&built.names, "layer00.post_norm");
     set_u64(&mut m, built.records[post_norm] + 20, built.blobs[1].0 as u64);
-    assert!(matches!(cact::parse(&m).unwrap_err(), Error::BadTensor { field: "offset", reason, .. } if reason.contains("overlaps")));
+    assert!(
+        matches!(cact::parse(&m).unwrap_err(), Error::BadTensor { field: "offset", reason, .. } if reason.contains("overlaps"))
+    );
 }
 
 /// Rebuilds a tiny v3 container after `edit` changes its specs.
@@ -591,11 +637,14 @@ fn a_record_that_is_not_what_its_canon_position_holds_is_refused() {
         q.shape[0] = 16;
         q.blob.truncate(cq_bytes(16, 48, 16, 4));
     });
-    assert_eq!(cact::parse(&built.bytes).unwrap_err(), Error::BadTensor {
-        index: 2,
-        field: "shape[0]",
-        reason: "must equal num_heads * qk_head_dim"
-    });
+    assert_eq!(
+        cact::parse(&built.bytes).unwrap_err(),
+        Error::BadTensor {
+            index: 2,
+            field: "shape[0]",
+            reason: "must equal num_heads * qk_head_dim"
+        }
+    );
     // A projection must be CQ.
     let built = v3_with(|s| {
         let q = spec_at(s, "layer00.q_proj");
@@ -604,7 +653,10 @@ fn a_record_that_is_not_what_its_canon_position_holds_is_refused() {
     assert_eq!(tensor_error(&built.bytes), (2, "dtype"));
     // cond_v transposed keeps its byte size but not its shape.
     let built = v3_with(|s| spec_at(s, "layer01.cond_v").shape = vec![8, 48]);
-    assert_eq!(tensor_error(&built.bytes), (position(&built.names, "layer01.cond_v") as u32, "shape[0]"));
+    assert_eq!(
+        tensor_error(&built.bytes),
+        (position(&built.names, "layer01.cond_v") as u32, "shape[0]")
+    );
     // An FP32 norm is accepted: float tensors are read through float_values.
     let built = v3_with(|s| {
         let n = spec_at(s, "final_norm");
@@ -618,11 +670,14 @@ fn a_record_that_is_not_what_its_canon_position_holds_is_refused() {
 fn a_cq_row_that_does_not_pack_into_whole_bytes_is_refused() {
     // 44 columns in groups of 4 at 3 bits: 132 bits per row.
     let g = V3 { d_model: 44, group: 4, widths: vec![3], heads: vec![], ..V3::tiny() };
-    assert_eq!(cact::parse(&g.build().bytes).unwrap_err(), Error::BadTensor {
-        index: 0,
-        field: "group",
-        reason: "packed rows are not a whole number of bytes"
-    });
+    assert_eq!(
+        cact::parse(&g.build().bytes).unwrap_err(),
+        Error::BadTensor {
+            index: 0,
+            field: "group",
+            reason: "packed rows are not a whole number of bytes"
+        }
+    );
 }
 
 #[test]
@@ -638,13 +693,13 @@ fn cq_tensors_must_share_the_group_the_header_codebooks_were_scaled_for() {
 #[test]
 fn a_walsh_permutation_that_repeats_or_leaves_the_range_is_refused() {
     for bad in [3.0f32, 64.0, -1.0, 0.5, f32::NAN] {
-        let built = v3_with(|s| spec_at(s, "hada_p2").blob[4..8].copy_from_slice(&bad.to_le_bytes()));
+        let built =
+            v3_with(|s| spec_at(s, "hada_p2").blob[4..8].copy_from_slice(&bad.to_le_bytes()));
         let index = position(&built.names, "hada_p2") as u32;
-        assert_eq!(cact::parse(&built.bytes).unwrap_err(), Error::BadTensor {
-            index,
-            field: "data",
-            reason: "not a permutation of 0..hada_n"
-        });
+        assert_eq!(
+            cact::parse(&built.bytes).unwrap_err(),
+            Error::BadTensor { index, field: "data", reason: "not a permutation of 0..hada_n" }
+        );
     }
 }
 
@@ -655,7 +710,13 @@ fn heads_manifest_codes_must_be_known_increasing_and_match_the_records() {
     let built = g.build();
     let manifest = position(&built.names, "heads.manifest");
     let at = built.blobs[manifest].0;
-    for codes in [[0x4000u16, 0x3c00], [0x3c00, 0x3c00], [0x3c00, 0x4400], [0x3c00, 0x3c01], [0x3c00, 0x4200]] {
+    for codes in [
+        [0x4000u16, 0x3c00],
+        [0x3c00, 0x3c00],
+        [0x3c00, 0x4400],
+        [0x3c00, 0x3c01],
+        [0x3c00, 0x4200],
+    ] {
         let mut m = built.bytes.clone();
         m[at..at + 2].copy_from_slice(&codes[0].to_le_bytes());
         m[at + 2..at + 4].copy_from_slice(&codes[1].to_le_bytes());
@@ -670,14 +731,20 @@ fn tokenizer_framing_errors_are_refused_as_bad_tokenizer() {
     // The last piece claims more bytes than the blob has.
     let mut m = built.bytes.clone();
     m[at + len - 4..at + len - 2].copy_from_slice(&9u16.to_le_bytes());
-    assert!(matches!(cact::parse(&m).unwrap_err(), Error::BadTokenizer { reason: "piece surface runs past the end", .. }));
+    assert!(matches!(
+        cact::parse(&m).unwrap_err(),
+        Error::BadTokenizer { reason: "piece surface runs past the end", .. }
+    ));
     // More pieces than the model's vocabulary.
     let mut m = built.bytes.clone();
     set_u32(&mut m, at, 41);
     assert!(matches!(cact::parse(&m).unwrap_err(), Error::BadTokenizer { offset: 0, .. }));
     // A blob with bytes after its last piece.
     let built = v3_with(|s| s.last_mut().unwrap().blob.push(0));
-    assert!(matches!(cact::parse(&built.bytes).unwrap_err(), Error::BadTokenizer { reason: "trailing bytes after the last piece", .. }));
+    assert!(matches!(
+        cact::parse(&built.bytes).unwrap_err(),
+        Error::BadTokenizer { reason: "trailing bytes after the last piece", .. }
+    ));
     // No RAW record at the end.
     let built = v3_with(|s| {
         let t = s.last_mut().unwrap();

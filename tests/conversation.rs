@@ -11,16 +11,27 @@ use needle_web::session::{Conversation, Engine, KvPrecision, LoadOptions, Numeri
 #[test]
 fn a_three_turn_conversation_gives_the_logits_of_its_whole_rendering_from_scratch() {
     let mut compared = 0;
-    for case in ["v3", "v2"].into_iter().flat_map(|g| case_dirs(&fixtures().join(g))).map(Case::load) {
+    for case in
+        ["v3", "v2"].into_iter().flat_map(|g| case_dirs(&fixtures().join(g))).map(Case::load)
+    {
         let p = case.json.get("prompt").unwrap();
-        let (query, tools, system) =
-            (p.get("query").unwrap().as_str().unwrap(), p.get("tools_json").unwrap().as_str().unwrap(), p.get("system").and_then(Value::as_str));
-        for (kv, numerics) in [(KvPrecision::F32, Numerics::Exact), (KvPrecision::Int8, Numerics::Deploy)] {
+        let (query, tools, system) = (
+            p.get("query").unwrap().as_str().unwrap(),
+            p.get("tools_json").unwrap().as_str().unwrap(),
+            p.get("system").and_then(Value::as_str),
+        );
+        for (kv, numerics) in
+            [(KvPrecision::F32, Numerics::Exact), (KvPrecision::Int8, Numerics::Deploy)]
+        {
             let opts = LoadOptions { kv: Some(kv), numerics, ..LoadOptions::default() };
             let mut engine = Engine::load(&case.bytes, &opts).unwrap();
             let mut scratch = Engine::load(&case.bytes, &opts).unwrap();
             let mut answers: Vec<String> = Vec::new();
-            let inputs = [(Role::User, query), (Role::Tool, r#"[{"ok":true,"temperature":21}]"#), (Role::User, "and now turn it off")];
+            let inputs = [
+                (Role::User, query),
+                (Role::Tool, r#"[{"ok":true,"temperature":21}]"#),
+                (Role::User, "and now turn it off"),
+            ];
             for (n, &(role, text)) in inputs.iter().enumerate() {
                 let mut turns: Vec<Turn> = Vec::new();
                 for (i, &(r, t)) in inputs[..n].iter().enumerate() {
@@ -41,14 +52,25 @@ fn a_three_turn_conversation_gives_the_logits_of_its_whole_rendering_from_scratc
                 while engine.next_token().unwrap().is_some() {}
                 let done = engine.finish().unwrap();
                 // A bare-query first turn (no tools, no system) shares nothing with the template.
-                let bare = n == 1 && !answers.is_empty() && engine.render(inputs[0].1, tools, system).unwrap() == inputs[0].1;
-                assert!(n == 0 || bare || done.cached_tokens > 0, "{}: turn {n} reused nothing", case.name);
+                let bare = n == 1
+                    && !answers.is_empty()
+                    && engine.render(inputs[0].1, tools, system).unwrap() == inputs[0].1;
+                assert!(
+                    n == 0 || bare || done.cached_tokens > 0,
+                    "{}: turn {n} reused nothing",
+                    case.name
+                );
                 let rows = scratch.logits_for(&done.prompt_ids).unwrap();
                 let last = &rows[rows.len() - logits.len()..];
                 // Exact: the prefix cache's contract is a fresh session's result, bit for bit.
-                let differ = logits.iter().zip(last).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
+                let differ =
+                    logits.iter().zip(last).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
                 assert_eq!(logits.len(), last.len());
-                assert_eq!(differ, 0, "{} {kv:?} {numerics:?} turn {n}: {differ} logits differ", case.name);
+                assert_eq!(
+                    differ, 0,
+                    "{} {kv:?} {numerics:?} turn {n}: {differ} logits differ",
+                    case.name
+                );
                 compared += 1;
                 answers.push(done.response.text);
             }
@@ -89,14 +111,18 @@ fn a_conversation_continues_the_single_turn_prompt() {
 fn a_conversation_keeps_its_turns_and_answers_as_a_fresh_session_given_them() {
     let case = Case::load(fixtures().join("v3/local_global_taps"));
     let tools = case.json.get("prompt").unwrap().get("tools_json").unwrap().as_str().unwrap();
-    let opts = LoadOptions { kv: Some(KvPrecision::F32), max_tokens: Some(200), ..LoadOptions::default() };
+    let opts =
+        LoadOptions { kv: Some(KvPrecision::F32), max_tokens: Some(200), ..LoadOptions::default() };
     let mut engine = Engine::load(&case.bytes, &opts).unwrap();
     let mut fresh = Engine::load(&case.bytes, &opts).unwrap();
     let mut template = Request::new("", tools);
     template.max_tokens = 4;
     let mut convo = Conversation::new();
-    for (role, text) in [(Role::User, "first"), (Role::Tool, "[{\"ok\":true}]"), (Role::User, "second")] {
-        let before: Vec<(Role, String)> = convo.turns().map(|t| (t.role, t.text.to_owned())).collect();
+    for (role, text) in
+        [(Role::User, "first"), (Role::Tool, "[{\"ok\":true}]"), (Role::User, "second")]
+    {
+        let before: Vec<(Role, String)> =
+            convo.turns().map(|t| (t.role, t.text.to_owned())).collect();
         let done = convo.send(&mut engine, &template, role, text, |_| true).unwrap();
         // The same request built by hand, on an engine that holds nothing.
         let mut turns: Vec<Turn> = before.iter().map(|(r, t)| Turn { role: *r, text: t }).collect();
@@ -105,13 +131,18 @@ fn a_conversation_keeps_its_turns_and_answers_as_a_fresh_session_given_them() {
             turns.push(Turn { role, text });
         }
         fresh.reset();
-        let want = fresh.generate(&Request { query, turns: &turns, ..template.clone() }, |_| true).unwrap();
+        let want = fresh
+            .generate(&Request { query, turns: &turns, ..template.clone() }, |_| true)
+            .unwrap();
         assert_eq!((done.prompt_ids, done.tokens), (want.prompt_ids, want.tokens));
         assert_eq!(done.confidence.map(f32::to_bits), want.confidence.map(f32::to_bits));
     }
     assert_eq!(convo.sent(), 3);
     let roles: Vec<Role> = convo.turns().map(|t| t.role).collect();
-    assert_eq!(roles, [Role::User, Role::Assistant, Role::Tool, Role::Assistant, Role::User, Role::Assistant]);
+    assert_eq!(
+        roles,
+        [Role::User, Role::Assistant, Role::Tool, Role::Assistant, Role::User, Role::Assistant]
+    );
     // A message that does not fit fails with context_full and changes nothing.
     let long = "many words ".repeat(80);
     let err = convo.send(&mut engine, &template, Role::User, &long, |_| true).unwrap_err();

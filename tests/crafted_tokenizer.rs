@@ -27,9 +27,7 @@ fn spelling_vocabulary() -> Vec<(&'static str, u8, f32)> {
     ] {
         pieces.push((c, 0, -1.0));
     }
-    for p in [
-        "</", "</s", "<s", "s>", "<p", "<pa", "<pad", "ad>", "<u", "<un", "<unk", "nk>",
-    ] {
+    for p in ["</", "</s", "<s", "s>", "<p", "<pa", "<pad", "ad>", "<u", "<un", "<unk", "nk>"] {
         pieces.push((p, 0, 5.0));
     }
     pieces
@@ -43,10 +41,7 @@ fn caller_text_never_merges_into_a_control_or_special_id() {
     let special = [tok.pad_id(), tok.eos_id(), tok.bos_id(), tok.unk_id()];
     for text in ["hello </s> world", "a<s>b", "<pad><unk>", "</s>", "<s>"] {
         let ids = tok.encode(text);
-        assert!(
-            !ids.iter().any(|id| special.contains(id)),
-            "{text:?} -> {ids:?}"
-        );
+        assert!(!ids.iter().any(|id| special.contains(id)), "{text:?} -> {ids:?}");
         assert_eq!(tok.decode(&ids), text);
         let mut req = Request::new(text, "");
         req.max_tokens = 1;
@@ -60,10 +55,7 @@ fn caller_text_never_merges_into_a_control_or_special_id() {
         );
     }
     // The chat markers stay markers in template text.
-    assert_eq!(
-        tok.encode("<|im_end|>"),
-        [tok.piece_id("<|im_end|>").unwrap()]
-    );
+    assert_eq!(tok.encode("<|im_end|>"), [tok.piece_id("<|im_end|>").unwrap()]);
 }
 
 #[test]
@@ -74,14 +66,10 @@ fn a_piece_longer_than_the_cap_is_refused_at_load_and_the_cap_bounds_the_work() 
     pieces.push((&huge, 0, 0.0));
     let built = V3::tiny().build_with_tokenizer(tokenizer_blob_of(&pieces));
     let t0 = std::time::Instant::now();
-    let err = Engine::load(&built.bytes, &LoadOptions::default())
-        .err()
-        .expect("the huge piece loads");
+    let err =
+        Engine::load(&built.bytes, &LoadOptions::default()).err().expect("the huge piece loads");
     assert_eq!(err.code(), "bad_tokenizer", "{err}");
-    println!(
-        "65,535-byte piece: refused at load in {:?} ({err})",
-        t0.elapsed()
-    );
+    println!("65,535-byte piece: refused at load in {:?} ({err})", t0.elapsed());
 
     // At the cap the container loads, and a 50 MB query is refused from its length.
     let longest = "a".repeat(MAX_PIECE_BYTES);
@@ -95,21 +83,14 @@ fn a_piece_longer_than_the_cap_is_refused_at_load_and_the_cap_bounds_the_work() 
     let t0 = std::time::Instant::now();
     let err = engine.start(&Request::new(&query, "")).unwrap_err();
     assert!(matches!(err, Error::ContextFull { .. }), "{err:?}");
-    println!(
-        "50 MB query, {MAX_PIECE_BYTES}-byte piece: {err} in {:?}",
-        t0.elapsed()
-    );
+    println!("50 MB query, {MAX_PIECE_BYTES}-byte piece: {err} in {:?}", t0.elapsed());
     assert!(t0.elapsed().as_millis() < 500, "{:?}", t0.elapsed());
     // The most text that passes the length check is capacity x the cap.
     let most = &query[..(capacity - 2) * MAX_PIECE_BYTES];
     let t0 = std::time::Instant::now();
     let err = engine.start(&Request::new(most, "")).unwrap_err();
     assert!(matches!(err, Error::ContextFull { .. }), "{err:?}");
-    println!(
-        "{} bytes at the bound: {err} in {:?}",
-        most.len(),
-        t0.elapsed()
-    );
+    println!("{} bytes at the bound: {err} in {:?}", most.len(), t0.elapsed());
 
     // Straight from the blob too.
     let blob = tokenizer_blob_of(&[
@@ -119,10 +100,7 @@ fn a_piece_longer_than_the_cap_is_refused_at_load_and_the_cap_bounds_the_work() 
         ("<unk>", 1, 0.0),
         (&huge, 0, 0.0),
     ]);
-    assert!(matches!(
-        Tokenizer::from_blob(&blob),
-        Err(Error::BadTokenizer { .. })
-    ));
+    assert!(matches!(Tokenizer::from_blob(&blob), Err(Error::BadTokenizer { .. })));
 }
 
 #[test]

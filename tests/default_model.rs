@@ -8,7 +8,8 @@ use common::load_json;
 use needle_web::json::Value;
 use needle_web::session::{Engine, HeadKind, LoadOptions, Request};
 
-const ENVS: [&str; 6] = ["smart_home", "media_player", "kitchen_appliance", "productivity", "wearable", "data_capture"];
+const ENVS: [&str; 6] =
+    ["smart_home", "media_player", "kitchen_appliance", "productivity", "wearable", "data_capture"];
 
 /// A value as upstream's harness compares it: strings case-folded, integral floats as integers,
 /// object keys sorted.
@@ -16,9 +17,14 @@ fn canonical(v: &Value) -> String {
     match v {
         Value::String(s) => Value::String(s.to_lowercase()).to_json(),
         Value::Float(x) if x.fract() == 0.0 && x.abs() < 1e15 => format!("{}", *x as i64),
-        Value::Array(items) => format!("[{}]", items.iter().map(canonical).collect::<Vec<_>>().join(",")),
+        Value::Array(items) => {
+            format!("[{}]", items.iter().map(canonical).collect::<Vec<_>>().join(","))
+        }
         Value::Object(members) => {
-            let mut members: Vec<String> = members.iter().map(|(k, v)| format!("{}:{}", Value::String(k.clone()).to_json(), canonical(v))).collect();
+            let mut members: Vec<String> = members
+                .iter()
+                .map(|(k, v)| format!("{}:{}", Value::String(k.clone()).to_json(), canonical(v)))
+                .collect();
             members.sort();
             format!("{{{}}}", members.join(","))
         }
@@ -39,7 +45,20 @@ fn auroc(scored: &[(f32, bool)]) -> f64 {
         scored.iter().filter(|s| s.1).map(|s| s.0).collect(),
         scored.iter().filter(|s| !s.1).map(|s| s.0).collect(),
     );
-    let wins: f64 = right.iter().flat_map(|r| wrong.iter().map(move |w| if r > w { 1.0 } else if r == w { 0.5 } else { 0.0 })).sum();
+    let wins: f64 = right
+        .iter()
+        .flat_map(|r| {
+            wrong.iter().map(move |w| {
+                if r > w {
+                    1.0
+                } else if r == w {
+                    0.5
+                } else {
+                    0.0
+                }
+            })
+        })
+        .sum();
     wins / (right.len() * wrong.len()) as f64
 }
 
@@ -48,7 +67,10 @@ fn the_default_models_confidence_ranks_its_right_answers_above_its_wrong_ones() 
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let bytes = std::fs::read(root.join("www/models/default.cact")).unwrap();
     let mut engine = Engine::load(&bytes, &LoadOptions::default()).unwrap();
-    assert!(engine.info().heads.contains(&HeadKind::Confidence), "the default model carries a confidence head");
+    assert!(
+        engine.info().heads.contains(&HeadKind::Confidence),
+        "the default model carries a confidence head"
+    );
     let mut scored = Vec::new();
     for env in ENVS {
         let suite = load_json(&root.join(format!("tests/fixtures/acceptance/{env}.json")));
@@ -58,9 +80,17 @@ fn the_default_models_confidence_ranks_its_right_answers_above_its_wrong_ones() 
             let mut req = Request::new(case.get("query").unwrap().as_str().unwrap(), &tools);
             req.system = Some(system);
             let done = engine.generate(&req, |_| true).unwrap();
-            let got = multiset(done.response.function_calls.iter().map(|c| (c.name.to_lowercase(), canonical(&c.arguments))));
+            let got = multiset(
+                done.response
+                    .function_calls
+                    .iter()
+                    .map(|c| (c.name.to_lowercase(), canonical(&c.arguments))),
+            );
             let want = multiset(case.get("calls").unwrap().as_array().unwrap().iter().map(|c| {
-                (c.get("name").unwrap().as_str().unwrap().to_lowercase(), canonical(c.get("arguments").unwrap_or(&Value::Object(Vec::new()))))
+                (
+                    c.get("name").unwrap().as_str().unwrap().to_lowercase(),
+                    canonical(c.get("arguments").unwrap_or(&Value::Object(Vec::new()))),
+                )
             }));
             let confidence = done.confidence.expect("a confidence for every answer");
             assert!(confidence > 0.0 && confidence < 1.0);
@@ -68,7 +98,11 @@ fn the_default_models_confidence_ranks_its_right_answers_above_its_wrong_ones() 
         }
     }
     let right = scored.iter().filter(|s| s.1).count();
-    assert!(right > 0 && right < scored.len(), "both right and wrong answers ({right} of {})", scored.len());
+    assert!(
+        right > 0 && right < scored.len(),
+        "both right and wrong answers ({right} of {})",
+        scored.len()
+    );
     let auc = auroc(&scored);
     eprintln!("confidence AUROC {auc:.4} over {} cases, {right} right", scored.len());
     // 0.806 (162 of 192 right) when the head shipped; chance is 0.5.

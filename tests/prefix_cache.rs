@@ -7,7 +7,9 @@ mod common;
 use common::{case_dirs, fixtures, Case};
 use needle_web::json::Value;
 use needle_web::prompt::{Role, Turn};
-use needle_web::session::{Completion, Engine, KvPrecision, LoadOptions, Numerics, Request, StopReason};
+use needle_web::session::{
+    Completion, Engine, KvPrecision, LoadOptions, Numerics, Request, StopReason,
+};
 
 const MODES: [(KvPrecision, Numerics); 4] = [
     (KvPrecision::F32, Numerics::Exact),
@@ -61,7 +63,10 @@ fn cached_requests_equal_fresh_ones_bit_for_bit() {
                     2 => req.query = "Book 2 tables for 7 people at 19:30, é ok?",
                     4 => req.tools_json = "[]",
                     1 => {
-                        turns_storage = [Turn { role: Role::User, text: query }, Turn { role: Role::Assistant, text: &answer }];
+                        turns_storage = [
+                            Turn { role: Role::User, text: query },
+                            Turn { role: Role::Assistant, text: &answer },
+                        ];
                         req.turns = &turns_storage;
                         req.query = "and tomorrow?";
                     }
@@ -70,24 +75,41 @@ fn cached_requests_equal_fresh_ones_bit_for_bit() {
                 let (logits, done) = run(&mut cached, &req);
                 fresh.reset();
                 let (want_logits, want) = run(&mut fresh, &req);
-                assert_eq!(want.cached_tokens, 0, "{label} step {step}: a reset engine reuses nothing");
+                assert_eq!(
+                    want.cached_tokens, 0,
+                    "{label} step {step}: a reset engine reuses nothing"
+                );
                 assert_eq!(done.prompt_ids, want.prompt_ids, "{label} step {step}");
-                assert!(bits(&logits) == bits(&want_logits), "{label} step {step}: logits after the prompt differ");
+                assert!(
+                    bits(&logits) == bits(&want_logits),
+                    "{label} step {step}: logits after the prompt differ"
+                );
                 assert_eq!(done.tokens, want.tokens, "{label} step {step}: tokens");
-                assert_eq!(done.confidence.map(f32::to_bits), want.confidence.map(f32::to_bits), "{label} step {step}: confidence");
+                assert_eq!(
+                    done.confidence.map(f32::to_bits),
+                    want.confidence.map(f32::to_bits),
+                    "{label} step {step}: confidence"
+                );
                 if let Some(prev) = &previous {
                     // What the state held: the previous prompt and (most of) its completion.
                     // The last token runs only when the confidence head scores the exchange.
                     let fed = prev.tokens.len() - usize::from(prev.confidence.is_none());
-                    let held: Vec<u32> = prev.prompt_ids.iter().chain(&prev.tokens[..fed]).copied().collect();
+                    let held: Vec<u32> =
+                        prev.prompt_ids.iter().chain(&prev.tokens[..fed]).copied().collect();
                     let common = shared(&held, &done.prompt_ids);
-                    assert!(done.cached_tokens <= common.min(done.prompt_ids.len() - 1), "{label} step {step}: reused past the shared prefix");
+                    assert!(
+                        done.cached_tokens <= common.min(done.prompt_ids.len() - 1),
+                        "{label} step {step}: reused past the shared prefix"
+                    );
                     if common == held.len() {
                         // The rendered history re-tokenizes to the ids the state holds: it
                         // runs on from there.
                         assert_eq!(done.cached_tokens, held.len(), "{label} step {step}");
                     } else if common > 2 && step != 4 {
-                        assert!(done.cached_tokens > 1, "{label} step {step}: nothing reused of {common} shared ids");
+                        assert!(
+                            done.cached_tokens > 1,
+                            "{label} step {step}: nothing reused of {common} shared ids"
+                        );
                     }
                 }
                 if step == 0 {
@@ -104,13 +126,17 @@ fn a_prompt_past_the_capacity_is_context_full_and_the_cache_recovers() {
     let case = Case::load(fixtures().join("v3/local_global_taps"));
     let prompt = case.json.get("prompt").unwrap();
     let tools = prompt.get("tools_json").unwrap().as_str().unwrap();
-    let opts = LoadOptions { kv: Some(KvPrecision::F32), max_tokens: Some(160), ..LoadOptions::default() };
+    let opts =
+        LoadOptions { kv: Some(KvPrecision::F32), max_tokens: Some(160), ..LoadOptions::default() };
     let mut engine = Engine::load(&case.bytes, &opts).unwrap();
     let mut req = Request::new("first", tools);
     req.max_tokens = 4;
     let (_, first) = run(&mut engine, &req);
     let long = "many words ".repeat(60);
-    let turns = [Turn { role: Role::User, text: "first" }, Turn { role: Role::Assistant, text: &first.response.text }];
+    let turns = [
+        Turn { role: Role::User, text: "first" },
+        Turn { role: Role::Assistant, text: &first.response.text },
+    ];
     let mut too_long = Request::new(&long, tools);
     too_long.turns = &turns;
     let err = engine.start(&too_long).unwrap_err();
@@ -142,7 +168,11 @@ fn a_prefill_in_chunks_or_aborted_midway_leaves_a_fresh_sessions_bits() {
                 calls += 1;
             }
             assert!(calls >= n / chunk, "{} chunk {chunk}: {calls} calls for {n} ids", case.name);
-            assert!(bits(engine.logits()) == bits(&want_logits), "{} chunk {chunk}: logits", case.name);
+            assert!(
+                bits(engine.logits()) == bits(&want_logits),
+                "{} chunk {chunk}: logits",
+                case.name
+            );
             while engine.next_token().unwrap().is_some() {}
             assert_eq!(engine.finish().unwrap().tokens, want.tokens, "{} chunk {chunk}", case.name);
         }
@@ -154,9 +184,18 @@ fn a_prefill_in_chunks_or_aborted_midway_leaves_a_fresh_sessions_bits() {
         engine.abort();
         assert_eq!(engine.next_token().unwrap(), None);
         let aborted = engine.finish().unwrap();
-        assert_eq!((aborted.stop_reason, aborted.tokens.len()), (StopReason::Aborted, 0), "{}", case.name);
+        assert_eq!(
+            (aborted.stop_reason, aborted.tokens.len()),
+            (StopReason::Aborted, 0),
+            "{}",
+            case.name
+        );
         let (logits, again) = run(&mut engine, &req);
-        assert!(bits(&logits) == bits(&want_logits), "{}: logits after an aborted prefill", case.name);
+        assert!(
+            bits(&logits) == bits(&want_logits),
+            "{}: logits after an aborted prefill",
+            case.name
+        );
         assert_eq!(again.tokens, want.tokens, "{}", case.name);
     }
 }

@@ -10,8 +10,16 @@ use needle_web::Error;
 
 /// Every committed fixture of both generations (Needle 3 first).
 fn cases() -> Vec<Case> {
-    let cases: Vec<Case> = ["v3", "v2"].into_iter().flat_map(|g| case_dirs(&fixtures().join(g))).map(Case::load).collect();
-    assert!(cases.iter().any(|c| c.json.get("generation").unwrap().to_json() == "2"), "no v2 fixtures under {}", fixtures().display());
+    let cases: Vec<Case> = ["v3", "v2"]
+        .into_iter()
+        .flat_map(|g| case_dirs(&fixtures().join(g)))
+        .map(Case::load)
+        .collect();
+    assert!(
+        cases.iter().any(|c| c.json.get("generation").unwrap().to_json() == "2"),
+        "no v2 fixtures under {}",
+        fixtures().display()
+    );
     cases
 }
 
@@ -21,7 +29,10 @@ fn f32_options() -> LoadOptions {
 
 fn request<'c>(case: &'c Case) -> Request<'c> {
     let prompt = case.json.get("prompt").unwrap();
-    let mut req = Request::new(prompt.get("query").unwrap().as_str().unwrap(), prompt.get("tools_json").unwrap().as_str().unwrap());
+    let mut req = Request::new(
+        prompt.get("query").unwrap().as_str().unwrap(),
+        prompt.get("tools_json").unwrap().as_str().unwrap(),
+    );
     req.system = prompt.get("system").and_then(Value::as_str);
     req
 }
@@ -43,26 +54,51 @@ fn greedy_generation_reproduces_upstreams_prompt_ids_and_tokens() {
         let done = done.unwrap();
         let rendered = case.json.get("prompt").unwrap().get("rendered").unwrap().as_str().unwrap();
         assert_eq!(done.prompt, rendered, "{}: rendered prompt", case.name);
-        assert_eq!(done.prompt_ids, ids(case.json.get("prompt_ids").unwrap()), "{}: prompt ids", case.name);
+        assert_eq!(
+            done.prompt_ids,
+            ids(case.json.get("prompt_ids").unwrap()),
+            "{}: prompt ids",
+            case.name
+        );
         // Upstream's greedy loop may pick `<unk>` (a random-weight fixture does); needle-web
         // never emits it, or `<pad>` / `<s>`, so upstream's tokens are compared up to the first.
         let tok = engine.tokenizer();
         let never = |t: &u32| [tok.pad_id(), tok.bos_id(), tok.unk_id()].contains(t);
         let cut = greedy.iter().position(never).unwrap_or(greedy.len());
-        assert_eq!(done.tokens[..cut.min(done.tokens.len())], greedy[..cut], "{}: greedy tokens", case.name);
+        assert_eq!(
+            done.tokens[..cut.min(done.tokens.len())],
+            greedy[..cut],
+            "{}: greedy tokens",
+            case.name
+        );
         assert!(!done.tokens.iter().any(never), "{}: {:?}", case.name, done.tokens);
         if cut == greedy.len() {
             assert_eq!(done.tokens, greedy, "{}: greedy tokens", case.name);
-            let expected_stop = if ended_with_eos { StopReason::Eos } else { StopReason::MaxTokens };
+            let expected_stop =
+                if ended_with_eos { StopReason::Eos } else { StopReason::MaxTokens };
             assert_eq!(done.stop_reason, expected_stop, "{}", case.name);
         }
         // A completion cut inside a UTF-8 sequence ends with the U+FFFD `finish` flushes, which
         // no streamed token carried (the masked fixture's tokens do end so).
-        let flushed = done.response.text.strip_prefix(streamed.as_str()).unwrap_or_else(|| panic!("{}: streamed text", case.name));
-        assert!(flushed.chars().all(|c| c == '\u{FFFD}') && (cut < greedy.len() || flushed.is_empty()), "{}", case.name);
-        let stop_free: Vec<u32> = done.tokens.iter().copied().filter(|&t| t != engine.tokenizer().eos_id()).collect();
+        let flushed = done
+            .response
+            .text
+            .strip_prefix(streamed.as_str())
+            .unwrap_or_else(|| panic!("{}: streamed text", case.name));
+        assert!(
+            flushed.chars().all(|c| c == '\u{FFFD}') && (cut < greedy.len() || flushed.is_empty()),
+            "{}",
+            case.name
+        );
+        let stop_free: Vec<u32> =
+            done.tokens.iter().copied().filter(|&t| t != engine.tokenizer().eos_id()).collect();
         assert_eq!(done.response.text, engine.tokenizer().decode(&stop_free), "{}", case.name);
-        assert_eq!(done.confidence.is_some(), engine.info().heads.contains(&needle_web::session::HeadKind::Confidence), "{}", case.name);
+        assert_eq!(
+            done.confidence.is_some(),
+            engine.info().heads.contains(&needle_web::session::HeadKind::Confidence),
+            "{}",
+            case.name
+        );
         if let Some(c) = done.confidence {
             assert!(c > 0.0 && c < 1.0, "{}: confidence {c} is a probability", case.name);
         }
@@ -110,7 +146,10 @@ fn seeded_sampling_is_reproducible_and_differs_from_greedy_somewhere() {
     assert_eq!(a.tokens, b.tokens);
     req.temperature = 0.0;
     let greedy = engine.generate(&req, |_| true).unwrap();
-    assert_ne!(a.tokens, greedy.tokens, "temperature 1.5 should leave the greedy path on random weights");
+    assert_ne!(
+        a.tokens, greedy.tokens,
+        "temperature 1.5 should leave the greedy path on random weights"
+    );
 }
 
 #[test]
@@ -163,7 +202,8 @@ fn the_kv_cache_defaults_to_what_the_container_declares() {
         let kv_bits = case.json.get("geometry").unwrap().get("kv_bits").unwrap().to_json();
         // Needle 3's kv_bits = 8 asks for an int8 cache; Needle 2's means no KV rounding.
         let generation = case.json.get("generation").unwrap().to_json();
-        let expected = if kv_bits == "8" && generation == "3" { KvPrecision::Int8 } else { KvPrecision::F32 };
+        let expected =
+            if kv_bits == "8" && generation == "3" { KvPrecision::Int8 } else { KvPrecision::F32 };
         assert_eq!(engine.info().kv, expected, "{}", case.name);
     }
 }

@@ -58,7 +58,13 @@ fn check_corpus(generation: &str) -> Tokenizer {
         }
         assert_eq!(stream_decode(&tok, &got), decoded, "streaming decode of {text:?}");
     }
-    assert!(failures.is_empty(), "{} of {} corpus texts differ:\n{}", failures.len(), cases.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} corpus texts differ:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
     tok
 }
 
@@ -82,10 +88,17 @@ fn check_model_prompts(generation: &str) {
         let rendered = prompt::render(str_of(p, "query"), str_of(p, "tools_json"), system).unwrap();
         assert_eq!(rendered, str_of(p, "rendered"), "{}", path.display());
 
-        let tok = load_tokenizer(&dir.join("model.cact").strip_prefix(fixtures()).unwrap().to_string_lossy());
+        let tok = load_tokenizer(
+            &dir.join("model.cact").strip_prefix(fixtures()).unwrap().to_string_lossy(),
+        );
         let mut ids = vec![tok.bos_id()];
         ids.extend(tok.encode(&rendered));
-        assert_eq!(ids, common::ids(case.get("prompt_ids").expect("prompt_ids")), "{}", path.display());
+        assert_eq!(
+            ids,
+            common::ids(case.get("prompt_ids").expect("prompt_ids")),
+            "{}",
+            path.display()
+        );
     }
 }
 
@@ -132,7 +145,9 @@ fn json_round_trips_and_refusals_agree_with_python() {
             (want, got) => panic!("{shown:?}: python {want:?}, here {got:?}"),
         }
     }
-    for input in cases.get("json_refused_divergences").and_then(Value::as_array).expect("divergences") {
+    for input in
+        cases.get("json_refused_divergences").and_then(Value::as_array).expect("divergences")
+    {
         assert!(matches!(json::parse(input.as_str().unwrap()), Err(Error::BadJson { .. })));
     }
 }
@@ -162,7 +177,9 @@ fn lossy_utf8_decoding_matches_python_replace() {
     let cases = load_json(&fixtures().join("text_cases.json"));
     for case in cases.get("utf8_replace").and_then(Value::as_array).expect("utf8_replace") {
         let hex = str_of(case, "bytes");
-        let ids: Vec<u32> = (0..hex.len() / 2).map(|i| 4 + u32::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap()).collect();
+        let ids: Vec<u32> = (0..hex.len() / 2)
+            .map(|i| 4 + u32::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+            .collect();
         let want = str_of(case, "text").replace('\u{2581}', " ");
         assert_eq!(tok.decode(&ids), want, "bytes {hex}");
         assert_eq!(stream_decode(&tok, &ids), want, "streamed bytes {hex}");

@@ -27,8 +27,14 @@ fn run(bytes: &[u8], options: &LoadOptions, prompt: &[u32]) -> (Vec<f32>, Vec<u3
 #[test]
 fn split_work_gives_the_bits_of_one_thread_on_every_fixture() {
     // Even and odd pool sizes, one that splits every head count unevenly (7).
-    let pools: Vec<_> = [2, 3, 4, 7].map(|n| (n, rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap())).into();
-    let modes = [(KvPrecision::F32, Numerics::Exact), (KvPrecision::Int8, Numerics::Exact), (KvPrecision::Int8, Numerics::Deploy)];
+    let pools: Vec<_> = [2, 3, 4, 7]
+        .map(|n| (n, rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap()))
+        .into();
+    let modes = [
+        (KvPrecision::F32, Numerics::Exact),
+        (KvPrecision::Int8, Numerics::Exact),
+        (KvPrecision::Int8, Numerics::Deploy),
+    ];
     let mut compared = 0;
     for case in common::cases("v3").into_iter().chain(common::cases("v2")) {
         let prompt = common::ids(common::get(&case.json, "prompt_ids"));
@@ -42,7 +48,10 @@ fn split_work_gives_the_bits_of_one_thread_on_every_fixture() {
                 let split = pool.install(|| run(&case.bytes, &options, &prompt));
                 parallel::set_min_chunk_work(parallel::MIN_CHUNK_WORK);
                 let what = format!("{} {kv:?} {numerics:?} {threads} threads", case.name);
-                assert!(serial.0.iter().zip(&split.0).all(|(a, b)| a.to_bits() == b.to_bits()), "{what}: prefill logits differ");
+                assert!(
+                    serial.0.iter().zip(&split.0).all(|(a, b)| a.to_bits() == b.to_bits()),
+                    "{what}: prefill logits differ"
+                );
                 assert_eq!(serial.0.len(), split.0.len(), "{what}");
                 assert_eq!(serial.1, split.1, "{what}: decoded tokens differ");
                 compared += 1;

@@ -117,7 +117,9 @@ fn a_window_changes_nothing_until_the_sequence_outgrows_it_and_then_follows_the_
     let mut seen = 0;
     for case in cases() {
         let ms = modes(&case);
-        let (Some((_, windowed)), Some((_, full))) = (ms.iter().find(|(n, _)| n == "f32"), ms.iter().find(|(n, _)| n == "f32_full")) else {
+        let (Some((_, windowed)), Some((_, full))) =
+            (ms.iter().find(|(n, _)| n == "f32"), ms.iter().find(|(n, _)| n == "f32_full"))
+        else {
             continue;
         };
         let window = num(get(windowed, "window")) as usize;
@@ -126,9 +128,16 @@ fn a_window_changes_nothing_until_the_sequence_outgrows_it_and_then_follows_the_
         let (_, b) = check_mode(&case, "f32_full", full);
         let v = a.len() / num(get(get(windowed, "logits"), "rows")) as usize;
         let first_differing = a.chunks_exact(v).zip(b.chunks_exact(v)).position(|(x, y)| x != y);
-        let recorded = num(get(get(&case.json, "cross_checks"), "f32_vs_f32_full_first_differing_row")) as usize;
+        let recorded =
+            num(get(get(&case.json, "cross_checks"), "f32_vs_f32_full_first_differing_row"))
+                as usize;
         eprintln!("v2 window  {:16} window {window}: first row where windowed and full-causal logits differ: {first_differing:?}", case.name);
-        assert_eq!(first_differing, Some(window), "{}: rows before the window must agree bit for bit", case.name);
+        assert_eq!(
+            first_differing,
+            Some(window),
+            "{}: rows before the window must agree bit for bit",
+            case.name
+        );
         assert_eq!(recorded, window, "{}: the reference differs from the same row", case.name);
         seen += 1;
     }
@@ -160,7 +169,12 @@ fn prefill_in_any_chunk_size_equals_stepping_bit_for_bit_in_every_mode() {
                     let mut state = model.new_state(&opts).unwrap();
                     let mut last = vec![0.0f32; v];
                     model.prefill(&mut state, &tokens, &mut last).unwrap();
-                    assert_eq!(last, stepped[stepped.len() - v..], "{} {name} {kv:?}: last-row prefill", case.name);
+                    assert_eq!(
+                        last,
+                        stepped[stepped.len() - v..],
+                        "{} {name} {kv:?}: last-row prefill",
+                        case.name
+                    );
                 }
             }
         }
@@ -186,7 +200,11 @@ fn probe_heads_match_the_reference_in_every_recorded_window_and_absent_heads_are
             let Some(h) = heads.get(name) else { continue };
             let kind = head_kind(name);
             for c in get(h, "cases").as_array().unwrap() {
-                assert!(matches!(c.get("quant"), Some(Value::Bool(false))), "{}: heads are recorded in f32", case.name);
+                assert!(
+                    matches!(c.get("quant"), Some(Value::Bool(false))),
+                    "{}: heads are recorded in f32",
+                    case.name
+                );
                 let tokens = ids(get(c, "tokens"));
                 let window = num(get(c, "window")) as usize;
                 let want = floats(get(c, "output"));
@@ -203,18 +221,30 @@ fn probe_heads_match_the_reference_in_every_recorded_window_and_absent_heads_are
                     got.len()
                 );
                 assert_eq!(got.len(), want.len(), "{} {name}: output width", case.name);
-                assert!(dev <= F32_BAR, "{} {name} window {window}: deviates by {dev:.3e}", case.name);
+                assert!(
+                    dev <= F32_BAR,
+                    "{} {name} window {window}: deviates by {dev:.3e}",
+                    case.name
+                );
                 present += 1;
             }
         }
         for absent in heads.get("absent_heads").and_then(Value::as_array).unwrap_or(&[]) {
             let kind = head_kind(absent.as_str().unwrap());
-            assert!(model.heads().all(|k| k != kind), "{}: {absent:?} listed absent but present", case.name);
+            assert!(
+                model.heads().all(|k| k != kind),
+                "{}: {absent:?} listed absent but present",
+                case.name
+            );
             let options = Options { track_heads: true, ..model.default_options() };
             let mut state = model.new_state(&options).unwrap();
             let mut row = vec![0.0f32; model.logits_len()];
             model.step(&mut state, ids(get(&case.json, "prompt_ids"))[0], &mut row).unwrap();
-            assert!(matches!(model.head(&state, kind), Err(Error::Unsupported { .. })), "{}: absent head", case.name);
+            assert!(
+                matches!(model.head(&state, kind), Err(Error::Unsupported { .. })),
+                "{}: absent head",
+                case.name
+            );
         }
     }
     assert!(present > 0, "no case records a probe head");
@@ -238,7 +268,10 @@ fn a_window_wider_than_the_allocated_rings_is_a_typed_error_that_changes_nothing
     model.prefill(&mut state, &[2, 10, 11], &mut row).unwrap();
     assert_eq!(state.kv_bytes(), model.kv_bytes(3, KvPrecision::F32, 8));
     for wider in [0, 9, 64] {
-        assert!(matches!(state.set_window(wider), Err(Error::InvalidArgument { name: "window", .. })), "window {wider}");
+        assert!(
+            matches!(state.set_window(wider), Err(Error::InvalidArgument { name: "window", .. })),
+            "window {wider}"
+        );
         assert_eq!((state.window(), state.position()), (8, 3));
     }
     state.set_window(4).unwrap();
@@ -256,8 +289,18 @@ fn the_window_in_force_is_the_headers_unless_the_options_change_it() {
     for case in cases() {
         let container = V2Container::parse(&case.bytes).unwrap();
         let model = Model::new(&container).unwrap();
-        assert_eq!(model.default_options().window, container.header.kv_window as usize, "{}", case.name);
-        assert_eq!(model.default_options().kv, KvPrecision::F32, "{}: v2 keeps its KV in f32", case.name);
+        assert_eq!(
+            model.default_options().window,
+            container.header.kv_window as usize,
+            "{}",
+            case.name
+        );
+        assert_eq!(
+            model.default_options().kv,
+            KvPrecision::F32,
+            "{}: v2 keeps its KV in f32",
+            case.name
+        );
     }
 }
 
@@ -271,8 +314,14 @@ fn an_out_of_vocabulary_id_is_a_typed_error_that_changes_nothing() {
     let mut row = vec![0.0f32; model.logits_len()];
     model.step(&mut state, 2, &mut row).unwrap();
     for bad in [vocab, u32::MAX] {
-        assert_eq!(model.step(&mut state, bad, &mut row), Err(Error::TokenOutOfVocab { id: bad, vocab }));
-        assert_eq!(model.prefill(&mut state, &[5, bad, 6], &mut row), Err(Error::TokenOutOfVocab { id: bad, vocab }));
+        assert_eq!(
+            model.step(&mut state, bad, &mut row),
+            Err(Error::TokenOutOfVocab { id: bad, vocab })
+        );
+        assert_eq!(
+            model.prefill(&mut state, &[5, bad, 6], &mut row),
+            Err(Error::TokenOutOfVocab { id: bad, vocab })
+        );
     }
     assert_eq!(state.position(), 1);
     model.step(&mut state, vocab - 1, &mut row).unwrap();
@@ -290,9 +339,13 @@ fn a_sequence_longer_than_the_session_is_a_typed_error_that_changes_nothing() {
     assert_eq!(model.step(&mut state, 17, &mut row), Err(Error::ContextFull { needed: 9, max: 8 }));
     assert_eq!(state.position(), 8);
     let mut state = fresh(&model, 8, 0);
-    assert_eq!(model.prefill(&mut state, &[2; 9], &mut row), Err(Error::ContextFull { needed: 9, max: 8 }));
+    assert_eq!(
+        model.prefill(&mut state, &[2; 9], &mut row),
+        Err(Error::ContextFull { needed: 9, max: 8 })
+    );
     assert_eq!(state.position(), 0);
-    let too_long = Options { max_tokens: model.geometry().max_seq_len + 1, ..model.default_options() };
+    let too_long =
+        Options { max_tokens: model.geometry().max_seq_len + 1, ..model.default_options() };
     assert!(matches!(model.new_state(&too_long), Err(Error::InvalidArgument { .. })));
 }
 
@@ -307,7 +360,8 @@ fn decoding_and_prefilling_do_no_heap_work_in_any_mode() {
         let mut row = vec![0.0f32; model.logits_len()];
         for numerics in [Numerics::Exact, Numerics::Deploy] {
             for kv in [KvPrecision::F32, KvPrecision::Int8] {
-                let options = Options { numerics, kv, track_heads: true, ..model.default_options() };
+                let options =
+                    Options { numerics, kv, track_heads: true, ..model.default_options() };
                 let mut state = model.new_state(&options).unwrap();
                 model.prefill(&mut state, &prompt, &mut row).unwrap();
                 let mut quiet = 0;
@@ -316,11 +370,21 @@ fn decoding_and_prefilling_do_no_heap_work_in_any_mode() {
                     let next = argmax(&row);
                     model.step(&mut state, next, &mut row).unwrap();
                     if state.kv_bytes() == kv_before {
-                        assert_eq!(allocations(), before, "{} {numerics:?} {kv:?}: heap allocations between growth steps", case.name);
+                        assert_eq!(
+                            allocations(),
+                            before,
+                            "{} {numerics:?} {kv:?}: heap allocations between growth steps",
+                            case.name
+                        );
                         quiet += 1;
                     }
                 }
-                assert!(quiet >= 6, "{} {numerics:?} {kv:?}: the rings grew on {} of 8 steps", case.name, 8 - quiet);
+                assert!(
+                    quiet >= 6,
+                    "{} {numerics:?} {kv:?}: the rings grew on {} of 8 steps",
+                    case.name,
+                    8 - quiet
+                );
             }
         }
     }
@@ -345,13 +409,25 @@ fn the_int8_kv_cache_matches_its_reference_within_the_measured_tolerance() {
         let mut row = vec![0.0f32; model.logits_len()];
         model.prefill(&mut f32_state, &tokens, &mut row).unwrap();
         model.prefill(&mut int8_state, &tokens, &mut row).unwrap();
-        eprintln!("v2 kv8     {:16} KV {} B instead of {} B", case.name, int8_state.kv_bytes(), f32_state.kv_bytes());
-        assert!(4 * int8_state.kv_bytes() < 2 * f32_state.kv_bytes(), "{}: int8 KV is not smaller", case.name);
+        eprintln!(
+            "v2 kv8     {:16} KV {} B instead of {} B",
+            case.name,
+            int8_state.kv_bytes(),
+            f32_state.kv_bytes()
+        );
+        assert!(
+            4 * int8_state.kv_bytes() < 2 * f32_state.kv_bytes(),
+            "{}: int8 KV is not smaller",
+            case.name
+        );
     }
 }
 
 #[test]
 fn a_needle_2_container_is_refused_by_the_needle_3_reader() {
     let case = first_model_case();
-    assert_eq!(V3Container::parse(&case.bytes).err(), Some(Error::WrongGeneration { expected: 3, found: 2 }));
+    assert_eq!(
+        V3Container::parse(&case.bytes).err(),
+        Some(Error::WrongGeneration { expected: 3, found: 2 })
+    );
 }

@@ -14,7 +14,9 @@ mod common;
 #[path = "common/counting_alloc.rs"]
 mod counting_alloc;
 
-use common::{argmax, check_rows, deviation, floats, get, ids, num, nums, Case, ModeResult, F32_BAR};
+use common::{
+    argmax, check_rows, deviation, floats, get, ids, num, nums, Case, ModeResult, F32_BAR,
+};
 use counting_alloc::allocations;
 use needle_web::container::V3Container;
 use needle_web::json::Value;
@@ -116,7 +118,10 @@ fn prefill_in_any_chunk_size_equals_stepping_bit_for_bit_in_every_mode() {
         let v = model.logits_len();
         for mode in ["f32", "kv8", "deploy"] {
             let Some(m) = case.json.get("modes").and_then(|ms| ms.get(mode)) else { continue };
-            let tokens: Vec<u32> = ids(get(&case.json, "prompt_ids")).into_iter().chain(ids(get(m, "greedy"))).collect();
+            let tokens: Vec<u32> = ids(get(&case.json, "prompt_ids"))
+                .into_iter()
+                .chain(ids(get(m, "greedy")))
+                .collect();
             let options = mode_options(&model, mode);
             let stepped = stepped_rows(&model, &options, &tokens);
             for chunk in [1, 7, 16, 64] {
@@ -132,7 +137,12 @@ fn prefill_in_any_chunk_size_equals_stepping_bit_for_bit_in_every_mode() {
                 let mut state = model.new_state(&opts).unwrap();
                 let mut last = vec![0.0f32; v];
                 model.prefill(&mut state, &tokens, &mut last).unwrap();
-                assert_eq!(last, stepped[stepped.len() - v..], "{} {mode}: last-row prefill", case.name);
+                assert_eq!(
+                    last,
+                    stepped[stepped.len() - v..],
+                    "{} {mode}: last-row prefill",
+                    case.name
+                );
             }
         }
     }
@@ -149,8 +159,14 @@ fn ladder_rungs_run_upstreams_layers_and_match_their_reference() {
         let prompt = ids(get(&case.json, "prompt_ids"));
         for rung in rungs {
             let depth = num(get(rung, "depth")) as usize;
-            let layers: Vec<usize> = nums(get(rung, "layer_indices")).into_iter().map(|x| x as usize).collect();
-            assert_eq!(model.layer_indices(depth).unwrap(), layers, "{}: rung {depth} layers", case.name);
+            let layers: Vec<usize> =
+                nums(get(rung, "layer_indices")).into_iter().map(|x| x as usize).collect();
+            assert_eq!(
+                model.layer_indices(depth).unwrap(),
+                layers,
+                "{}: rung {depth} layers",
+                case.name
+            );
             let greedy = ids(get(rung, "greedy"));
             let options = Options { depth, ..mode_options(&model, "f32") };
             let mut state = model.new_state(&options).unwrap();
@@ -164,7 +180,11 @@ fn ladder_rungs_run_upstreams_layers_and_match_their_reference() {
             assert_eq!(ours, greedy, "{}: rung {depth} greedy tokens", case.name);
             let last = floats(get(rung, "last_row"));
             let dev = deviation(&row, &last);
-            eprintln!("v3 rung{depth:<3} {:24} last row deviation {dev:.3e}, {} greedy tokens identical", case.name, ours.len());
+            eprintln!(
+                "v3 rung{depth:<3} {:24} last row deviation {dev:.3e}, {} greedy tokens identical",
+                case.name,
+                ours.len()
+            );
             assert!(dev <= F32_BAR, "{}: rung {depth} last row deviates by {dev:.3e}", case.name);
             seen += 1;
         }
@@ -199,18 +219,30 @@ fn probe_heads_match_the_reference_and_absent_heads_are_reported_absent() {
             model.prefill(&mut state, &tokens, &mut row).unwrap();
             let got = model.head(&state, kind).unwrap();
             let dev = deviation(&got, &want);
-            eprintln!("v3 head   {:24} {name:10} deviation {dev:.3e} ({} values)", case.name, got.len());
+            eprintln!(
+                "v3 head   {:24} {name:10} deviation {dev:.3e} ({} values)",
+                case.name,
+                got.len()
+            );
             assert_eq!(got.len(), want.len(), "{} {name}: output width", case.name);
             assert!(dev <= F32_BAR, "{} {name}: deviates by {dev:.3e}", case.name);
             present += 1;
         }
         for absent in heads.get("absent_heads").and_then(Value::as_array).unwrap_or(&[]) {
             let kind = head_kind(absent.as_str().unwrap());
-            assert!(model.heads().all(|k| k != kind), "{}: {absent:?} listed absent but present", case.name);
+            assert!(
+                model.heads().all(|k| k != kind),
+                "{}: {absent:?} listed absent but present",
+                case.name
+            );
             let mut state = model.new_state(&options).unwrap();
             let mut row = vec![0.0f32; model.logits_len()];
             model.step(&mut state, ids(get(&case.json, "prompt_ids"))[0], &mut row).unwrap();
-            assert!(matches!(model.head(&state, kind), Err(Error::Unsupported { .. })), "{}: absent head", case.name);
+            assert!(
+                matches!(model.head(&state, kind), Err(Error::Unsupported { .. })),
+                "{}: absent head",
+                case.name
+            );
         }
     }
     assert!(present > 0, "no case records a probe head");
@@ -234,8 +266,14 @@ fn an_out_of_vocabulary_id_is_a_typed_error_that_changes_nothing() {
     let mut row = vec![0.0f32; model.logits_len()];
     model.step(&mut state, 2, &mut row).unwrap();
     for bad in [vocab, u32::MAX] {
-        assert_eq!(model.step(&mut state, bad, &mut row), Err(Error::TokenOutOfVocab { id: bad, vocab }));
-        assert_eq!(model.prefill(&mut state, &[5, bad, 6], &mut row), Err(Error::TokenOutOfVocab { id: bad, vocab }));
+        assert_eq!(
+            model.step(&mut state, bad, &mut row),
+            Err(Error::TokenOutOfVocab { id: bad, vocab })
+        );
+        assert_eq!(
+            model.prefill(&mut state, &[5, bad, 6], &mut row),
+            Err(Error::TokenOutOfVocab { id: bad, vocab })
+        );
     }
     assert_eq!(state.position(), 1);
     // Ids past the output head but inside the embedding are valid inputs.
@@ -254,7 +292,10 @@ fn a_sequence_longer_than_the_session_is_a_typed_error_that_changes_nothing() {
     assert_eq!(model.step(&mut state, 17, &mut row), Err(Error::ContextFull { needed: 9, max: 8 }));
     assert_eq!(state.position(), 8);
     let mut state = fresh(&model, 8);
-    assert_eq!(model.prefill(&mut state, &[2; 9], &mut row), Err(Error::ContextFull { needed: 9, max: 8 }));
+    assert_eq!(
+        model.prefill(&mut state, &[2; 9], &mut row),
+        Err(Error::ContextFull { needed: 9, max: 8 })
+    );
     assert_eq!(state.position(), 0);
     let max = model.geometry().max_seq_len;
     let too_long = Options { max_tokens: max + 1, ..model.default_options() };
@@ -287,14 +328,24 @@ fn decoding_and_prefilling_do_no_heap_work_in_any_mode() {
             let (before, kv_before) = (allocations(), state.kv_bytes());
             model.prefill(&mut state, &prompt, &mut row).unwrap();
             assert!(state.kv_bytes() > kv_before);
-            assert_eq!(allocations(), before + growth_steps(&state), "{} {mode}: prefill allocations", case.name);
+            assert_eq!(
+                allocations(),
+                before + growth_steps(&state),
+                "{} {mode}: prefill allocations",
+                case.name
+            );
             let mut quiet = 0;
             for _ in 0..8 {
                 let (before, kv_before) = (allocations(), state.kv_bytes());
                 let next = argmax(&row);
                 model.step(&mut state, next, &mut row).unwrap();
                 if state.kv_bytes() == kv_before {
-                    assert_eq!(allocations(), before, "{} {mode}: heap allocations between growth steps", case.name);
+                    assert_eq!(
+                        allocations(),
+                        before,
+                        "{} {mode}: heap allocations between growth steps",
+                        case.name
+                    );
                     quiet += 1;
                 }
             }
@@ -327,11 +378,21 @@ fn a_states_kv_rings_hold_exactly_the_bytes_the_model_predicts() {
                     let n = max_tokens.min(5);
                     let mut row = vec![0.0f32; model.logits_len()];
                     model.prefill(&mut state, &vec![2; n], &mut row).unwrap();
-                    assert_eq!(state.kv_bytes(), model.kv_bytes(n, kv, depth).unwrap(), "{}", case.name);
+                    assert_eq!(
+                        state.kv_bytes(),
+                        model.kv_bytes(n, kv, depth).unwrap(),
+                        "{}",
+                        case.name
+                    );
                     if n < max_tokens {
                         model.step(&mut state, 2, &mut row).unwrap();
                         let grown = (2 * n).min(max_tokens);
-                        assert_eq!(state.kv_bytes(), model.kv_bytes(grown, kv, depth).unwrap(), "{}", case.name);
+                        assert_eq!(
+                            state.kv_bytes(),
+                            model.kv_bytes(grown, kv, depth).unwrap(),
+                            "{}",
+                            case.name
+                        );
                     }
                 }
             }

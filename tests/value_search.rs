@@ -60,7 +60,8 @@ fn score(engine: &mut Engine, done: &Completion, range: (usize, usize), query: &
     let mut total = 0.0;
     for (t, &id) in done.tokens[..range.1].iter().enumerate() {
         if t >= range.0 {
-            let row = &rows[(done.prompt_ids.len() + t - 1) * width..(done.prompt_ids.len() + t) * width];
+            let row =
+                &rows[(done.prompt_ids.len() + t - 1) * width..(done.prompt_ids.len() + t) * width];
             let mut masked = row.to_vec();
             constraint.mask(&table, &mut masked);
             total += row[id as usize] as f64 - lse(&masked);
@@ -82,16 +83,26 @@ fn each_searched_value_is_at_least_as_likely_as_the_greedy_one() {
             let greedy = engine.generate(&req, |_| true).unwrap();
             req.value_search = true;
             let searched = engine.generate(&req, |_| true).unwrap();
-            if searched.stop_reason == StopReason::ImEnd || searched.stop_reason == StopReason::Eos {
-                assert!(searched.response.parse_error.is_none(), "{} {query:?}: {:?}", case.name, searched.response.text);
+            if searched.stop_reason == StopReason::ImEnd || searched.stop_reason == StopReason::Eos
+            {
+                assert!(
+                    searched.response.parse_error.is_none(),
+                    "{} {query:?}: {:?}",
+                    case.name,
+                    searched.response.text
+                );
             }
-            let (Some(g), Some(s)) = (first_value(&engine, &greedy.tokens, query), first_value(&engine, &searched.tokens, query)) else {
+            let (Some(g), Some(s)) = (
+                first_value(&engine, &greedy.tokens, query),
+                first_value(&engine, &searched.tokens, query),
+            ) else {
                 continue;
             };
             // Up to the first value both decode greedily.
             assert_eq!(g.0, s.0, "{} {query:?}", case.name);
             assert_eq!(greedy.tokens[..g.0], searched.tokens[..s.0], "{} {query:?}", case.name);
-            let (lg, ls) = (score(&mut engine, &greedy, g, query), score(&mut engine, &searched, s, query));
+            let (lg, ls) =
+                (score(&mut engine, &greedy, g, query), score(&mut engine, &searched, s, query));
             assert!(ls >= lg - 1e-3, "{} {query:?}: searched value {ls} < greedy {lg}", case.name);
             compared += 1;
             better += (ls > lg + 1e-3) as usize;

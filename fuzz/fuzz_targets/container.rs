@@ -5,7 +5,9 @@ use libfuzzer_sys::fuzz_target;
 use needle_web::session::{Engine, LoadOptions};
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(mut engine) = Engine::load(data, &LoadOptions { max_tokens: Some(8), ..LoadOptions::default() }) else {
+    let Ok(mut engine) =
+        Engine::load(data, &LoadOptions { max_tokens: Some(8), ..LoadOptions::default() })
+    else {
         return;
     };
     let tok = engine.tokenizer();

@@ -17,10 +17,7 @@ const TOOLS: &str = r#"[{"name":"send_message","description":"Send a text.","par
 fn engine() -> &'static Mutex<Engine<'static>> {
     static ENGINE: OnceLock<Mutex<Engine<'static>>> = OnceLock::new();
     ENGINE.get_or_init(|| {
-        let options = LoadOptions {
-            max_tokens: Some(192),
-            ..LoadOptions::default()
-        };
+        let options = LoadOptions { max_tokens: Some(192), ..LoadOptions::default() };
         Mutex::new(Engine::load(common::DEFAULT_MODEL, &options).unwrap())
     })
 }
@@ -45,11 +42,7 @@ fuzz_target!(|data: &[u8]| {
     let mut req = Request::new(query, tools);
     req.temperature = f32::from(head[0]) / 32.0;
     req.top_k = usize::from(head[1] % 8) * 3;
-    req.top_p = if head[2] < 128 {
-        1.0
-    } else {
-        f32::from(head[2] - 127) / 128.0
-    };
+    req.top_p = if head[2] < 128 { 1.0 } else { f32::from(head[2] - 127) / 128.0 };
     req.seed = u64::from(u16::from_le_bytes([head[3], head[4]]));
     let flags = head[5];
     (req.constrained, req.extractive, req.require_call) =
@@ -65,11 +58,7 @@ fuzz_target!(|data: &[u8]| {
     while engine.next_token().unwrap().is_some() {}
     let done = engine.finish().unwrap();
     let never = [tok.pad_id(), tok.bos_id(), tok.unk_id()];
-    assert!(
-        !done.tokens.iter().any(|id| never.contains(id)),
-        "{:?}",
-        done.tokens
-    );
+    assert!(!done.tokens.iter().any(|id| never.contains(id)), "{:?}", done.tokens);
     // The closing keeps room for one more call of the tool it would write itself; a model that
     // opens a second call of a longer tool late can still run out (a known limit, found here),
     // so the guarantee is checked with one tool.

@@ -19,7 +19,10 @@ fuzz_target!(|data: &[u8]| {
     let tok = common::tokenizer();
     let Ok(text) = std::str::from_utf8(rest) else {
         // Arbitrary ids decode (out-of-vocabulary ones to nothing), streamed or whole.
-        let ids: Vec<u32> = rest.chunks(2).map(|c| u32::from(c[0]) << 8 | u32::from(*c.get(1).unwrap_or(&0))).collect();
+        let ids: Vec<u32> = rest
+            .chunks(2)
+            .map(|c| u32::from(c[0]) << 8 | u32::from(*c.get(1).unwrap_or(&0)))
+            .collect();
         let whole = tok.decode(&ids);
         let mut streamed = String::new();
         let mut decoder = IncrementalDecoder::new(tok);
@@ -38,7 +41,10 @@ fuzz_target!(|data: &[u8]| {
             assert!(ids.len() <= limit);
             assert!(tok.min_tokens(text.len()) <= ids.len(), "the byte bound is a lower bound");
             if literal {
-                assert!(ids.iter().all(|&id| !matches!(tok.piece(id), Some((_, needle_web::tokenizer::PieceKind::UserDefined)))));
+                assert!(ids.iter().all(|&id| !matches!(
+                    tok.piece(id),
+                    Some((_, needle_web::tokenizer::PieceKind::UserDefined))
+                )));
             }
             let back = tok.decode(&ids);
             // Exact, except that an input `▁` comes back as a space and `unk` loses its text.

@@ -17,10 +17,7 @@ const CAPACITY: usize = 512;
 fuzz_target!(|data: &[u8]| {
     // Parts: system, tools, query, then earlier turns, each led by its role byte.
     let parts = common::split(data, 10);
-    let Ok(texts) = parts
-        .iter()
-        .map(|p| std::str::from_utf8(p))
-        .collect::<Result<Vec<_>, _>>()
+    let Ok(texts) = parts.iter().map(|p| std::str::from_utf8(p)).collect::<Result<Vec<_>, _>>()
     else {
         return;
     };
@@ -36,17 +33,11 @@ fuzz_target!(|data: &[u8]| {
         .filter(|t| !t.is_empty())
         .map(|t| {
             let role = [Role::User, Role::Assistant, Role::Tool][usize::from(t.as_bytes()[0] % 3)];
-            Turn {
-                role,
-                text: &t[t.chars().next().map_or(0, char::len_utf8)..],
-            }
+            Turn { role, text: &t[t.chars().next().map_or(0, char::len_utf8)..] }
         })
         .collect();
     let tok = common::tokenizer();
-    let verbatim = turns
-        .iter()
-        .map(|t| t.text)
-        .chain([query, system.unwrap_or("")]);
+    let verbatim = turns.iter().map(|t| t.text).chain([query, system.unwrap_or("")]);
     if context::check_request(tok, CAPACITY, verbatim, texts[1]).is_err() {
         return;
     }
@@ -54,10 +45,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let spans = rendered.spans(false);
-    assert_eq!(
-        spans.iter().map(|s| s.text).collect::<String>(),
-        rendered.text
-    );
+    assert_eq!(spans.iter().map(|s| s.text).collect::<String>(), rendered.text);
     let Ok(ids) = context::encode_prompt(tok, &rendered, false, CAPACITY) else {
         return;
     };
@@ -65,9 +53,7 @@ fuzz_target!(|data: &[u8]| {
     // each position, as the encoder cuts them.
     let mut markers: Vec<&str> = (0..tok.vocab_len() as u32)
         .filter_map(|id| {
-            tok.piece(id)
-                .filter(|(_, k)| *k == PieceKind::UserDefined)
-                .map(|(s, _)| s)
+            tok.piece(id).filter(|(_, k)| *k == PieceKind::UserDefined).map(|(s, _)| s)
         })
         .collect();
     markers.sort_by_key(|m| std::cmp::Reverse(m.len()));
@@ -88,11 +74,7 @@ fuzz_target!(|data: &[u8]| {
         .iter()
         .filter(|&&id| matches!(tok.piece(id), Some((_, PieceKind::UserDefined))))
         .count();
-    assert_eq!(
-        marker_ids, written,
-        "caller text produced marker ids: {:?}",
-        rendered.text
-    );
+    assert_eq!(marker_ids, written, "caller text produced marker ids: {:?}", rendered.text);
     let special = [tok.pad_id(), tok.eos_id(), tok.bos_id(), tok.unk_id()];
     assert!(
         !ids[1..].iter().any(|id| special.contains(id)),

@@ -28,7 +28,13 @@ impl A8Inputs {
     /// Applies each matrix of `jobs` to the int8 round trip of the `b` rows of `x` (row width =
     /// the matrices' `cols`), quantising and rotating once for consecutive matrices that share
     /// their column geometry; `rot` is scratch for the widths that run the f32 kernels.
-    pub(crate) fn project(&mut self, x: &[f32], b: usize, rot: &mut [f32], jobs: &mut [(&CqMatrix<'_>, &mut [f32])]) {
+    pub(crate) fn project(
+        &mut self,
+        x: &[f32],
+        b: usize,
+        rot: &mut [f32],
+        jobs: &mut [(&CqMatrix<'_>, &mut [f32])],
+    ) {
         let mut rotated = None;
         for (m, out) in jobs.iter_mut() {
             let (cols, cp) = (m.cols(), m.cols_padded());
@@ -36,11 +42,18 @@ impl A8Inputs {
                 // Each input on its own (split across threads): a quantisation pass and one
                 // transform per group, log2(group) additions per element.
                 let parts = (PerItem(&mut self.y[..b * cp], cp), PerItem(&mut self.scales[..b], 1));
-                parallel::items(b, cp * (m.group().ilog2() as usize + 4), parts, |inputs, (y, scales)| {
-                    for ((j, y), scale) in inputs.zip(y.0.chunks_exact_mut(cp)).zip(scales.0.iter_mut()) {
-                        *scale = rotate_a8(m, &x[j * cols..(j + 1) * cols], y);
-                    }
-                });
+                parallel::items(
+                    b,
+                    cp * (m.group().ilog2() as usize + 4),
+                    parts,
+                    |inputs, (y, scales)| {
+                        for ((j, y), scale) in
+                            inputs.zip(y.0.chunks_exact_mut(cp)).zip(scales.0.iter_mut())
+                        {
+                            *scale = rotate_a8(m, &x[j * cols..(j + 1) * cols], y);
+                        }
+                    },
+                );
                 rotated = Some((cols, m.group()));
             }
             m.matmul_a8(&self.y[..b * cp], &self.scales[..b], b, rot, &mut out[..b * m.rows()]);

@@ -102,7 +102,12 @@ pub(crate) struct AttnScratch {
 impl AttnScratch {
     /// Scratch for no keys yet ([`Self::reserve`] grows it with the KV rings).
     pub(crate) fn new(h: &Heads) -> Self {
-        Self { qkv: vec![0.0; h.qkv_width()], scores: Vec::new(), q8: vec![0; h.heads * h.qk], heads: h.heads }
+        Self {
+            qkv: vec![0.0; h.qkv_width()],
+            scores: Vec::new(),
+            q8: vec![0; h.heads * h.qk],
+            heads: h.heads,
+        }
     }
 
     /// Room for the scores of `keys` positions.
@@ -120,7 +125,12 @@ impl AttnScratch {
 }
 
 impl<'a> Attention<'a> {
-    pub(crate) fn new(t: &AttnTensors<'_, 'a>, h: &Heads, d: usize, cbs: &Codebooks) -> Result<Self> {
+    pub(crate) fn new(
+        t: &AttnTensors<'_, 'a>,
+        h: &Heads,
+        d: usize,
+        cbs: &Codebooks,
+    ) -> Result<Self> {
         let (qd, kd, vd) = (h.heads * h.qk, h.kv_heads * h.qk, h.kv_heads * h.v);
         let taps = match &t.conv {
             Some((n, [qt, kt, vt])) if *n > 0 => {
@@ -185,7 +195,9 @@ impl<'a> Attention<'a> {
                     break;
                 }
                 let past = tail.get(pos - j);
-                for (o, (&x, &w)) in s.qkv.iter_mut().zip(past.iter().zip(&self.taps[j * width..(j + 1) * width])) {
+                for (o, (&x, &w)) in
+                    s.qkv.iter_mut().zip(past.iter().zip(&self.taps[j * width..(j + 1) * width]))
+                {
                     *o += w * x;
                 }
             }
@@ -212,19 +224,37 @@ impl<'a> Attention<'a> {
         let (group, pass, keys, ring) = (h.heads / h.kv_heads, h.pass(), pos + 1 - first, &*ring);
         out.fill(0.0);
         // A pass (query heads sharing a kv head) is the unit of parallel work.
-        let parts = (PerItem(q, pass * h.qk), PerItem(&mut out[..h.heads * h.v], pass * h.v), (PerItem(&mut s.scores[..h.heads * keys], pass * keys), PerItem(&mut s.q8, pass * h.qk)));
+        let parts = (
+            PerItem(q, pass * h.qk),
+            PerItem(&mut out[..h.heads * h.v], pass * h.v),
+            (
+                PerItem(&mut s.scores[..h.heads * keys], pass * keys),
+                PerItem(&mut s.q8, pass * h.qk),
+            ),
+        );
         // Per head: a dot product and a weighted sum per key, and an exponential (~8 multiply-adds).
-        parallel::items(h.heads / pass, pass * keys * (h.qk + h.v + 8), parts, |passes, (q, out, (scores, q8))| {
-            let each = q.0.chunks_exact_mut(pass * h.qk).zip(out.0.chunks_exact_mut(pass * h.v)).zip(scores.0.chunks_exact_mut(pass * keys).zip(q8.0.chunks_exact_mut(pass * h.qk)));
-            for (pi, ((qp, op), (scores, q8))) in passes.zip(each) {
-                let kv_head = pi * pass / group;
-                ring.scores(qp, q8, kv_head, first, h.q_factor, h.score_factor, scores);
-                for row in scores.chunks_exact_mut(keys) {
-                    softmax(row);
+        parallel::items(
+            h.heads / pass,
+            pass * keys * (h.qk + h.v + 8),
+            parts,
+            |passes, (q, out, (scores, q8))| {
+                let each =
+                    q.0.chunks_exact_mut(pass * h.qk).zip(out.0.chunks_exact_mut(pass * h.v)).zip(
+                        scores
+                            .0
+                            .chunks_exact_mut(pass * keys)
+                            .zip(q8.0.chunks_exact_mut(pass * h.qk)),
+                    );
+                for (pi, ((qp, op), (scores, q8))) in passes.zip(each) {
+                    let kv_head = pi * pass / group;
+                    ring.scores(qp, q8, kv_head, first, h.q_factor, h.score_factor, scores);
+                    for row in scores.chunks_exact_mut(keys) {
+                        softmax(row);
+                    }
+                    ring.mix(scores, kv_head, first, op);
                 }
-                ring.mix(scores, kv_head, first, op);
-            }
-        });
+            },
+        );
     }
 }
 

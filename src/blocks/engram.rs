@@ -43,13 +43,24 @@ impl EngramGeometry {
     /// The geometry of a model without Engram sites: its header's Engram fields size nothing
     /// (they are neither checked nor used).
     pub(crate) fn none(d_model: usize) -> Self {
-        EngramGeometry { d_model, slots: 0, sub_dim: 0, tables: 0, conv_taps: 0, conv_dilation: 0, seed_heads: 0, orders: Vec::new() }
+        EngramGeometry {
+            d_model,
+            slots: 0,
+            sub_dim: 0,
+            tables: 0,
+            conv_taps: 0,
+            conv_dilation: 0,
+            seed_heads: 0,
+            orders: Vec::new(),
+        }
     }
 
     /// Refuses Engram geometry no site of a `num_layers` stack can run (`sites` may be empty:
     /// a model without Engram ignores the rest).
     pub(crate) fn check(&self, sites: &[usize], num_layers: usize) -> Result<()> {
-        let bad = |field, value: usize, reason| Err(Error::BadHeader { field, value: value as u64, reason });
+        let bad = |field, value: usize, reason| {
+            Err(Error::BadHeader { field, value: value as u64, reason })
+        };
         if sites.is_empty() {
             return Ok(());
         }
@@ -58,10 +69,18 @@ impl EngramGeometry {
         }
         let orders = self.orders.len();
         if orders == 0 || self.orders.contains(&0) || self.tables % orders != 0 {
-            return bad("engram_orders", orders, "orders must be non-zero and divide the table count");
+            return bad(
+                "engram_orders",
+                orders,
+                "orders must be non-zero and divide the table count",
+            );
         }
         if self.slots == 0 || self.conv_taps == 0 || self.sub_dim == 0 {
-            return bad("engram_slots", self.slots, "slots, conv taps and sub_dim must be non-zero");
+            return bad(
+                "engram_slots",
+                self.slots,
+                "slots, conv taps and sub_dim must be non-zero",
+            );
         }
         Ok(())
     }
@@ -88,7 +107,12 @@ pub(crate) struct Site<'a> {
 }
 
 impl<'a> Site<'a> {
-    pub(crate) fn new(s: &EngramSite<'a>, layer: usize, g: &EngramGeometry, cbs: &Codebooks) -> Result<Self> {
+    pub(crate) fn new(
+        s: &EngramSite<'a>,
+        layer: usize,
+        g: &EngramGeometry,
+        cbs: &Codebooks,
+    ) -> Result<Self> {
         let width = g.tables * g.sub_dim;
         Ok(Self {
             layer,
@@ -184,7 +208,12 @@ impl ValueTail {
 
 /// Hash slots of every table for the token at `pos`; `token(p)` is the id at position `p`.
 /// Tables run order-major: table `oi * heads + h` hashes order `orders[oi]` with head `h`.
-pub(crate) fn slots(g: &EngramGeometry, pos: usize, token: impl Fn(usize) -> u32, out: &mut [Option<u32>]) {
+pub(crate) fn slots(
+    g: &EngramGeometry,
+    pos: usize,
+    token: impl Fn(usize) -> u32,
+    out: &mut [Option<u32>],
+) {
     let heads = g.heads();
     let stride = if g.seed_heads == 0 { heads } else { g.seed_heads };
     for (oi, &order) in g.orders.iter().enumerate() {

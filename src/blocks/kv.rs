@@ -59,7 +59,12 @@ impl KvRing {
     pub(crate) fn new(kv: KvPrecision, slots: usize, kv_heads: usize, qk: usize, v: usize) -> Self {
         let store = match kv {
             KvPrecision::F32 => Store::F32 { k: Vec::new(), v: Vec::new() },
-            KvPrecision::Int8 => Store::Int8 { k: Vec::new(), v: Vec::new(), k_scale: Vec::new(), v_scale: Vec::new() },
+            KvPrecision::Int8 => Store::Int8 {
+                k: Vec::new(),
+                v: Vec::new(),
+                k_scale: Vec::new(),
+                v_scale: Vec::new(),
+            },
         };
         Self { store, slots, held: 0, kv_heads, qk, v }
     }
@@ -83,7 +88,8 @@ impl KvRing {
             return;
         }
         let n = want.max(2 * self.held).min(self.slots);
-        let (kn, vn, sn) = (n * self.kv_heads * self.qk, n * self.kv_heads * self.v, n * self.kv_heads);
+        let (kn, vn, sn) =
+            (n * self.kv_heads * self.qk, n * self.kv_heads * self.v, n * self.kv_heads);
         match &mut self.store {
             Store::F32 { k, v } => {
                 grow(k, kn, 0.0);
@@ -103,13 +109,20 @@ impl KvRing {
     pub(crate) fn bytes(&self) -> usize {
         match &self.store {
             Store::F32 { k, v } => 4 * (k.capacity() + v.capacity()),
-            Store::Int8 { k, v, k_scale, v_scale } => k.capacity() + v.capacity() + 4 * (k_scale.capacity() + v_scale.capacity()),
+            Store::Int8 { k, v, k_scale, v_scale } => {
+                k.capacity() + v.capacity() + 4 * (k_scale.capacity() + v_scale.capacity())
+            }
         }
     }
 
     /// Entry indices (slot * kv_heads + h) of kv head `h` at positions `first..first + n`
     /// (n <= slots), walking the ring without a division per position.
-    fn entries(&self, first: usize, n: usize, h: usize) -> impl Iterator<Item = usize> + Clone + '_ {
+    fn entries(
+        &self,
+        first: usize,
+        n: usize,
+        h: usize,
+    ) -> impl Iterator<Item = usize> + Clone + '_ {
         let s0 = first % self.slots;
         (s0..self.slots).chain(0..s0).take(n).map(move |s| s * self.kv_heads + h)
     }
@@ -156,7 +169,10 @@ impl KvRing {
     ) {
         let d = self.qk;
         let rows = q.len() / d;
-        assert!(rows <= ROWS && out.len() % rows.max(1) == 0, "scores: at most ROWS query heads, one score row each");
+        assert!(
+            rows <= ROWS && out.len() % rows.max(1) == 0,
+            "scores: at most ROWS query heads, one score row each"
+        );
         let n = out.len() / rows.max(1);
         match &self.store {
             Store::F32 { k, .. } => {
@@ -172,7 +188,9 @@ impl KvRing {
             Store::Int8 { k, k_scale, .. } => {
                 let q8 = &mut q8[..rows * d];
                 let mut q_scale = [0.0f32; ROWS];
-                for ((qh, q8h), qs) in q.chunks_exact(d).zip(q8.chunks_exact_mut(d)).zip(&mut q_scale) {
+                for ((qh, q8h), qs) in
+                    q.chunks_exact(d).zip(q8.chunks_exact_mut(d)).zip(&mut q_scale)
+                {
                     *qs = quantize_i8(qh, q8h) * q_factor;
                 }
                 let mut dots = [0i32; ROWS];
@@ -192,7 +210,10 @@ impl KvRing {
     pub(crate) fn mix(&self, w: &[f32], h: usize, first: usize, out: &mut [f32]) {
         let d = self.v;
         let rows = out.len() / d;
-        assert!(rows <= ROWS && w.len() % rows.max(1) == 0, "mix: at most ROWS heads, one weight row each");
+        assert!(
+            rows <= ROWS && w.len() % rows.max(1) == 0,
+            "mix: at most ROWS heads, one weight row each"
+        );
         let n = w.len() / rows.max(1);
         match &self.store {
             Store::F32 { v, .. } => {
@@ -241,7 +262,9 @@ mod tests {
         let mut ring = KvRing::new(KvPrecision::Int8, 2, 2, 2, 2);
         ring.reserve(2);
         ring.write(1, &[1.27, -0.5, 0.0, 0.0], &[2.54, 1.0, -3.81, 0.0]);
-        let Store::Int8 { k, v, k_scale, v_scale } = &ring.store else { panic!("not an int8 ring") };
+        let Store::Int8 { k, v, k_scale, v_scale } = &ring.store else {
+            panic!("not an int8 ring")
+        };
         assert_eq!(&k[4..8], [127, -50, 0, 0]);
         assert_eq!(&k_scale[2..4], [1.27f32 * (1.0 / 127.0), 1.0]);
         assert_eq!(&v[4..8], [127, 50, -127, 0]);
@@ -257,7 +280,10 @@ mod tests {
         let mut scores = [0.0f32];
         // q = (2.54, 1.0): codes (127, 50), scale 0.02; key codes (127, -50), scale 0.01
         ring.scores(&mut [2.54, 1.0], &mut [0; 2], 0, 0, 3.0, 0.5, &mut scores);
-        let want = (127 * 127 - 50 * 50) as f32 * (2.54f32 * (1.0 / 127.0) * 3.0) * (1.27f32 * (1.0 / 127.0)) * 0.5;
+        let want = (127 * 127 - 50 * 50) as f32
+            * (2.54f32 * (1.0 / 127.0) * 3.0)
+            * (1.27f32 * (1.0 / 127.0))
+            * 0.5;
         assert_eq!(scores, [want]);
         let mut out = [0.0f32];
         ring.mix(&[0.5], 0, 0, &mut out);
@@ -286,7 +312,11 @@ mod tests {
             assert_eq!((ring.held(), ring.bytes()), (10, 10 * per_slot));
             let mut out = [0.0f32];
             ring.mix(&[1.0, 1.0, 1.0], 0, 0, &mut out);
-            assert!((out[0] - 3.0).abs() < 0.05, "{kv:?}: entries written before growth were kept ({})", out[0]);
+            assert!(
+                (out[0] - 3.0).abs() < 0.05,
+                "{kv:?}: entries written before growth were kept ({})",
+                out[0]
+            );
         }
     }
 }

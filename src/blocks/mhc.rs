@@ -37,7 +37,13 @@ pub(crate) struct MhcLayer<'a> {
 }
 
 /// Every layer's [`MhcLayer`], from the container's stacked mHC tensors.
-pub(crate) fn load<'a>(t: &MhcTensors<'a>, cbs: &Codebooks, layers: usize, lanes: usize, d_model: usize) -> Result<Vec<MhcLayer<'a>>> {
+pub(crate) fn load<'a>(
+    t: &MhcTensors<'a>,
+    cbs: &Codebooks,
+    layers: usize,
+    lanes: usize,
+    d_model: usize,
+) -> Result<Vec<MhcLayer<'a>>> {
     let width = lanes * d_model;
     let phi_pre = cq(&t.phi_pre, cbs, layers * lanes, width)?;
     let phi_post = cq(&t.phi_post, cbs, layers * lanes, width)?;
@@ -75,7 +81,13 @@ pub(crate) fn mix_input(stream: &[f32], nx: &mut [f32]) {
 impl MhcLayer<'_> {
     /// Turns one token's raw `nx·φ` products into coefficients, in place: `pre` and `post` (n
     /// each) become `hpre` and `hpost`, `res` (n x n) becomes `hres`. `lane` is the favoured lane.
-    pub(crate) fn coefficients(&self, lane: usize, pre: &mut [f32], post: &mut [f32], res: &mut [f32]) {
+    pub(crate) fn coefficients(
+        &self,
+        lane: usize,
+        pre: &mut [f32],
+        post: &mut [f32],
+        res: &mut [f32],
+    ) {
         let n = pre.len();
         for j in 0..n {
             let (pre_off, post_off) = if j == lane { (4.0, 0.0) } else { (-4.0, -4.0) };

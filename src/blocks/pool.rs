@@ -21,7 +21,12 @@ pub(crate) struct SoftmaxPool {
 impl SoftmaxPool {
     /// `slots` independent pools over cells of `d` floats.
     pub(crate) fn new(slots: usize, d: usize) -> Self {
-        Self { max: vec![f32::NEG_INFINITY; slots], sum: vec![0.0; slots], acc: vec![0.0; slots * d], d }
+        Self {
+            max: vec![f32::NEG_INFINITY; slots],
+            sum: vec![0.0; slots],
+            acc: vec![0.0; slots * d],
+            d,
+        }
     }
 
     /// Bytes the pool holds.
@@ -113,7 +118,13 @@ mod tests {
         let scores = [0.3f32, 2.0, -1.0, 1.5];
         let total: f64 = scores.iter().map(|&s| f64::from(s).exp()).sum();
         let want: Vec<f64> = (0..2)
-            .map(|k| cells.iter().zip(&scores).map(|(c, &s)| f64::from(s).exp() / total * f64::from(c[k])).sum())
+            .map(|k| {
+                cells
+                    .iter()
+                    .zip(&scores)
+                    .map(|(c, &s)| f64::from(s).exp() / total * f64::from(c[k]))
+                    .sum()
+            })
             .collect();
         for order in [[0usize, 1, 2, 3], [3, 2, 1, 0], [2, 0, 3, 1]] {
             let mut pool = SoftmaxPool::new(1, 2);
@@ -123,7 +134,10 @@ mod tests {
             let mut got = [0.0f32; 2];
             pool.mean(0, &mut got).unwrap();
             for k in 0..2 {
-                assert!((f64::from(got[k]) - want[k]).abs() < 1e-6, "{order:?}: {got:?} vs {want:?}");
+                assert!(
+                    (f64::from(got[k]) - want[k]).abs() < 1e-6,
+                    "{order:?}: {got:?} vs {want:?}"
+                );
             }
         }
     }

@@ -145,7 +145,10 @@ impl<'o> Logits<'o> {
 
 fn check_rows(len: usize, rows: usize, width: usize) -> Result<()> {
     if Some(len) != rows.checked_mul(width) {
-        return Err(Error::InvalidArgument { name: "logits", reason: "length must be rows x logits_len" });
+        return Err(Error::InvalidArgument {
+            name: "logits",
+            reason: "length must be rows x logits_len",
+        });
     }
     Ok(())
 }
@@ -161,15 +164,35 @@ impl<'a, M: Mlp> Stack<'a, M> {
 
     /// A fresh sequence running `plan` (ascending layers), `capacity` tokens at most (the
     /// caller has checked it against the model's context).
-    pub(crate) fn sequence(&self, plan: Vec<LayerPlan>, kv: KvPrecision, capacity: usize, chunk: usize, deploy: bool) -> Result<Sequence<M::Scratch>> {
+    pub(crate) fn sequence(
+        &self,
+        plan: Vec<LayerPlan>,
+        kv: KvPrecision,
+        capacity: usize,
+        chunk: usize,
+        deploy: bool,
+    ) -> Result<Sequence<M::Scratch>> {
         if chunk == 0 || chunk > MAX_CHUNK {
-            return Err(Error::InvalidArgument { name: "prefill_chunk", reason: "must be 1 to 1024" });
+            return Err(Error::InvalidArgument {
+                name: "prefill_chunk",
+                reason: "must be 1 to 1024",
+            });
         }
         let h = &self.heads;
         let rings = plan.iter().map(|p| KvRing::new(kv, p.slots, h.kv_heads, h.qk, h.v)).collect();
-        let conv = plan.iter().map(|p| ConvTail::new(self.layers[p.layer].attn.conv_taps(h), h.qkv_width())).collect();
-        let site_tails =
-            self.sites.iter().map(|s| plan.iter().any(|p| p.layer == s.layer).then(|| ValueTail::new(&self.engram, capacity))).collect();
+        let conv = plan
+            .iter()
+            .map(|p| ConvTail::new(self.layers[p.layer].attn.conv_taps(h), h.qkv_width()))
+            .collect();
+        let site_tails = self
+            .sites
+            .iter()
+            .map(|s| {
+                plan.iter()
+                    .any(|p| p.layer == s.layer)
+                    .then(|| ValueTail::new(&self.engram, capacity))
+            })
+            .collect();
         let seq = Sequence {
             rings,
             conv,
@@ -178,7 +201,9 @@ impl<'a, M: Mlp> Stack<'a, M> {
             pos: 0,
             capacity,
             s: Scratch::new(self, chunk, deploy),
-            mlp: (0..chunk).map(|_| M::scratch(plan.iter().map(|p| &self.layers[p.layer].mlp))).collect(),
+            mlp: (0..chunk)
+                .map(|_| M::scratch(plan.iter().map(|p| &self.layers[p.layer].mlp)))
+                .collect(),
             plan,
         };
         seq.check_windows()?;
@@ -187,9 +212,18 @@ impl<'a, M: Mlp> Stack<'a, M> {
 
     /// Runs `tokens` after what `seq` holds, writing the requested logits and showing every
     /// hidden cell to `cells`. Nothing changes when the input is refused.
-    pub(crate) fn advance<H: Probe>(&self, seq: &mut Sequence<M::Scratch>, tokens: &[u32], mut logits: Logits<'_>, cells: &mut Tracked<'_, H>) -> Result<()> {
+    pub(crate) fn advance<H: Probe>(
+        &self,
+        seq: &mut Sequence<M::Scratch>,
+        tokens: &[u32],
+        mut logits: Logits<'_>,
+        cells: &mut Tracked<'_, H>,
+    ) -> Result<()> {
         if tokens.is_empty() {
-            return Err(Error::InvalidArgument { name: "tokens", reason: "at least one token is needed" });
+            return Err(Error::InvalidArgument {
+                name: "tokens",
+                reason: "at least one token is needed",
+            });
         }
         if let Some(&id) = tokens.iter().find(|&&t| t as usize >= self.vocab) {
             return Err(Error::TokenOutOfVocab { id, vocab: self.vocab as u32 });
@@ -197,7 +231,10 @@ impl<'a, M: Mlp> Stack<'a, M> {
         // Upstream's heads mask padding out of attention and pooling alike; a pooled
         // sequence is scored as one unpadded sequence.
         if cells.listening() && tokens.contains(&self.pad_id) {
-            return Err(Error::InvalidArgument { name: "tokens", reason: "padding id in a head-tracked sequence" });
+            return Err(Error::InvalidArgument {
+                name: "tokens",
+                reason: "padding id in a head-tracked sequence",
+            });
         }
         let needed = seq.pos + tokens.len();
         if needed > seq.capacity {
@@ -209,8 +246,15 @@ impl<'a, M: Mlp> Stack<'a, M> {
         for (ci, chunk) in tokens.chunks(b).enumerate() {
             self.run_chunk(seq, chunk, cells);
             match &mut logits {
-                Logits::All(rows) => self.final_norm_head(&mut seq.s, 0, chunk.len(), &mut rows[ci * b * v..(ci * b + chunk.len()) * v]),
-                Logits::Last(row) if ci + 1 == chunks => self.final_norm_head(&mut seq.s, chunk.len() - 1, chunk.len(), row),
+                Logits::All(rows) => self.final_norm_head(
+                    &mut seq.s,
+                    0,
+                    chunk.len(),
+                    &mut rows[ci * b * v..(ci * b + chunk.len()) * v],
+                ),
+                Logits::Last(row) if ci + 1 == chunks => {
+                    self.final_norm_head(&mut seq.s, chunk.len() - 1, chunk.len(), row)
+                }
                 Logits::Last(_) => {}
             }
         }
@@ -248,7 +292,13 @@ impl<S> Sequence<S> {
 
     /// A copy of where the sequence is.
     pub(crate) fn mark(&self) -> Mark {
-        Mark { rings: self.rings.clone(), conv: self.conv.clone(), site_tails: self.site_tails.clone(), recent: self.recent.clone(), pos: self.pos }
+        Mark {
+            rings: self.rings.clone(),
+            conv: self.conv.clone(),
+            site_tails: self.site_tails.clone(),
+            recent: self.recent.clone(),
+            pos: self.pos,
+        }
     }
 
     /// Goes back to `mark`, taken from this sequence.
@@ -279,7 +329,10 @@ impl<S> Sequence<S> {
         for (p, ring) in self.plan.iter().zip(&self.rings) {
             let reach = p.window.map_or(self.capacity, |w| w.min(self.capacity));
             if reach > ring.slots() {
-                return Err(Error::InvalidArgument { name: "window", reason: "wider than the KV ring this state allocated" });
+                return Err(Error::InvalidArgument {
+                    name: "window",
+                    reason: "wider than the KV ring this state allocated",
+                });
             }
         }
         Ok(())

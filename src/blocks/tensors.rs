@@ -9,10 +9,18 @@ use crate::{Error, Result};
 /// The values of an FP16/FP32 tensor of exactly `len` elements.
 pub(crate) fn floats(view: &TensorView<'_>, len: usize) -> Result<Vec<f32>> {
     if !matches!(view.dtype, DType::F16 | DType::F32) {
-        return Err(Error::BadTensor { index: view.index, field: "dtype", reason: "expected a float tensor" });
+        return Err(Error::BadTensor {
+            index: view.index,
+            field: "dtype",
+            reason: "expected a float tensor",
+        });
     }
     if view.numel() != len {
-        return Err(Error::BadTensor { index: view.index, field: "shape", reason: "element count differs from the geometry" });
+        return Err(Error::BadTensor {
+            index: view.index,
+            field: "shape",
+            reason: "element count differs from the geometry",
+        });
     }
     Ok(view.to_f32_vec())
 }
@@ -23,10 +31,19 @@ pub(crate) fn gain(view: &TensorView<'_>, len: usize) -> Result<Vec<f32>> {
 }
 
 /// A CQ matrix of exactly `rows x cols`.
-pub(crate) fn cq<'a>(view: &TensorView<'a>, cbs: &Codebooks, rows: usize, cols: usize) -> Result<CqMatrix<'a>> {
+pub(crate) fn cq<'a>(
+    view: &TensorView<'a>,
+    cbs: &Codebooks,
+    rows: usize,
+    cols: usize,
+) -> Result<CqMatrix<'a>> {
     let m = CqMatrix::from_view(view, cbs)?;
     if m.rows() != rows || m.cols() != cols {
-        return Err(Error::BadTensor { index: view.index, field: "shape", reason: "matrix shape differs from the geometry" });
+        return Err(Error::BadTensor {
+            index: view.index,
+            field: "shape",
+            reason: "matrix shape differs from the geometry",
+        });
     }
     Ok(m)
 }
@@ -39,7 +56,12 @@ pub(crate) enum HeadMatrix<'a> {
 }
 
 impl<'a> HeadMatrix<'a> {
-    pub(crate) fn new(view: &TensorView<'a>, cbs: &Codebooks, rows: usize, cols: usize) -> Result<Self> {
+    pub(crate) fn new(
+        view: &TensorView<'a>,
+        cbs: &Codebooks,
+        rows: usize,
+        cols: usize,
+    ) -> Result<Self> {
         if view.dtype == DType::Cq {
             Ok(Self::Cq(cq(view, cbs, rows, cols)?))
         } else {
@@ -51,7 +73,9 @@ impl<'a> HeadMatrix<'a> {
     pub(crate) fn block(&self, start: usize, count: usize) -> Result<Self> {
         match self {
             Self::Cq(m) => Ok(Self::Cq(m.row_block(start, count)?)),
-            Self::Dense { cols, w } => Ok(Self::Dense { cols: *cols, w: w[start * cols..(start + count) * cols].to_vec() }),
+            Self::Dense { cols, w } => {
+                Ok(Self::Dense { cols: *cols, w: w[start * cols..(start + count) * cols].to_vec() })
+            }
         }
     }
 

@@ -19,16 +19,8 @@ pub struct Bounds {
 impl Bounds {
     /// Whether `x` lies inside.
     pub fn holds(&self, x: f64) -> bool {
-        let above = if self.lo_exclusive {
-            x > self.lo
-        } else {
-            x >= self.lo
-        };
-        let below = if self.hi_exclusive {
-            x < self.hi
-        } else {
-            x <= self.hi
-        };
+        let above = if self.lo_exclusive { x > self.lo } else { x >= self.lo };
+        let below = if self.hi_exclusive { x < self.hi } else { x <= self.hi };
         above && below
     }
 
@@ -37,16 +29,8 @@ impl Bounds {
         if a == b {
             return self.holds(a);
         }
-        let below = if self.hi_exclusive {
-            a < self.hi
-        } else {
-            a <= self.hi
-        };
-        let above = if self.lo_exclusive {
-            b > self.lo
-        } else {
-            b >= self.lo
-        };
+        let below = if self.hi_exclusive { a < self.hi } else { a <= self.hi };
+        let above = if self.lo_exclusive { b > self.lo } else { b >= self.lo };
         below && above
     }
 
@@ -89,13 +73,7 @@ impl BoundedNumber {
             b'.' if self.digits > 0 && self.frac_digits.is_none() && !bounds.integer => {
                 next.frac_digits = Some(0)
             }
-            _ => {
-                return if self.can_end(bounds) {
-                    Step::DoneReprocess
-                } else {
-                    Step::Rejected
-                }
-            }
+            _ => return if self.can_end(bounds) { Step::DoneReprocess } else { Step::Rejected },
         }
         if !next.can_reach(bounds) {
             return Step::Rejected;
@@ -145,11 +123,7 @@ impl BoundedNumber {
         }
         if let Some(n) = self.frac_digits {
             let x = self.value().abs();
-            let step = if spare == 0 {
-                0.0
-            } else {
-                libm::pow(10.0, -(n as f64))
-            };
+            let step = if spare == 0 { 0.0 } else { libm::pow(10.0, -(n as f64)) };
             return signed(x, x + step);
         }
         if self.leading_zero() {
@@ -169,26 +143,14 @@ mod tests {
     use super::*;
 
     fn bounds(lo: f64, hi: f64, integer: bool) -> Bounds {
-        Bounds {
-            lo,
-            lo_exclusive: false,
-            hi,
-            hi_exclusive: false,
-            integer,
-        }
+        Bounds { lo, lo_exclusive: false, hi, hi_exclusive: false, integer }
     }
 
     /// Bytes of `text` accepted, and whether a following `,` ends the number.
     fn run(text: &str, b: &Bounds) -> (usize, bool) {
         let mut n = BoundedNumber::default();
-        let accepted = text
-            .bytes()
-            .take_while(|&c| n.step(c, b) == Step::Consumed)
-            .count();
-        (
-            accepted,
-            accepted == text.len() && n.step(b',', b) == Step::DoneReprocess,
-        )
+        let accepted = text.bytes().take_while(|&c| n.step(c, b) == Step::Consumed).count();
+        (accepted, accepted == text.len() && n.step(b',', b) == Step::DoneReprocess)
     }
 
     #[test]
@@ -206,11 +168,7 @@ mod tests {
     #[test]
     fn digits_that_cannot_end_inside_are_refused_where_they_leave_them() {
         let age = bounds(0.0, 120.0, true);
-        assert_eq!(
-            run("-", &bounds(1.0, 120.0, true)).0,
-            0,
-            "no negative (-0 is 0)"
-        );
+        assert_eq!(run("-", &bounds(1.0, 120.0, true)).0, 0, "no negative (-0 is 0)");
         assert_eq!(run("-0", &age), (2, true));
         assert_eq!(run("121", &age).0, 2);
         assert_eq!(run("1000", &age).0, 3);
@@ -219,13 +177,8 @@ mod tests {
         assert_eq!(run("2", &teen).0, 0);
         // "1" can still become 13..19, but cannot end as 1.
         assert_eq!(run("1", &teen), (1, false));
-        let open = Bounds {
-            lo: 0.0,
-            lo_exclusive: true,
-            hi: 1.0,
-            hi_exclusive: true,
-            integer: false,
-        };
+        let open =
+            Bounds { lo: 0.0, lo_exclusive: true, hi: 1.0, hi_exclusive: true, integer: false };
         assert_eq!(run("0", &open), (1, false));
         assert_eq!(run("1", &open).0, 0);
         assert_eq!(run("0.5", &open), (3, true));

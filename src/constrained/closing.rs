@@ -67,8 +67,7 @@ pub(super) fn closing_tokens(
         let longest = (bytes.len() - at).min(tok.max_token_bytes());
         let id = (1..=longest).rev().find_map(|len| {
             let text = core::str::from_utf8(&bytes[at..at + len]).ok()?;
-            tok.piece_id(text)
-                .filter(|&id| table.token(id as usize) == text.as_bytes())
+            tok.piece_id(text).filter(|&id| table.token(id as usize) == text.as_bytes())
         });
         let id = id.or_else(|| tok.piece_id(&format!("<0x{:02X}>", bytes[at])))?;
         let piece = table.token(id as usize);

@@ -53,10 +53,7 @@ fn unsupported(what: &'static str) -> Error {
 impl FullSchemas {
     /// Compiles each tool's `parameters` (a tool without them takes any object).
     pub fn new(tools: &Value) -> Result<FullSchemas> {
-        let mut out = FullSchemas {
-            nodes: Vec::new(),
-            roots: Vec::new(),
-        };
+        let mut out = FullSchemas { nodes: Vec::new(), roots: Vec::new() };
         let entries = match tools {
             Value::Array(entries) => entries.as_slice(),
             _ => &[],
@@ -117,10 +114,9 @@ impl FullSchemas {
         };
         Ok(match json_type {
             None => self.push(Node::Free(None, Length::ANY)),
-            Some("null") => self.push(Node::Literals(LiteralSet::new(alloc::vec![(
-                b"null".to_vec(),
-                0
-            )]))),
+            Some("null") => {
+                self.push(Node::Literals(LiteralSet::new(alloc::vec![(b"null".to_vec(), 0)])))
+            }
             Some("boolean") => self.push(Node::Free(Some(JsonType::Boolean), Length::ANY)),
             Some("string") => self.string(schema)?,
             Some(name @ ("integer" | "number")) => self.number(schema, name == "integer")?,
@@ -139,9 +135,9 @@ impl FullSchemas {
                         Ok(d.parse::<u32>().unwrap_or(u32::MAX))
                     }
                     None => Ok(default),
-                    Some(_) => Err(unsupported(
-                        "minItems/maxItems that are not non-negative integers",
-                    )),
+                    Some(_) => {
+                        Err(unsupported("minItems/maxItems that are not non-negative integers"))
+                    }
                 };
                 let (min, max) = (count("minItems", 0)?, count("maxItems", u32::MAX)?);
                 if min > max {
@@ -161,9 +157,7 @@ impl FullSchemas {
         let mut texts: Vec<Vec<u8>> = Vec::new();
         for value in values {
             if matches!(value, Value::Array(_) | Value::Object(_)) {
-                return Err(unsupported(
-                    "enum or const values that are arrays or objects",
-                ));
+                return Err(unsupported("enum or const values that are arrays or objects"));
             }
             texts.push(value.to_json().into_bytes());
         }
@@ -171,15 +165,10 @@ impl FullSchemas {
             return Err(unsupported("an empty enum (no value fits)"));
         }
         // A number that prefixes another (1 and 12) could not tell where it ends.
-        if texts
-            .iter()
-            .any(|a| texts.iter().any(|b| b.len() > a.len() && b.starts_with(a)))
-        {
+        if texts.iter().any(|a| texts.iter().any(|b| b.len() > a.len() && b.starts_with(a))) {
             return Err(unsupported("enum numbers where one is a prefix of another"));
         }
-        Ok(self.push(Node::Literals(LiteralSet::new(
-            texts.into_iter().map(|t| (t, 0)).collect(),
-        ))))
+        Ok(self.push(Node::Literals(LiteralSet::new(texts.into_iter().map(|t| (t, 0)).collect()))))
     }
 
     fn string(&mut self, schema: &Value) -> Result<u32> {
@@ -212,11 +201,7 @@ impl FullSchemas {
         };
         let (min, max) = (bound("minimum")?, bound("maximum")?);
         let (xmin, xmax) = (bound("exclusiveMinimum")?, bound("exclusiveMaximum")?);
-        let json_type = if integer {
-            JsonType::Integer
-        } else {
-            JsonType::Number
-        };
+        let json_type = if integer { JsonType::Integer } else { JsonType::Number };
         if min.is_none() && max.is_none() && xmin.is_none() && xmax.is_none() {
             return Ok(self.push(Node::Free(Some(json_type), Length::ANY)));
         }
@@ -233,17 +218,9 @@ impl FullSchemas {
             (None, Some(b)) => (b, true),
             (None, None) => (f64::INFINITY, false),
         };
-        let bounds = Bounds {
-            lo,
-            lo_exclusive,
-            hi,
-            hi_exclusive,
-            integer,
-        };
+        let bounds = Bounds { lo, lo_exclusive, hi, hi_exclusive, integer };
         if !bounds.satisfiable() {
-            return Err(unsupported(
-                "numeric bounds no number (of at most 15 digits) fits",
-            ));
+            return Err(unsupported("numeric bounds no number (of at most 15 digits) fits"));
         }
         Ok(self.push(Node::Number(bounds)))
     }
@@ -280,22 +257,14 @@ impl FullSchemas {
                 return Err(unsupported("required that is not an array"));
             };
             for name in names {
-                let i = properties
-                    .iter()
-                    .position(|(key, _)| Some(key.as_str()) == name.as_str());
+                let i = properties.iter().position(|(key, _)| Some(key.as_str()) == name.as_str());
                 let Some(i) = i else {
-                    return Err(unsupported(
-                        "required keys that are not declared properties",
-                    ));
+                    return Err(unsupported("required keys that are not declared properties"));
                 };
                 required |= 1 << i;
             }
         }
-        Ok(self.push(Node::Object {
-            keys: LiteralSet::new(keys),
-            children,
-            required,
-        }))
+        Ok(self.push(Node::Object { keys: LiteralSet::new(keys), children, required }))
     }
 }
 
@@ -306,11 +275,7 @@ fn format_pattern(format: &str) -> Result<&'static str> {
         "time" => r"^[0-2]\d:[0-5]\d(:[0-5]\d)?$",
         "date-time" => r"^\d{4}-[01]\d-[0-3]\dT[0-2]\d:[0-5]\d(:[0-5]\d)?(Z|[+-][0-2]\d:[0-5]\d)?$",
         "uuid" => r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$",
-        _ => {
-            return Err(unsupported(
-                "a string format other than date, time, date-time, uuid",
-            ))
-        }
+        _ => return Err(unsupported("a string format other than date, time, date-time, uuid")),
     })
 }
 

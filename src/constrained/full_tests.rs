@@ -73,16 +73,10 @@ fn walk(schemas: &FullSchemas, seed: u64) -> String {
             .into_iter()
             .filter(|&(b, _)| b.is_ascii() && !(escaping && b == b'u'))
             .collect();
-        let printable: Vec<(u8, Step)> = allowed
-            .iter()
-            .copied()
-            .filter(|(b, _)| (0x20..0x7f).contains(b))
-            .collect();
-        let closing: Vec<(u8, Step)> = allowed
-            .iter()
-            .copied()
-            .filter(|(b, _)| CLOSING.contains(b))
-            .collect();
+        let printable: Vec<(u8, Step)> =
+            allowed.iter().copied().filter(|(b, _)| (0x20..0x7f).contains(b)).collect();
+        let closing: Vec<(u8, Step)> =
+            allowed.iter().copied().filter(|(b, _)| CLOSING.contains(b)).collect();
         let (b, s) = if step > 400 && !closing.is_empty() && rng.next() % 4 != 0 {
             rng.pick(&closing)
         } else if !printable.is_empty() && rng.next() % 16 != 0 {
@@ -101,10 +95,7 @@ fn walk(schemas: &FullSchemas, seed: u64) -> String {
             return String::from_utf8(out).expect("UTF-8");
         }
     }
-    panic!(
-        "no end after 20000 bytes: {}",
-        String::from_utf8_lossy(&out)
-    );
+    panic!("no end after 20000 bytes: {}", String::from_utf8_lossy(&out));
 }
 
 /// Why `v` does not satisfy `schema` (the keywords [`SCHEMA`] uses), or `None`.
@@ -180,20 +171,16 @@ fn invalid(v: &Value, schema: &Value) -> Option<String> {
                 return None;
             };
             if let Some(Value::Array(req)) = schema.get("required") {
-                if let Some(missing) = req
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .find(|k| v.get(k).is_none())
+                if let Some(missing) =
+                    req.iter().filter_map(Value::as_str).find(|k| v.get(k).is_none())
                 {
                     return fail(&alloc::format!("required {missing}"));
                 }
             }
-            members
-                .iter()
-                .find_map(|(k, m)| match props.iter().find(|(p, _)| p == k) {
-                    Some((_, s)) => invalid(m, s),
-                    None => fail(&alloc::format!("undeclared key {k}")),
-                })
+            members.iter().find_map(|(k, m)| match props.iter().find(|(p, _)| p == k) {
+                Some((_, s)) => invalid(m, s),
+                None => fail(&alloc::format!("undeclared key {k}")),
+            })
         }
         _ => fail("type"),
     }
@@ -218,18 +205,13 @@ fn every_walk_parses_and_validates_against_the_schema() {
             keys_seen = keys_seen.max(members.len());
         }
     }
-    assert!(
-        keys_seen >= 8,
-        "the walks reach the optional keys ({keys_seen})"
-    );
+    assert!(keys_seen >= 8, "the walks reach the optional keys ({keys_seen})");
 }
 
 #[test]
 fn the_tool_call_format_carries_full_schema_arguments() {
-    let tools = json::parse(&alloc::format!(
-        r#"[{{"name":"record","parameters":{SCHEMA}}}]"#
-    ))
-    .unwrap();
+    let tools =
+        json::parse(&alloc::format!(r#"[{{"name":"record","parameters":{SCHEMA}}}]"#)).unwrap();
     let mut g = Grammar::new(&tools, None).unwrap();
     g.full = Some(FullSchemas::new(&tools).unwrap());
     let accepts = |text: &str| {
@@ -269,9 +251,6 @@ fn keywords_the_matcher_cannot_hold_are_refused_by_name() {
     ] {
         let tools =
             json::parse(&alloc::format!(r#"[{{"name":"t","parameters":{schema}}}]"#)).unwrap();
-        assert!(
-            matches!(FullSchemas::new(&tools), Err(Error::Unsupported { .. })),
-            "{schema}"
-        );
+        assert!(matches!(FullSchemas::new(&tools), Err(Error::Unsupported { .. })), "{schema}");
     }
 }

@@ -70,10 +70,8 @@ impl FullValue {
     /// complete before it (a number) and `b` belongs to what follows.
     pub fn step(&mut self, s: &FullSchemas, b: u8) -> Step {
         let ws = matches!(b, b' ' | b'\t' | b'\n' | b'\r');
-        let in_text = matches!(
-            self.at,
-            At::Free(_) | At::Literal(..) | At::Pattern { .. } | At::Key(_)
-        );
+        let in_text =
+            matches!(self.at, At::Free(_) | At::Literal(..) | At::Pattern { .. } | At::Key(_));
         if ws && !in_text {
             return Step::Rejected;
         }
@@ -133,10 +131,7 @@ impl FullValue {
                 let Node::Object { keys, required, .. } = &s.nodes[node as usize] else {
                     return Step::Rejected;
                 };
-                let unused = keys
-                    .tags(keys.start())
-                    .iter()
-                    .any(|&k| used & (1 << k) == 0);
+                let unused = keys.tags(keys.start()).iter().any(|&k| used & (1 << k) == 0);
                 match (self.at, b) {
                     (At::ObjectStart | At::KeyOpen, b'"') if unused => {
                         self.go(At::Key(keys.start()))
@@ -163,10 +158,8 @@ impl FullValue {
                 }
                 match keys.complete(at) {
                     Some(key) => {
-                        self.open[self.depth as usize - 1] = Open::Object {
-                            node,
-                            used: used | 1 << key,
-                        };
+                        self.open[self.depth as usize - 1] =
+                            Open::Object { node, used: used | 1 << key };
                         self.go(At::Colon(key))
                     }
                     None => self.go(At::Key(at)),
@@ -194,10 +187,7 @@ impl FullValue {
                 match (self.at, b) {
                     (_, b']') if count >= min => self.close(),
                     (At::ArrayNext, b',') if count < max => {
-                        self.open[self.depth as usize - 1] = Open::Array {
-                            node,
-                            count: count + 1,
-                        };
+                        self.open[self.depth as usize - 1] = Open::Array { node, count: count + 1 };
                         self.go(At::Value(items))
                     }
                     (At::ArrayStart, _) if max > 0 => {
@@ -231,11 +221,7 @@ impl FullValue {
             Node::Pattern(pattern, length)
                 if b == b'"' && pattern.to_end(pattern.start()) <= length.max =>
             {
-                self.go(At::Pattern {
-                    node,
-                    state: pattern.start(),
-                    chars: 0,
-                })
+                self.go(At::Pattern { node, state: pattern.start(), chars: 0 })
             }
             Node::Object { .. } if b == b'{' => {
                 self.push(Open::Object { node, used: 0 }, At::ObjectStart)

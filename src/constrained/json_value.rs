@@ -73,9 +73,19 @@ enum Phase {
     After,
     /// Inside a string; `escape` counts what an open escape still needs (1: the escaped
     /// character, 2..=5: hex digits of `\u` plus one), `utf8` the continuation bytes due.
-    Str { key: bool, escape: u8, utf8: u8 },
-    Num { state: Number, len: u8 },
-    Word { word: &'static [u8], at: u8 },
+    Str {
+        key: bool,
+        escape: u8,
+        utf8: u8,
+    },
+    Num {
+        state: Number,
+        len: u8,
+    },
+    Word {
+        word: &'static [u8],
+        at: u8,
+    },
 }
 
 /// A JSON value in progress.
@@ -103,7 +113,16 @@ const CALL_END: &[u8] = crate::prompt::TOOL_CALL_END.as_bytes();
 
 impl JsonValue {
     pub fn new(kind: Option<JsonType>, length: Length) -> JsonValue {
-        JsonValue { phase: Phase::Value, stack: 0, depth: 0, kind, length, chars: 0, span: None, marker: 0 }
+        JsonValue {
+            phase: Phase::Value,
+            stack: 0,
+            depth: 0,
+            kind,
+            length,
+            chars: 0,
+            span: None,
+            marker: 0,
+        }
     }
 
     /// The same value, which if a string must be copied from the request.
@@ -252,7 +271,11 @@ impl JsonValue {
                 let object = b == b'{';
                 self.stack = (self.stack << 1) | object as u32;
                 self.depth += 1;
-                if object { Phase::ObjectStart } else { Phase::ArrayStart }
+                if object {
+                    Phase::ObjectStart
+                } else {
+                    Phase::ArrayStart
+                }
             }
             _ => return Step::Rejected,
         };
@@ -275,7 +298,9 @@ impl JsonValue {
                         self.phase = Phase::Colon;
                         return Step::Consumed;
                     }
-                    b'"' if self.depth == 0 && self.chars < self.length.min => return Step::Rejected,
+                    b'"' if self.depth == 0 && self.chars < self.length.min => {
+                        return Step::Rejected
+                    }
                     b'"' => return self.finish_value(),
                     0x00..=0x1f | 0x7f | 0x80..=0xc1 | 0xf5..=0xff => return Step::Rejected,
                     _ => {}
@@ -296,7 +321,9 @@ impl JsonValue {
                 b'u' => self.phase = next(5, 0),
                 _ => return Step::Rejected,
             },
-            _ if b.is_ascii_hexdigit() => self.phase = next(if escape == 2 { 0 } else { escape - 1 }, 0),
+            _ if b.is_ascii_hexdigit() => {
+                self.phase = next(if escape == 2 { 0 } else { escape - 1 }, 0)
+            }
             _ => return Step::Rejected,
         }
         Step::Consumed
@@ -342,7 +369,13 @@ mod tests {
     #[test]
     fn no_string_spells_the_end_of_the_call_list() {
         for kind in [Some(JsonType::String), Some(JsonType::Object), None] {
-            let wrap = |s: &str| if kind == Some(JsonType::Object) { alloc::format!("{{\"k\":{s}}}") } else { s.into() };
+            let wrap = |s: &str| {
+                if kind == Some(JsonType::Object) {
+                    alloc::format!("{{\"k\":{s}}}")
+                } else {
+                    s.into()
+                }
+            };
             assert!(!value(kind, &wrap(r#""a </tool_call> b""#)), "{kind:?}");
             assert!(value(kind, &wrap(r#""a </tool_cal> <</tool_callx </tool_call""#)), "{kind:?}");
         }

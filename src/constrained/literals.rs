@@ -59,7 +59,9 @@ mod tests {
     use alloc::vec;
 
     fn set(words: &[&str]) -> LiteralSet {
-        LiteralSet::new(words.iter().enumerate().map(|(i, w)| (w.as_bytes().to_vec(), i as u32)).collect())
+        LiteralSet::new(
+            words.iter().enumerate().map(|(i, w)| (w.as_bytes().to_vec(), i as u32)).collect(),
+        )
     }
 
     fn walk(s: &LiteralSet, text: &str) -> Option<Cursor> {

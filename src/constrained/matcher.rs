@@ -120,7 +120,10 @@ impl Matcher {
     pub fn closing_hints(&self) -> [Option<u8>; 2] {
         match self.phase {
             Phase::Start => [Some(b'<'), None],
-            Phase::ThinkOpen(at) => [Literal::ToolCallOpen.bytes().get(at as usize).copied(), THINK_OPEN.get(at as usize).copied()],
+            Phase::ThinkOpen(at) => [
+                Literal::ToolCallOpen.bytes().get(at as usize).copied(),
+                THINK_OPEN.get(at as usize).copied(),
+            ],
             Phase::Think(at) => [THINK_CLOSE.get(at as usize).copied(), Some(THINK_CLOSE[0])],
             Phase::Literal(literal, at) => [literal.bytes().get(at as usize).copied(), None],
             _ => [None, None],
@@ -161,7 +164,11 @@ impl Matcher {
             Phase::ThinkOpen(at) => {
                 let at = at as usize;
                 if THINK_OPEN[at] == b {
-                    return self.go(if at + 1 == THINK_OPEN.len() { Phase::Think(0) } else { Phase::ThinkOpen(at as u8 + 1) });
+                    return self.go(if at + 1 == THINK_OPEN.len() {
+                        Phase::Think(0)
+                    } else {
+                        Phase::ThinkOpen(at as u8 + 1)
+                    });
                 }
                 // Not `<think>` after all: the same bytes may still spell `<tool_call>`.
                 let tool_call = Literal::ToolCallOpen.bytes();
@@ -196,7 +203,9 @@ impl Matcher {
             }
             Phase::ListStart | Phase::ListNext => match b {
                 _ if ws => true,
-                b']' if self.phase == Phase::ListNext || !g.require_call => self.go(Phase::Literal(Literal::ToolCallClose, 0)),
+                b']' if self.phase == Phase::ListNext || !g.require_call => {
+                    self.go(Phase::Literal(Literal::ToolCallClose, 0))
+                }
                 b'{' if self.phase == Phase::ListStart && !g.tools.is_empty() => {
                     self.go(Phase::Literal(Literal::NameKey, 0))
                 }
@@ -221,8 +230,12 @@ impl Matcher {
             }
             Phase::ArgumentsStart | Phase::ArgumentsNext => match b {
                 _ if ws => true,
-                b'"' if self.phase == Phase::ArgumentsStart && self.unused_keys(g) => self.start_key(g),
-                b',' if self.phase == Phase::ArgumentsNext && self.unused_keys(g) => self.go(Phase::KeyOpen),
+                b'"' if self.phase == Phase::ArgumentsStart && self.unused_keys(g) => {
+                    self.start_key(g)
+                }
+                b',' if self.phase == Phase::ArgumentsNext && self.unused_keys(g) => {
+                    self.go(Phase::KeyOpen)
+                }
                 b'}' if self.required_written(g) => self.go(Phase::Literal(Literal::CallClose, 0)),
                 _ => false,
             },
@@ -308,12 +321,16 @@ impl Matcher {
                         None => return false,
                     }
                 }
-                Some(t) if t.open => Phase::Value(JsonValue::new(Some(JsonType::Object), Length::ANY)),
+                Some(t) if t.open => {
+                    Phase::Value(JsonValue::new(Some(JsonType::Object), Length::ANY))
+                }
                 _ => Phase::Literal(Literal::ArgumentsOpen, 0),
             },
             Literal::ArgumentsOpen => Phase::ArgumentsStart,
             Literal::KeyColon => {
-                let Some(kind) = tool.and_then(|t| t.kinds.get(self.key as usize)) else { return false };
+                let Some(kind) = tool.and_then(|t| t.kinds.get(self.key as usize)) else {
+                    return false;
+                };
                 match kind {
                     ValueKind::Json(json_type, length) => {
                         let value = JsonValue::new(*json_type, *length);

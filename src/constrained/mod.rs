@@ -18,6 +18,8 @@
 mod bounded_number;
 mod closing;
 mod full_schema;
+#[cfg(test)]
+mod full_tests;
 mod full_value;
 mod json_value;
 mod literals;
@@ -27,8 +29,6 @@ mod schema;
 mod span;
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod full_tests;
 
 use alloc::vec;
 use alloc::vec::Vec;
@@ -110,7 +110,11 @@ impl Constraint {
     /// allows only the refusal `[]`). With `extract_from` (the user's request), string
     /// arguments without an `enum` must be copied from it, ignoring ASCII case.
     pub fn new(tools: &Value, extract_from: Option<&str>) -> Result<Constraint> {
-        Ok(Constraint { grammar: Grammar::new(tools, extract_from)?, matcher: Matcher::default(), allowed: Vec::new() })
+        Ok(Constraint {
+            grammar: Grammar::new(tools, extract_from)?,
+            matcher: Matcher::default(),
+            allowed: Vec::new(),
+        })
     }
 
     /// Masks the refusal `[]`, so the answer calls at least one tool (OpenAI's `tool_choice:
@@ -146,7 +150,9 @@ impl Constraint {
             *allowed = if table.stops.contains(&(id as u32)) {
                 can_stop
             } else {
-                !bytes.is_empty() && first_byte[bytes[0] as usize] && self.matcher.clone().feed(&self.grammar, bytes)
+                !bytes.is_empty()
+                    && first_byte[bytes[0] as usize]
+                    && self.matcher.clone().feed(&self.grammar, bytes)
             };
             any |= *allowed;
         }

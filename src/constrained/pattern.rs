@@ -60,10 +60,8 @@ pub struct Pattern {
 impl Pattern {
     pub fn compile(source: &str) -> Result<Pattern> {
         let bytes = source.as_bytes();
-        let (start, end) = (
-            bytes.first() == Some(&b'^'),
-            bytes.last() == Some(&b'$') && !escaped_end(bytes),
-        );
+        let (start, end) =
+            (bytes.first() == Some(&b'^'), bytes.last() == Some(&b'$') && !escaped_end(bytes));
         let body = &bytes[start as usize..bytes.len() - end as usize];
         let mut parser = Parser { bytes: body, at: 0 };
         let ast = parser.alternation()?;
@@ -108,19 +106,12 @@ impl Pattern {
 
     /// Fewest characters still needed for a match.
     pub fn to_end(&self, state: u64) -> u32 {
-        bits(state)
-            .map(|p| self.to_end[p])
-            .min()
-            .unwrap_or(u32::MAX)
+        bits(state).map(|p| self.to_end[p]).min().unwrap_or(u32::MAX)
     }
 }
 
 fn escaped_end(bytes: &[u8]) -> bool {
-    let backslashes = bytes[..bytes.len() - 1]
-        .iter()
-        .rev()
-        .take_while(|&&b| b == b'\\')
-        .count();
+    let backslashes = bytes[..bytes.len() - 1].iter().rev().take_while(|&&b| b == b'\\').count();
     backslashes % 2 == 1
 }
 
@@ -139,9 +130,7 @@ impl Parser<'_> {
     }
 
     fn next(&mut self) -> Result<u8> {
-        let b = self
-            .peek()
-            .ok_or(unsupported("pattern syntax (it ends early)"))?;
+        let b = self.peek().ok_or(unsupported("pattern syntax (it ends early)"))?;
         self.at += 1;
         Ok(b)
     }
@@ -152,11 +141,7 @@ impl Parser<'_> {
             self.at += 1;
             options.push(self.concatenation()?);
         }
-        Ok(if options.len() == 1 {
-            options.pop().unwrap_or(Ast::Empty)
-        } else {
-            Ast::Alt(options)
-        })
+        Ok(if options.len() == 1 { options.pop().unwrap_or(Ast::Empty) } else { Ast::Alt(options) })
     }
 
     fn concatenation(&mut self) -> Result<Ast> {
@@ -191,9 +176,7 @@ impl Parser<'_> {
             b'\\' => Ast::Atom(self.escape()?),
             b'^' | b'$' => return Err(unsupported("pattern anchors other than at its ends")),
             b'*' | b'+' | b'?' | b'{' => {
-                return Err(unsupported(
-                    "pattern syntax (a quantifier with nothing before it)",
-                ))
+                return Err(unsupported("pattern syntax (a quantifier with nothing before it)"))
             }
             b if b.is_ascii() && !b.is_ascii_control() => Ast::Atom(1 << b),
             _ => return Err(unsupported("pattern characters outside printable ASCII")),
@@ -202,9 +185,7 @@ impl Parser<'_> {
 
     fn escape(&mut self) -> Result<Class> {
         let digits: Class = (b'0'..=b'9').fold(0, |s, b| s | 1 << b);
-        let word = (b'a'..=b'z')
-            .chain(b'A'..=b'Z')
-            .fold(digits | 1 << b'_', |s, b| s | 1 << b);
+        let word = (b'a'..=b'z').chain(b'A'..=b'Z').fold(digits | 1 << b'_', |s, b| s | 1 << b);
         let space: Class = 1 << b' ';
         Ok(match self.next()? {
             b'd' => digits,
@@ -214,11 +195,7 @@ impl Parser<'_> {
             b's' => space,
             b'S' => PRINTABLE & !space,
             b if b.is_ascii_punctuation() => 1 << b,
-            _ => {
-                return Err(unsupported(
-                    "pattern escapes other than \\d \\w \\s and punctuation",
-                ))
-            }
+            _ => return Err(unsupported("pattern escapes other than \\d \\w \\s and punctuation")),
         })
     }
 
@@ -260,11 +237,7 @@ impl Parser<'_> {
                 set |= 1 << lo;
             }
         }
-        Ok(if negated {
-            PRINTABLE & !set
-        } else {
-            set & PRINTABLE
-        })
+        Ok(if negated { PRINTABLE & !set } else { set & PRINTABLE })
     }
 
     fn quantified(&mut self, atom: Ast) -> Result<Ast> {
@@ -297,9 +270,7 @@ impl Parser<'_> {
             return Err(unsupported("pattern lazy or possessive quantifiers"));
         }
         if min > MAX_REPEAT || max.is_some_and(|m| m > MAX_REPEAT || m < min) {
-            return Err(unsupported(
-                "pattern repetition bounds over 32 or out of order",
-            ));
+            return Err(unsupported("pattern repetition bounds over 32 or out of order"));
         }
         Ok(Ast::Repeat(Box::new(atom), min, max))
     }
@@ -331,10 +302,7 @@ struct Part {
 
 impl Glushkov {
     fn build(ast: &Ast) -> Result<Pattern> {
-        let mut g = Glushkov {
-            classes: vec![0],
-            follow: vec![0],
-        };
+        let mut g = Glushkov { classes: vec![0], follow: vec![0] };
         let part = g.part(ast)?;
         g.follow[0] = part.first;
         let last = part.last | part.nullable as u64;
@@ -353,42 +321,23 @@ impl Glushkov {
                 to_end[p] = to_end[p].min(best);
             }
         }
-        Ok(Pattern {
-            classes: g.classes,
-            follow: g.follow,
-            last,
-            to_end,
-        })
+        Ok(Pattern { classes: g.classes, follow: g.follow, last, to_end })
     }
 
     fn part(&mut self, ast: &Ast) -> Result<Part> {
         Ok(match ast {
-            Ast::Empty => Part {
-                first: 0,
-                last: 0,
-                nullable: true,
-            },
+            Ast::Empty => Part { first: 0, last: 0, nullable: true },
             Ast::Atom(class) => {
                 if self.classes.len() > MAX_POSITIONS {
-                    return Err(unsupported(
-                        "patterns longer than 63 characters and classes",
-                    ));
+                    return Err(unsupported("patterns longer than 63 characters and classes"));
                 }
                 let p = self.classes.len();
                 self.classes.push(*class);
                 self.follow.push(0);
-                Part {
-                    first: 1 << p,
-                    last: 1 << p,
-                    nullable: false,
-                }
+                Part { first: 1 << p, last: 1 << p, nullable: false }
             }
             Ast::Concat(items) => {
-                let mut acc = Part {
-                    first: 0,
-                    last: 0,
-                    nullable: true,
-                };
+                let mut acc = Part { first: 0, last: 0, nullable: true };
                 for item in items {
                     let next = self.part(item)?;
                     self.link(acc.last, next.first);
@@ -401,11 +350,7 @@ impl Glushkov {
                 acc
             }
             Ast::Alt(options) => {
-                let mut acc = Part {
-                    first: 0,
-                    last: 0,
-                    nullable: false,
-                };
+                let mut acc = Part { first: 0, last: 0, nullable: false };
                 for option in options {
                     let next = self.part(option)?;
                     acc = Part {
@@ -430,10 +375,7 @@ impl Glushkov {
             Ast::Star(inner) => {
                 let part = self.part(inner)?;
                 self.link(part.last, part.first);
-                Part {
-                    nullable: true,
-                    ..part
-                }
+                Part { nullable: true, ..part }
             }
         })
     }
@@ -450,9 +392,7 @@ mod tests {
     use super::*;
 
     fn full_match(p: &Pattern, text: &str) -> bool {
-        text.bytes()
-            .try_fold(p.start(), |s, b| p.advance(s, b))
-            .is_some_and(|s| p.matches(s))
+        text.bytes().try_fold(p.start(), |s, b| p.advance(s, b)).is_some_and(|s| p.matches(s))
     }
 
     #[test]
@@ -477,13 +417,8 @@ mod tests {
 
     #[test]
     fn what_the_matcher_cannot_hold_is_a_typed_error() {
-        for source in [
-            r"(?=a)b", r"(a)\1", "é+", "a{40}", "a*?", "a^b", "(ab", "[z-a]",
-        ] {
-            assert!(
-                matches!(Pattern::compile(source), Err(Error::Unsupported { .. })),
-                "{source}"
-            );
+        for source in [r"(?=a)b", r"(a)\1", "é+", "a{40}", "a*?", "a^b", "(ab", "[z-a]"] {
+            assert!(matches!(Pattern::compile(source), Err(Error::Unsupported { .. })), "{source}");
         }
         assert!(Pattern::compile(&"a".repeat(70)).is_err());
     }

@@ -41,12 +41,23 @@ impl Length {
     /// no string can meet (min > max), are ignored rather than make the value impossible.
     pub(super) fn of(schema: &Value) -> Length {
         let bound = |key| match schema.get(key) {
-            Some(Value::Int(digits)) if !digits.starts_with('-') => Some(digits.parse::<u32>().unwrap_or(u32::MAX)),
-            Some(&Value::Float(x)) if x >= 0.0 && x == (x as u64) as f64 => Some(u32::try_from(x as u64).unwrap_or(u32::MAX)),
+            Some(Value::Int(digits)) if !digits.starts_with('-') => {
+                Some(digits.parse::<u32>().unwrap_or(u32::MAX))
+            }
+            Some(&Value::Float(x)) if x >= 0.0 && x == (x as u64) as f64 => {
+                Some(u32::try_from(x as u64).unwrap_or(u32::MAX))
+            }
             _ => None,
         };
-        let length = Length { min: bound("minLength").unwrap_or(0), max: bound("maxLength").unwrap_or(u32::MAX) };
-        if length.min > length.max { Length::ANY } else { length }
+        let length = Length {
+            min: bound("minLength").unwrap_or(0),
+            max: bound("maxLength").unwrap_or(u32::MAX),
+        };
+        if length.min > length.max {
+            Length::ANY
+        } else {
+            length
+        }
     }
 }
 
@@ -96,11 +107,20 @@ impl Grammar {
         let mut names = Vec::new();
         let mut compiled = Vec::new();
         for (i, entry) in entries.iter().enumerate() {
-            let name = entry.get("name").and_then(Value::as_str).ok_or(invalid("constrained decoding needs every tool to have a string name"))?;
+            let name = entry
+                .get("name")
+                .and_then(Value::as_str)
+                .ok_or(invalid("constrained decoding needs every tool to have a string name"))?;
             names.push((quoted(name), i as u32));
             compiled.push(compile_tool(entry.get("parameters")));
         }
-        Ok(Grammar { names: LiteralSet::new(names), tools: compiled, source: source.map(Source::new), require_call: false, full: None })
+        Ok(Grammar {
+            names: LiteralSet::new(names),
+            tools: compiled,
+            source: source.map(Source::new),
+            require_call: false,
+            full: None,
+        })
     }
 }
 
@@ -135,7 +155,9 @@ fn value_kind(schema: &Value) -> ValueKind {
         let strings: Option<Vec<&str>> = options.iter().map(Value::as_str).collect();
         if let (Some(strings), None | Some("string")) = (strings, declared) {
             if !strings.is_empty() {
-                return ValueKind::Enum(LiteralSet::new(strings.iter().map(|s| (quoted(s), 0)).collect()));
+                return ValueKind::Enum(LiteralSet::new(
+                    strings.iter().map(|s| (quoted(s), 0)).collect(),
+                ));
             }
         }
     }
@@ -148,7 +170,10 @@ fn value_kind(schema: &Value) -> ValueKind {
         Some("object") => Some(JsonType::Object),
         _ => None,
     };
-    ValueKind::Json(json_type, if json_type == Some(JsonType::String) { Length::of(schema) } else { Length::ANY })
+    ValueKind::Json(
+        json_type,
+        if json_type == Some(JsonType::String) { Length::of(schema) } else { Length::ANY },
+    )
 }
 
 /// The bytes after an opening quote: the compact JSON string body and its closing quote.

@@ -54,8 +54,11 @@ impl Source {
             // A position inside a character counts the characters after it.
             chars_from[pair[0]..pair[1]].fill(chars - i as u32);
         }
-        let word = |p: usize| p < bytes.len() && (bytes[p].is_ascii_alphanumeric() || bytes[p] >= 0x80);
-        let space = |p: usize| p < bytes.len() && matches!(&bytes[p..], [b' ', ..] | [b'\\', b'n' | b't' | b'r', ..]);
+        let word =
+            |p: usize| p < bytes.len() && (bytes[p].is_ascii_alphanumeric() || bytes[p] >= 0x80);
+        let space = |p: usize| {
+            p < bytes.len() && matches!(&bytes[p..], [b' ', ..] | [b'\\', b'n' | b't' | b'r', ..])
+        };
         for (i, &p) in starts.iter().enumerate() {
             let boundary = i == 0 || !(word(starts[i - 1]) && word(p));
             may_start[p] = boundary && !space(p);
@@ -132,7 +135,14 @@ mod tests {
     #[test]
     fn pieces_of_the_request_pass_and_others_do_not() {
         let source = Source::new("Remind me to call Mom at 5pm, then call Dad");
-        for value in ["call Mom", "CALL MOM", "call dad", "at 5pm", "m", "Remind me to call Mom at 5pm, then call Dad"] {
+        for value in [
+            "call Mom",
+            "CALL MOM",
+            "call dad",
+            "at 5pm",
+            "m",
+            "Remind me to call Mom at 5pm, then call Dad",
+        ] {
             assert!(copy(&source, value, 1), "{value:?} is in the request");
         }
         for value in ["call Mum", "call Mom at 6pm", "popcorn", "Dad."] {
@@ -149,17 +159,33 @@ mod tests {
     #[test]
     fn copies_start_and_end_at_word_boundaries() {
         let source = Source::new("mail psharma@acme.io, code QX7PLM; these and the rest (ok)");
-        for value in ["psharma@acme.io", "acme", "acme.io", "QX7PLM", "the", "the rest (ok)", "(ok", ", code"] {
+        for value in [
+            "psharma@acme.io",
+            "acme",
+            "acme.io",
+            "QX7PLM",
+            "the",
+            "the rest (ok)",
+            "(ok",
+            ", code",
+        ] {
             assert!(closes(&source, value), "{value:?}");
         }
         assert!(!copy(&source, "sharma@acme.io", 0), "starts inside a word");
         assert!(copy(&source, "Q", 0) && !closes(&source, "Q"), "may not stop inside a word");
         assert!(!closes(&source, "these and th"));
         assert!(!copy(&source, " code", 0), "starts with whitespace");
-        assert!(copy(&source, "code ", 0) && !closes(&source, "code "), "may not end with whitespace");
+        assert!(
+            copy(&source, "code ", 0) && !closes(&source, "code "),
+            "may not end with whitespace"
+        );
         let lines = Source::new("first\nsecond");
-        assert!(!copy(&lines, "\\nsecond", 0) && copy(&lines, "second", 0), "an escaped newline is whitespace");
-        let span = "qx7".bytes().try_fold(Span::default(), |span, b| span.extend(&source, b, 0)).unwrap();
+        assert!(
+            !copy(&lines, "\\nsecond", 0) && copy(&lines, "second", 0),
+            "an escaped newline is whitespace"
+        );
+        let span =
+            "qx7".bytes().try_fold(Span::default(), |span, b| span.extend(&source, b, 0)).unwrap();
         assert!(span.can_close(&source, true), "at its longest a value closes wherever it is");
     }
 

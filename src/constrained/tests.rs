@@ -58,16 +58,40 @@ fn completions_outside_the_schemas_are_refused_where_they_leave_them() {
     for (text, refused_at) in [
         ("Sure! <tool_call>[]</tool_call>", "S"),
         (r#"<tool_call>[{"name":"control_fan","arguments":{}}]</tool_call>"#, "f"),
-        (r#"<tool_call>[{"name":"control_lights","arguments":{"room":"garage"}}]</tool_call>"#, "g"),
+        (
+            r#"<tool_call>[{"name":"control_lights","arguments":{"room":"garage"}}]</tool_call>"#,
+            "g",
+        ),
         (r#"<tool_call>[{"name":"control_lights","arguments":{"room":"study"}}]</tool_call>"#, "s"),
         (r#"<tool_call>[{"name":"control_lights","arguments":{"speed":"high"}}]</tool_call>"#, "s"),
-        (r#"<tool_call>[{"name":"control_lights","arguments":{"room":"kitchen","room":"bedroom"}}]</tool_call>"#, "r"),
-        (r#"<tool_call>[{"name":"control_lights","arguments":{"room":"kitchen"}}]</tool_call>"#, "}"),
-        (r#"<tool_call>[{"name":"control_lights","arguments":{"room":"kitchen","action":"on","brightness":"35"}}]</tool_call>"#, "\""),
-        (r#"<tool_call>[{"name":"control_lights","arguments":{"room":"kitchen","action":"on","brightness":3.5}}]</tool_call>"#, "."),
-        (r#"<tool_call>[{"name":"log_weight","arguments":{"kg":70,"public":"yes"}}]</tool_call>"#, "\""),
-        (r#"<tool_call>[{"name":"control_lights","arguments":{"room":"kitchen","action":"on","color":""}}]</tool_call>"#, "\"}"),
-        (r#"<tool_call>[{"name":"control_lights","arguments":{"room":"kitchen","action":"on","color":"warm white light"}}]</tool_call>"#, "ight"),
+        (
+            r#"<tool_call>[{"name":"control_lights","arguments":{"room":"kitchen","room":"bedroom"}}]</tool_call>"#,
+            "r",
+        ),
+        (
+            r#"<tool_call>[{"name":"control_lights","arguments":{"room":"kitchen"}}]</tool_call>"#,
+            "}",
+        ),
+        (
+            r#"<tool_call>[{"name":"control_lights","arguments":{"room":"kitchen","action":"on","brightness":"35"}}]</tool_call>"#,
+            "\"",
+        ),
+        (
+            r#"<tool_call>[{"name":"control_lights","arguments":{"room":"kitchen","action":"on","brightness":3.5}}]</tool_call>"#,
+            ".",
+        ),
+        (
+            r#"<tool_call>[{"name":"log_weight","arguments":{"kg":70,"public":"yes"}}]</tool_call>"#,
+            "\"",
+        ),
+        (
+            r#"<tool_call>[{"name":"control_lights","arguments":{"room":"kitchen","action":"on","color":""}}]</tool_call>"#,
+            "\"}",
+        ),
+        (
+            r#"<tool_call>[{"name":"control_lights","arguments":{"room":"kitchen","action":"on","color":"warm white light"}}]</tool_call>"#,
+            "ight",
+        ),
         (r#"<tool_call>[{"arguments":{},"name":"pause"}]</tool_call>"#, "a"),
         (r#"<tool_call>[{"name":"pause","arguments":{"x":1}}]</tool_call>"#, "\""),
         ("<tool_call>[]</tool_call>more", "m"),
@@ -94,11 +118,17 @@ fn a_runaway_string_value_must_close_at_its_max_length() {
 
 #[test]
 fn length_bounds_no_string_can_meet_are_ignored() {
-    for schema in [r#"{"type":"string","minLength":5,"maxLength":2}"#, r#"{"type":"string","minLength":-1,"maxLength":1.5}"#] {
-        let tools = format!(r#"[{{"name":"tag","parameters":{{"properties":{{"text":{schema}}}}}}}]"#);
+    for schema in [
+        r#"{"type":"string","minLength":5,"maxLength":2}"#,
+        r#"{"type":"string","minLength":-1,"maxLength":1.5}"#,
+    ] {
+        let tools =
+            format!(r#"[{{"name":"tag","parameters":{{"properties":{{"text":{schema}}}}}}}]"#);
         let g = Grammar::new(&json::parse(&tools).unwrap(), None).unwrap();
         for value in ["", "a much longer text than any bound"] {
-            let text = format!(r#"<tool_call>[{{"name":"tag","arguments":{{"text":"{value}"}}}}]</tool_call>"#);
+            let text = format!(
+                r#"<tool_call>[{{"name":"tag","arguments":{{"text":"{value}"}}}}]</tool_call>"#
+            );
             assert!(accepts(&g, &text), "{schema}: {text}");
         }
     }
@@ -107,7 +137,11 @@ fn length_bounds_no_string_can_meet_are_ignored() {
 #[test]
 fn extractive_strings_are_pieces_of_the_request_and_other_values_stay_free() {
     let g = extractive_grammar();
-    let call = |color: &str| format!(r#"<tool_call>[{{"name":"control_lights","arguments":{{"room":"kitchen","action":"on","brightness":35,"color":"{color}"}}}}]</tool_call>"#);
+    let call = |color: &str| {
+        format!(
+            r#"<tool_call>[{{"name":"control_lights","arguments":{{"room":"kitchen","action":"on","brightness":35,"color":"{color}"}}}}]</tool_call>"#
+        )
+    };
     // Case is ignored, escapes match the request's; enums and numbers are not copied.
     for color in [r#"warm \"amber\""#, "Amber", "glow — then"] {
         assert!(accepts(&g, &call(color)), "{color}");
@@ -119,17 +153,30 @@ fn extractive_strings_are_pieces_of_the_request_and_other_values_stay_free() {
         assert_eq!(accepted, at, "{color}");
     }
     // Strings nested in a free JSON value are not arguments to copy.
-    assert!(accepts(&g, r#"<tool_call>[{"name":"log_weight","arguments":{"kg":70,"note":["anything"]}}]</tool_call>"#));
+    assert!(accepts(
+        &g,
+        r#"<tool_call>[{"name":"log_weight","arguments":{"kg":70,"note":["anything"]}}]</tool_call>"#
+    ));
 }
 
 #[test]
 fn a_request_shorter_than_min_length_leaves_the_string_free() {
-    let tools = r#"[{"name":"tag","parameters":{"properties":{"text":{"type":"string","minLength":8}}}}]"#;
+    let tools =
+        r#"[{"name":"tag","parameters":{"properties":{"text":{"type":"string","minLength":8}}}}]"#;
     let g = Grammar::new(&json::parse(tools).unwrap(), Some("tag it")).unwrap();
-    assert!(accepts(&g, r#"<tool_call>[{"name":"tag","arguments":{"text":"anything long"}}]</tool_call>"#));
+    assert!(accepts(
+        &g,
+        r#"<tool_call>[{"name":"tag","arguments":{"text":"anything long"}}]</tool_call>"#
+    ));
     let g = Grammar::new(&json::parse(tools).unwrap(), Some("tag it as urgent")).unwrap();
-    assert!(accepts(&g, r#"<tool_call>[{"name":"tag","arguments":{"text":"it as urgent"}}]</tool_call>"#));
-    assert!(!accepts(&g, r#"<tool_call>[{"name":"tag","arguments":{"text":"urgent"}}]</tool_call>"#), "shorter than 8");
+    assert!(accepts(
+        &g,
+        r#"<tool_call>[{"name":"tag","arguments":{"text":"it as urgent"}}]</tool_call>"#
+    ));
+    assert!(
+        !accepts(&g, r#"<tool_call>[{"name":"tag","arguments":{"text":"urgent"}}]</tool_call>"#),
+        "shorter than 8"
+    );
 }
 
 #[test]
@@ -201,8 +248,10 @@ fn walk(g: &Grammar) {
             }
             let allowed: Vec<u8> = (0..=255u8).filter(|&b| m.clone().advance(g, b)).collect();
             assert!(!allowed.is_empty(), "dead end in {m:?}");
-            let preferred: Vec<u8> = allowed.iter().copied().filter(|b| structural.contains(b)).collect();
-            let pool = if !preferred.is_empty() && rng.below(8) != 0 { &preferred } else { &allowed };
+            let preferred: Vec<u8> =
+                allowed.iter().copied().filter(|b| structural.contains(b)).collect();
+            let pool =
+                if !preferred.is_empty() && rng.below(8) != 0 { &preferred } else { &allowed };
             let b = pool[rng.below(pool.len())];
             assert!(m.advance(g, b));
         }

@@ -11,9 +11,22 @@ pub(crate) struct Le<'a> {
 
 impl<'a> Le<'a> {
     /// The `len` bytes of `input` starting at `start`, or `Truncated` when the input is shorter.
-    pub(crate) fn window(input: &'a [u8], start: u64, len: u64, section: &'static str) -> Result<Self> {
-        let end = start.checked_add(len).ok_or(Error::Truncated { section, needed: u64::MAX, available: input.len() as u64 })?;
-        let bytes = slice(input, start, end).ok_or(Error::Truncated { section, needed: end, available: input.len() as u64 })?;
+    pub(crate) fn window(
+        input: &'a [u8],
+        start: u64,
+        len: u64,
+        section: &'static str,
+    ) -> Result<Self> {
+        let end = start.checked_add(len).ok_or(Error::Truncated {
+            section,
+            needed: u64::MAX,
+            available: input.len() as u64,
+        })?;
+        let bytes = slice(input, start, end).ok_or(Error::Truncated {
+            section,
+            needed: end,
+            available: input.len() as u64,
+        })?;
         Ok(Self { bytes, section })
     }
 
@@ -86,7 +99,10 @@ mod tests {
     #[test]
     fn a_window_past_the_input_is_truncated() {
         let data = [0u8; 8];
-        assert_eq!(Le::window(&data, 4, 8, "dir").err(), Some(Error::Truncated { section: "dir", needed: 12, available: 8 }));
+        assert_eq!(
+            Le::window(&data, 4, 8, "dir").err(),
+            Some(Error::Truncated { section: "dir", needed: 12, available: 8 })
+        );
         assert!(Le::window(&data, u64::MAX, 2, "dir").is_err());
     }
 }

@@ -46,16 +46,30 @@ pub(crate) fn expect_generation(input: &[u8], expected: Generation) -> Result<()
 
 /// Refuses a header whose `num_tensors` is not the records through `final_norm`, plus those of
 /// one of the head sets the generation writes (`head_extras`), plus the tokenizer.
-pub(crate) fn check_count(through_final_norm: u64, head_extras: &[u64], num_tensors: u32) -> Result<()> {
+pub(crate) fn check_count(
+    through_final_norm: u64,
+    head_extras: &[u64],
+    num_tensors: u32,
+) -> Result<()> {
     let base = through_final_norm + 1;
     if !head_extras.iter().any(|&extra| base + extra == u64::from(num_tensors)) {
-        return Err(bad_header("num_tensors", num_tensors.into(), "does not match the tensor count the geometry implies"));
+        return Err(bad_header(
+            "num_tensors",
+            num_tensors.into(),
+            "does not match the tensor count the geometry implies",
+        ));
     }
     Ok(())
 }
 
 /// The codebooks that follow the header, and a walk over the directory that follows them.
-pub(crate) fn records<'a>(input: &'a [u8], header_len: u64, codebook_len: u32, num_tensors: u32, widths: &[u32]) -> Result<(Codebooks, Walk<'a>)> {
+pub(crate) fn records<'a>(
+    input: &'a [u8],
+    header_len: u64,
+    codebook_len: u32,
+    num_tensors: u32,
+    widths: &[u32],
+) -> Result<(Codebooks, Walk<'a>)> {
     let codebooks = Codebooks::read(input, header_len)?;
     let dir_start = header_len + u64::from(codebook_len) * 4;
     let views = directory::read(input, dir_start, num_tensors, widths)?;
@@ -84,12 +98,18 @@ impl Stack {
             vocab: dim(g.vocab.into(), "must equal vocab_size"),
             layers: dim(g.num_layers.into(), "must equal num_layers"),
             lanes: dim(g.mhc_lanes.into(), "must equal mhc_lanes"),
-            phi_rows: dim(product(&[g.num_layers, g.mhc_lanes], "mhc_lanes")?, "must equal num_layers * mhc_lanes"),
+            phi_rows: dim(
+                product(&[g.num_layers, g.mhc_lanes], "mhc_lanes")?,
+                "must equal num_layers * mhc_lanes",
+            ),
             phi_res_rows: dim(
                 product(&[g.num_layers, g.mhc_lanes, g.mhc_lanes], "mhc_lanes")?,
                 "must equal num_layers * mhc_lanes^2",
             ),
-            phi_cols: dim(product(&[g.mhc_lanes, g.d_model], "mhc_lanes")?, "must equal mhc_lanes * d_model"),
+            phi_cols: dim(
+                product(&[g.mhc_lanes, g.d_model], "mhc_lanes")?,
+                "must equal mhc_lanes * d_model",
+            ),
             table_rows: dim(
                 product(&[e.num_tables, e.slots], "engram_slots")?,
                 "must equal num_engram_tables * engram_slots",

@@ -64,7 +64,8 @@ impl<'a> V2Container<'a> {
         expect_generation(input, Generation::V2)?;
         let header = V2Header::read(input)?;
         check_count(model_records(&header), &HEAD_EXTRAS, header.num_tensors)?;
-        let (codebooks, walk) = records(input, V2_HEADER_LEN, header.codebook_len, header.num_tensors, &WIDTHS)?;
+        let (codebooks, walk) =
+            records(input, V2_HEADER_LEN, header.codebook_len, header.num_tensors, &WIDTHS)?;
         Canon::new(&header)?.walk(header, codebooks, walk)
     }
 }
@@ -89,21 +90,36 @@ impl Canon {
         let stack = Stack::new(&h.core(), &h.engram())?;
         Ok(Self {
             stack,
-            q_out: dim(product(&[h.num_heads, h.head_dim], "head_dim")?, "must equal num_heads * head_dim"),
-            kv_out: dim(product(&[h.num_kv_heads, h.head_dim], "head_dim")?, "must equal num_kv_heads * head_dim"),
+            q_out: dim(
+                product(&[h.num_heads, h.head_dim], "head_dim")?,
+                "must equal num_heads * head_dim",
+            ),
+            kv_out: dim(
+                product(&[h.num_kv_heads, h.head_dim], "head_dim")?,
+                "must equal num_kv_heads * head_dim",
+            ),
             head: dim(h.head_dim.into(), "must equal head_dim"),
             one: dim(1, "must be 1"),
             n: dim(h.hada_n.into(), "must equal hada_n"),
         })
     }
 
-    fn walk<'a>(&self, header: V2Header, codebooks: Codebooks, mut w: Walk<'a>) -> Result<V2Container<'a>> {
+    fn walk<'a>(
+        &self,
+        header: V2Header,
+        codebooks: Codebooks,
+        mut w: Walk<'a>,
+    ) -> Result<V2Container<'a>> {
         let embedding = self.stack.embedding(&mut w)?;
-        let layers = (0..header.num_layers).map(|i| self.layer(&mut w, i)).collect::<Result<Vec<_>>>()?;
+        let layers =
+            (0..header.num_layers).map(|i| self.layer(&mut w, i)).collect::<Result<Vec<_>>>()?;
         let mhc = self.stack.mhc(&mut w)?;
-        let engram = (0..header.num_engram_sites).map(|s| self.stack.engram_site(&mut w, s)).collect::<Result<Vec<_>>>()?;
+        let engram = (0..header.num_engram_sites)
+            .map(|s| self.stack.engram_site(&mut w, s))
+            .collect::<Result<Vec<_>>>()?;
         let final_norm = self.stack.final_norm(&mut w)?;
-        let heads = if w.remaining() > 1 { heads::read_v2(&mut w, header.d_model)? } else { Vec::new() };
+        let heads =
+            if w.remaining() > 1 { heads::read_v2(&mut w, header.d_model)? } else { Vec::new() };
         let tokenizer = w.tokenizer()?;
         let tokenizer_summary = tokenizer_blob::check(tokenizer, header.vocab)?;
         Ok(V2Container {

@@ -4,13 +4,13 @@
 //! heads; the RAW tokenizer last.
 use alloc::vec::Vec;
 
+use super::canon_shared::{check_count, expect_generation, records, EngramSite, MhcTensors, Stack};
 use super::codebooks::Codebooks;
 use super::header_v3::{V3Header, V3_HEADER_LEN};
 use super::heads::{self, ProbeHeadTensors};
 use super::names::{NamedTensor, Scope, TensorName};
 use super::tensor::TensorView;
 use super::tokenizer_blob::{self, TokenizerSummary};
-use super::canon_shared::{check_count, expect_generation, records, EngramSite, MhcTensors, Stack};
 use super::walk::{conform, dim, product, Dim, Kind, Walk};
 use super::{permutation, Generation};
 use crate::Result;
@@ -85,7 +85,8 @@ impl<'a> V3Container<'a> {
         expect_generation(input, Generation::V3)?;
         let header = V3Header::read(input)?;
         check_count(model_records(&header), &HEAD_EXTRAS, header.num_tensors)?;
-        let (codebooks, walk) = records(input, V3_HEADER_LEN, header.codebook_len, header.num_tensors, &WIDTHS)?;
+        let (codebooks, walk) =
+            records(input, V3_HEADER_LEN, header.codebook_len, header.num_tensors, &WIDTHS)?;
         Canon::new(&header)?.walk(header, codebooks, walk)
     }
 }
@@ -124,10 +125,22 @@ impl Canon {
         let stack = Stack::new(&h.core(), &h.engram())?;
         Ok(Self {
             stack,
-            q_out: dim(product(&[h.num_heads, h.qk_head_dim], "qk_head_dim")?, "must equal num_heads * qk_head_dim"),
-            k_out: dim(product(&[h.num_kv_heads, h.qk_head_dim], "qk_head_dim")?, "must equal num_kv_heads * qk_head_dim"),
-            v_out: dim(product(&[h.num_kv_heads, h.v_head_dim], "v_head_dim")?, "must equal num_kv_heads * v_head_dim"),
-            attn_out: dim(product(&[h.num_heads, h.v_head_dim], "v_head_dim")?, "must equal num_heads * v_head_dim"),
+            q_out: dim(
+                product(&[h.num_heads, h.qk_head_dim], "qk_head_dim")?,
+                "must equal num_heads * qk_head_dim",
+            ),
+            k_out: dim(
+                product(&[h.num_kv_heads, h.qk_head_dim], "qk_head_dim")?,
+                "must equal num_kv_heads * qk_head_dim",
+            ),
+            v_out: dim(
+                product(&[h.num_kv_heads, h.v_head_dim], "v_head_dim")?,
+                "must equal num_kv_heads * v_head_dim",
+            ),
+            attn_out: dim(
+                product(&[h.num_heads, h.v_head_dim], "v_head_dim")?,
+                "must equal num_heads * v_head_dim",
+            ),
             taps: dim(h.qkv_conv_taps.into(), "must equal qkv_conv_taps"),
             qk_head: dim(h.qk_head_dim.into(), "must equal qk_head_dim"),
             one: dim(1, "must be 1"),
@@ -137,17 +150,30 @@ impl Canon {
         })
     }
 
-    fn walk<'a>(&self, header: V3Header, codebooks: Codebooks, mut w: Walk<'a>) -> Result<V3Container<'a>> {
+    fn walk<'a>(
+        &self,
+        header: V3Header,
+        codebooks: Codebooks,
+        mut w: Walk<'a>,
+    ) -> Result<V3Container<'a>> {
         let embedding = self.stack.embedding(&mut w)?;
-        let layers = (0..header.num_layers).map(|i| self.layer(&mut w, i, header.qkv_conv_taps > 0)).collect::<Result<Vec<_>>>()?;
+        let layers = (0..header.num_layers)
+            .map(|i| self.layer(&mut w, i, header.qkv_conv_taps > 0))
+            .collect::<Result<Vec<_>>>()?;
         let mhc = self.stack.mhc(&mut w)?;
         let hada_p1 = w.expect(TensorName::model("hada_p1"), Kind::Float, &[self.n])?;
         permutation::check(&hada_p1)?;
         let hada_p2 = w.expect(TensorName::model("hada_p2"), Kind::Float, &[self.n])?;
         permutation::check(&hada_p2)?;
-        let engram = (0..header.num_engram_sites).map(|s| self.stack.engram_site(&mut w, s)).collect::<Result<Vec<_>>>()?;
+        let engram = (0..header.num_engram_sites)
+            .map(|s| self.stack.engram_site(&mut w, s))
+            .collect::<Result<Vec<_>>>()?;
         let final_norm = self.stack.final_norm(&mut w)?;
-        let heads = if w.remaining() > 1 { heads::read_v3(&mut w, header.num_layers + 1, header.d_model)? } else { Vec::new() };
+        let heads = if w.remaining() > 1 {
+            heads::read_v3(&mut w, header.num_layers + 1, header.d_model)?
+        } else {
+            Vec::new()
+        };
         let tokenizer = w.tokenizer()?;
         let tokenizer_summary = tokenizer_blob::check(tokenizer, header.vocab)?;
         Ok(V3Container {

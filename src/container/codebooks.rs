@@ -23,7 +23,11 @@ impl Codebooks {
         for (i, v) in all.iter_mut().enumerate() {
             *v = le.f32(4 * i)?;
             if !v.is_finite() {
-                return Err(Error::BadHeader { field: "codebook", value: i as u64, reason: "codebook entry is not finite" });
+                return Err(Error::BadHeader {
+                    field: "codebook",
+                    value: i as u64,
+                    reason: "codebook entry is not finite",
+                });
             }
         }
         let mut cbs = Codebooks { cb2: [0.0; 4], cb3: [0.0; 8], cb4: [0.0; 16] };

@@ -23,7 +23,12 @@ fn bad(index: u32, field: &'static str, reason: &'static str) -> Error {
 
 /// Reads `count` records starting at `start`; `widths` are the CQ record widths the generation
 /// knows. Tensor data may only live after the directory.
-pub(crate) fn read<'a>(input: &'a [u8], start: u64, count: u32, widths: &[u32]) -> Result<Vec<TensorView<'a>>> {
+pub(crate) fn read<'a>(
+    input: &'a [u8],
+    start: u64,
+    count: u32,
+    widths: &[u32],
+) -> Result<Vec<TensorView<'a>>> {
     let dir = Le::window(input, start, u64::from(count) * RECORD_LEN, "directory")?;
     let data_start = start + u64::from(count) * RECORD_LEN;
     // `count` is bounded by the input length now (every record took 44 real bytes).
@@ -35,7 +40,11 @@ pub(crate) fn read<'a>(input: &'a [u8], start: u64, count: u32, widths: &[u32]) 
         if view.dtype == DType::Cq {
             // The header codebooks are pre-scaled by 1/sqrt(group) for one group size.
             if *model_group.get_or_insert(view.group) != view.group {
-                return Err(bad(index, "group", "differs from the other CQ tensors (the codebooks fit one group size)"));
+                return Err(bad(
+                    index,
+                    "group",
+                    "differs from the other CQ tensors (the codebooks fit one group size)",
+                ));
             }
         }
         views.push(view);
@@ -50,14 +59,30 @@ pub(crate) fn read<'a>(input: &'a [u8], start: u64, count: u32, widths: &[u32]) 
 /// appended to the default model loaded silently) is not a container as exported, so it is
 /// refused rather than loaded with a warning the core has no channel for.
 fn check_no_trailing_bytes(len: u64, data_start: u64, views: &[TensorView<'_>]) -> Result<()> {
-    let end = views.iter().map(|v| v.offset + v.data.len() as u64).max().unwrap_or(data_start).max(data_start);
+    let end = views
+        .iter()
+        .map(|v| v.offset + v.data.len() as u64)
+        .max()
+        .unwrap_or(data_start)
+        .max(data_start);
     if len > end {
-        return Err(bad(views.len() as u32, "offset", "bytes after the last tensor belong to no tensor"));
+        return Err(bad(
+            views.len() as u32,
+            "offset",
+            "bytes after the last tensor belong to no tensor",
+        ));
     }
     Ok(())
 }
 
-fn record<'a>(input: &'a [u8], dir: &Le<'_>, at: usize, index: u32, data_start: u64, widths: &[u32]) -> Result<TensorView<'a>> {
+fn record<'a>(
+    input: &'a [u8],
+    dir: &Le<'_>,
+    at: usize,
+    index: u32,
+    data_start: u64,
+    widths: &[u32],
+) -> Result<TensorView<'a>> {
     let dtype = DType::from_code(dir.u8(at)?).ok_or(bad(index, "dtype", "unknown dtype code"))?;
     let ndim = dir.u8(at + 1)?;
     if ndim > 4 {
@@ -77,7 +102,11 @@ fn record<'a>(input: &'a [u8], dir: &Le<'_>, at: usize, index: u32, data_start: 
     let bits = dir.u32(at + 40)?;
 
     let numel = dims.iter().try_fold(1u64, |n, &d| n.checked_mul(u64::from(d)));
-    let numel = numel.filter(|&n| usize::try_from(n).is_ok()).ok_or(bad(index, "shape", "element count too large"))?;
+    let numel = numel.filter(|&n| usize::try_from(n).is_ok()).ok_or(bad(
+        index,
+        "shape",
+        "element count too large",
+    ))?;
     let expected = match dtype {
         DType::F16 => numel.checked_mul(2),
         DType::F32 => numel.checked_mul(4),
@@ -95,8 +124,13 @@ fn record<'a>(input: &'a [u8], dir: &Le<'_>, at: usize, index: u32, data_start: 
     if offset > input.len() as u64 {
         return Err(bad(index, "offset", "starts past the end of the input"));
     }
-    let end = offset.checked_add(nbytes).ok_or(bad(index, "nbytes", "runs past the end of the input"))?;
-    let data = bytes::slice(input, offset, end).ok_or(bad(index, "nbytes", "runs past the end of the input"))?;
+    let end =
+        offset.checked_add(nbytes).ok_or(bad(index, "nbytes", "runs past the end of the input"))?;
+    let data = bytes::slice(input, offset, end).ok_or(bad(
+        index,
+        "nbytes",
+        "runs past the end of the input",
+    ))?;
     let (group, bits) = if dtype == DType::Cq { (group, bits) } else { (0, 0) };
     Ok(TensorView { index, dtype, shape, ndim, data, group, bits, offset })
 }
@@ -111,7 +145,11 @@ fn cq_nbytes(index: u32, dims: &[u32], group: u32, bits: u32, widths: &[u32]) ->
         return Err(bad(index, "bits", "unsupported CQ width"));
     }
     if !group.is_power_of_two() {
-        return Err(bad(index, "group", "must be a power of two (the Walsh-Hadamard rotation needs it)"));
+        return Err(bad(
+            index,
+            "group",
+            "must be a power of two (the Walsh-Hadamard rotation needs it)",
+        ));
     }
     let code_bits = if bits == TERNARY_BITS { 2 } else { u64::from(bits) };
     let (rows, group) = (u64::from(rows), u64::from(group));
@@ -128,8 +166,11 @@ fn cq_nbytes(index: u32, dims: &[u32], group: u32, bits: u32, widths: &[u32]) ->
 
 /// No two tensors may share a byte (a forged directory could alias one blob as two weights).
 fn check_disjoint(views: &[TensorView<'_>]) -> Result<()> {
-    let mut spans: Vec<(u64, u64, u32)> =
-        views.iter().filter(|v| !v.data.is_empty()).map(|v| (v.offset, v.offset + v.data.len() as u64, v.index)).collect();
+    let mut spans: Vec<(u64, u64, u32)> = views
+        .iter()
+        .filter(|v| !v.data.is_empty())
+        .map(|v| (v.offset, v.offset + v.data.len() as u64, v.index))
+        .collect();
     spans.sort_unstable();
     for pair in spans.windows(2) {
         let ((_, prev_end, _), (start, _, index)) = (pair[0], pair[1]);

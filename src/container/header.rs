@@ -57,7 +57,11 @@ pub(crate) struct Core {
 impl Core {
     pub(crate) fn check(&self) -> Result<()> {
         if self.codebook_len != super::codebooks::CODEBOOK_LEN {
-            return Err(bad("codebook_len", self.codebook_len.into(), "must be 28 (cb2, cb3 and cb4)"));
+            return Err(bad(
+                "codebook_len",
+                self.codebook_len.into(),
+                "must be 28 (cb2, cb3 and cb4)",
+            ));
         }
         if !matches!(self.kv_bits, 2 | 3 | 4 | 8) {
             return Err(bad("kv_bits", self.kv_bits.into(), "must be 2, 3, 4 or 8"));
@@ -68,7 +72,11 @@ impl Core {
         nonzero("num_kv_heads", self.num_kv_heads)?;
         nonzero("max_seq_len", self.max_seq_len)?;
         if self.max_seq_len > MAX_SEQ_LEN {
-            return Err(bad("max_seq_len", self.max_seq_len.into(), "exceeds the 2^20 positions a runtime holds"));
+            return Err(bad(
+                "max_seq_len",
+                self.max_seq_len.into(),
+                "exceeds the 2^20 positions a runtime holds",
+            ));
         }
         nonzero("mhc_lanes", self.mhc_lanes)?;
         if self.num_heads % self.num_kv_heads != 0 {
@@ -83,10 +91,18 @@ impl Core {
             return Err(bad(qk_field, qk.into(), "must be even and non-zero"));
         }
         if self.d_model.checked_next_power_of_two() != Some(self.hada_n) {
-            return Err(bad("hada_n", self.hada_n.into(), "must be d_model rounded up to a power of two"));
+            return Err(bad(
+                "hada_n",
+                self.hada_n.into(),
+                "must be d_model rounded up to a power of two",
+            ));
         }
         if !(self.rope_theta.is_finite() && self.rope_theta > 0.0) {
-            return Err(bad("rope_theta", u64::from(self.rope_theta.to_bits()), "must be finite and positive"));
+            return Err(bad(
+                "rope_theta",
+                u64::from(self.rope_theta.to_bits()),
+                "must be finite and positive",
+            ));
         }
         Ok(())
     }
@@ -111,7 +127,11 @@ pub(crate) struct Engram<'h> {
 impl Engram<'_> {
     pub(crate) fn check(&self) -> Result<()> {
         if self.num_sites as usize > self.sites.len() {
-            return Err(bad("num_engram_sites", self.num_sites.into(), "more sites than the header holds"));
+            return Err(bad(
+                "num_engram_sites",
+                self.num_sites.into(),
+                "more sites than the header holds",
+            ));
         }
         // The runtime sizes its recent-id buffer by the orders even without a site to use them.
         let declared = &self.orders[..(self.num_orders as usize).min(self.orders.len())];
@@ -137,14 +157,26 @@ impl Engram<'_> {
         nonzero("engram_conv_taps", self.conv_taps)?;
         nonzero("num_engram_tables", self.num_tables)?;
         if self.num_tables % self.num_orders != 0 {
-            return Err(bad("num_engram_tables", self.num_tables.into(), "must be a multiple of num_engram_orders"));
+            return Err(bad(
+                "num_engram_tables",
+                self.num_tables.into(),
+                "must be a multiple of num_engram_orders",
+            ));
         }
         if self.sub_dim == 0 || self.sub_dim != self.d_model / self.num_tables {
-            return Err(bad("engram_sub_dim", self.sub_dim.into(), "must be d_model / num_engram_tables"));
+            return Err(bad(
+                "engram_sub_dim",
+                self.sub_dim.into(),
+                "must be d_model / num_engram_tables",
+            ));
         }
         // The model shifts its conv taps by the longest order; a runtime reads the field.
         if Some(&self.conv_dilation) != orders.iter().max() {
-            return Err(bad("engram_conv_dilation", self.conv_dilation.into(), "must equal the longest engram order"));
+            return Err(bad(
+                "engram_conv_dilation",
+                self.conv_dilation.into(),
+                "must equal the longest engram order",
+            ));
         }
         Ok(())
     }

@@ -159,7 +159,11 @@ impl V3Header {
 
     /// Rows of the tied embedding that produce logits.
     pub fn logits_vocab(&self) -> u32 {
-        if self.out_vocab == 0 { self.vocab } else { self.out_vocab }
+        if self.out_vocab == 0 {
+            self.vocab
+        } else {
+            self.out_vocab
+        }
     }
 
     /// Engram hash heads per order.

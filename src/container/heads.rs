@@ -47,7 +47,11 @@ impl HeadKind {
 
     /// Records the head occupies.
     fn records(self) -> usize {
-        if self == Self::Router { 7 } else { 6 }
+        if self == Self::Router {
+            7
+        } else {
+            6
+        }
     }
 }
 
@@ -140,7 +144,8 @@ fn manifest<K: Copy>(
     let mut kinds = Vec::with_capacity(view.shape[0] as usize);
     let mut last = 0u8;
     for value in view.float_values() {
-        let next = (last + 1..=3).find(|&c| f32::from(c) == value).and_then(|c| Some((c, from_code(c)?)));
+        let next =
+            (last + 1..=3).find(|&c| f32::from(c) == value).and_then(|c| Some((c, from_code(c)?)));
         let Some((code, kind)) = next else {
             return Err(bad(&view, "data", "head codes must be known and in increasing order"));
         };
@@ -155,12 +160,21 @@ fn manifest<K: Copy>(
 }
 
 /// The Needle 3 heads after `final_norm`; `rows` = num_layers + 1 (embedding, then each block).
-pub(crate) fn read_v3<'a>(walk: &mut Walk<'a>, rows: u32, d_model: u32) -> Result<Vec<ProbeHeadTensors<'a>>> {
+pub(crate) fn read_v3<'a>(
+    walk: &mut Walk<'a>,
+    rows: u32,
+    d_model: u32,
+) -> Result<Vec<ProbeHeadTensors<'a>>> {
     let kinds = manifest(walk, HeadKind::from_code, HeadKind::records, 3)?;
     kinds.into_iter().map(|kind| read_v3_head(walk, kind, rows, d_model)).collect()
 }
 
-fn read_v3_head<'a>(walk: &mut Walk<'a>, kind: HeadKind, rows: u32, d_model: u32) -> Result<ProbeHeadTensors<'a>> {
+fn read_v3_head<'a>(
+    walk: &mut Walk<'a>,
+    kind: HeadKind,
+    rows: u32,
+    d_model: u32,
+) -> Result<ProbeHeadTensors<'a>> {
     let name = |field| TensorName { scope: Scope::Head(kind.key()), field };
     let d = dim(d_model.into(), "must equal d_model");
     let rows_dim = dim(rows.into(), "must equal num_layers + 1");
@@ -193,17 +207,39 @@ fn read_v3_head<'a>(walk: &mut Walk<'a>, kind: HeadKind, rows: u32, d_model: u32
     let pooled = dim(product(&[num_queries, d_model], "d_model")?, "must equal queries * d_model");
     conform(&proj, matrix_kind(&proj), &[out, pooled])?;
     let out_dim = proj.shape[0];
-    let bias = walk.expect(name("bias"), Kind::Float, &[dim(out_dim.into(), "must equal the head's output width")])?;
+    let bias = walk.expect(
+        name("bias"),
+        Kind::Float,
+        &[dim(out_dim.into(), "must equal the head's output width")],
+    )?;
     let calibration = match kind {
-        HeadKind::Router => Some(walk.expect(name("calibration"), Kind::Float, &[dim(3, "must be 3")])?),
+        HeadKind::Router => {
+            Some(walk.expect(name("calibration"), Kind::Float, &[dim(3, "must be 3")])?)
+        }
         HeadKind::Embedding | HeadKind::Confidence => None,
     };
-    Ok(ProbeHeadTensors { kind, probes, gain, query, row_bias, proj, bias, calibration, num_probes, num_queries, out_dim })
+    Ok(ProbeHeadTensors {
+        kind,
+        probes,
+        gain,
+        query,
+        row_bias,
+        proj,
+        bias,
+        calibration,
+        num_probes,
+        num_queries,
+        out_dim,
+    })
 }
 
 /// Head matrices are CQ in the current layout, FP16 in the older one.
 fn matrix_kind(view: &TensorView<'_>) -> Kind {
-    if view.dtype == DType::Cq { Kind::Cq } else { Kind::Float }
+    if view.dtype == DType::Cq {
+        Kind::Cq
+    } else {
+        Kind::Float
+    }
 }
 
 /// The Needle 2 heads after `final_norm`.
@@ -212,7 +248,11 @@ pub(crate) fn read_v2<'a>(walk: &mut Walk<'a>, d_model: u32) -> Result<Vec<V2Pro
     kinds.into_iter().map(|kind| read_v2_head(walk, kind, d_model)).collect()
 }
 
-fn read_v2_head<'a>(walk: &mut Walk<'a>, kind: V2HeadKind, d_model: u32) -> Result<V2ProbeHead<'a>> {
+fn read_v2_head<'a>(
+    walk: &mut Walk<'a>,
+    kind: V2HeadKind,
+    d_model: u32,
+) -> Result<V2ProbeHead<'a>> {
     let name = |field| TensorName { scope: Scope::Head(kind.key()), field };
     let probes = walk.take(name("probes"))?;
     conform(&probes, Kind::Float, &[free(&probes, 0), dim(d_model.into(), "must equal d_model")])?;
@@ -225,6 +265,10 @@ fn read_v2_head<'a>(walk: &mut Walk<'a>, kind: V2HeadKind, d_model: u32) -> Resu
     let pooled = dim(product(&[num_probes, d_model], "d_model")?, "must equal probes * d_model");
     conform(&proj, Kind::Float, &[out, pooled])?;
     let out_dim = proj.shape[0];
-    let bias = walk.expect(name("bias"), Kind::Float, &[dim(out_dim.into(), "must equal the head's output width")])?;
+    let bias = walk.expect(
+        name("bias"),
+        Kind::Float,
+        &[dim(out_dim.into(), "must equal the head's output width")],
+    )?;
     Ok(V2ProbeHead { kind, probes, proj, bias, num_probes, out_dim })
 }

@@ -10,10 +10,17 @@ pub(crate) fn check(view: &TensorView<'_>) -> Result<()> {
     // Sized by the tensor, whose bytes exist in the input.
     let mut seen = vec![false; n];
     for value in view.float_values() {
-        let slot = (value >= 0.0 && value < n as f32 && value == (value as usize) as f32).then_some(value as usize);
+        let slot = (value >= 0.0 && value < n as f32 && value == (value as usize) as f32)
+            .then_some(value as usize);
         match slot.and_then(|i| seen.get_mut(i)) {
             Some(s) if !*s => *s = true,
-            _ => return Err(Error::BadTensor { index: view.index, field: "data", reason: "not a permutation of 0..hada_n" }),
+            _ => {
+                return Err(Error::BadTensor {
+                    index: view.index,
+                    field: "data",
+                    reason: "not a permutation of 0..hada_n",
+                })
+            }
         }
     }
     Ok(())

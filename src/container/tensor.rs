@@ -111,8 +111,12 @@ impl Iterator for FloatValues<'_> {
 
     fn next(&mut self) -> Option<f32> {
         let (head, rest) = match self.data {
-            [a, b, rest @ ..] if self.width == 2 => (f16::to_f32(u16::from_le_bytes([*a, *b])), rest),
-            [a, b, c, d, rest @ ..] if self.width == 4 => (f32::from_le_bytes([*a, *b, *c, *d]), rest),
+            [a, b, rest @ ..] if self.width == 2 => {
+                (f16::to_f32(u16::from_le_bytes([*a, *b])), rest)
+            }
+            [a, b, c, d, rest @ ..] if self.width == 4 => {
+                (f32::from_le_bytes([*a, *b, *c, *d]), rest)
+            }
             _ => return None,
         };
         self.data = rest;

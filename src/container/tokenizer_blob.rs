@@ -31,7 +31,13 @@ pub fn check(blob: &[u8], vocab: u32) -> Result<TokenizerSummary> {
     }
     let le = Le::window(blob, 0, blob.len() as u64, "tokenizer")?;
     let pieces = le.u32(0)?;
-    let summary = TokenizerSummary { pieces, pad: le.u32(4)?, eos: le.u32(8)?, bos: le.u32(12)?, unk: le.u32(16)? };
+    let summary = TokenizerSummary {
+        pieces,
+        pad: le.u32(4)?,
+        eos: le.u32(8)?,
+        bos: le.u32(12)?,
+        unk: le.u32(16)?,
+    };
     if pieces == 0 {
         return Err(bad(0, "no pieces"));
     }
@@ -95,16 +101,25 @@ mod tests {
         let mut b = blob(&PIECES);
         let last = b.len() - 2 - 2;
         b[last..last + 2].copy_from_slice(&9u16.to_le_bytes());
-        assert!(matches!(check(&b, 5), Err(Error::BadTokenizer { reason: "piece surface runs past the end", .. })));
+        assert!(matches!(
+            check(&b, 5),
+            Err(Error::BadTokenizer { reason: "piece surface runs past the end", .. })
+        ));
     }
 
     #[test]
     fn trailing_bytes_and_short_blobs_are_refused() {
         let mut b = blob(&PIECES);
         b.push(0);
-        assert!(matches!(check(&b, 5), Err(Error::BadTokenizer { reason: "trailing bytes after the last piece", .. })));
+        assert!(matches!(
+            check(&b, 5),
+            Err(Error::BadTokenizer { reason: "trailing bytes after the last piece", .. })
+        ));
         for cut in [0, 3, 23, 30] {
-            assert!(matches!(check(&blob(&PIECES)[..cut], 5), Err(Error::BadTokenizer { .. })), "cut {cut}");
+            assert!(
+                matches!(check(&blob(&PIECES)[..cut], 5), Err(Error::BadTokenizer { .. })),
+                "cut {cut}"
+            );
         }
     }
 

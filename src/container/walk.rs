@@ -29,15 +29,21 @@ pub(crate) const fn dim(value: u64, what: &'static str) -> Dim {
 /// Product of header fields, for a derived dimension: factors are u32, but three of them can
 /// overflow u64 in a forged header.
 pub(crate) fn product(factors: &[u32], field: &'static str) -> Result<u64> {
-    factors
-        .iter()
-        .try_fold(1u64, |acc, &f| acc.checked_mul(u64::from(f)))
-        .ok_or(bad_header(field, u64::MAX, "derived tensor size overflows"))
+    factors.iter().try_fold(1u64, |acc, &f| acc.checked_mul(u64::from(f))).ok_or(bad_header(
+        field,
+        u64::MAX,
+        "derived tensor size overflows",
+    ))
 }
 
 const SHAPE_FIELDS: [&str; 4] = ["shape[0]", "shape[1]", "shape[2]", "shape[3]"];
-const NDIM_REASONS: [&str; 5] =
-    ["expected a scalar", "expected 1 dimension", "expected 2 dimensions", "expected 3 dimensions", "expected 4 dimensions"];
+const NDIM_REASONS: [&str; 5] = [
+    "expected a scalar",
+    "expected 1 dimension",
+    "expected 2 dimensions",
+    "expected 3 dimensions",
+    "expected 4 dimensions",
+];
 
 fn bad(view: &TensorView<'_>, field: &'static str, reason: &'static str) -> Error {
     Error::BadTensor { index: view.index, field, reason }
@@ -97,7 +103,12 @@ impl<'a> Walk<'a> {
     }
 
     /// The next record, named and checked.
-    pub(crate) fn expect(&mut self, name: TensorName, kind: Kind, dims: &[Dim]) -> Result<TensorView<'a>> {
+    pub(crate) fn expect(
+        &mut self,
+        name: TensorName,
+        kind: Kind,
+        dims: &[Dim],
+    ) -> Result<TensorView<'a>> {
         let view = self.take(name)?;
         conform(&view, kind, dims)?;
         Ok(view)
@@ -110,7 +121,11 @@ impl<'a> Walk<'a> {
             return Err(bad(&view, "dtype", "the last record must be the RAW tokenizer"));
         }
         if self.remaining() != 0 {
-            return Err(bad_header("num_tensors", self.views.len() as u64, "records left after the tokenizer"));
+            return Err(bad_header(
+                "num_tensors",
+                self.views.len() as u64,
+                "records left after the tokenizer",
+            ));
         }
         Ok(view.data)
     }

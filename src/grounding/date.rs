@@ -64,7 +64,11 @@ fn iso_at(b: &[u8], i: usize) -> bool {
 /// so a host's mistake is an error rather than a confusing prompt.
 fn check(date: &str) -> Result<()> {
     let b = date.as_bytes();
-    let ok = b.len() >= 10 && iso_at(b, 0) && date.is_ascii() && date.len() <= 20 && !date.contains(['\n', ';']);
+    let ok = b.len() >= 10
+        && iso_at(b, 0)
+        && date.is_ascii()
+        && date.len() <= 20
+        && !date.contains(['\n', ';']);
     if ok {
         Ok(())
     } else {
@@ -82,7 +86,10 @@ mod tests {
     fn the_fact_is_prefixed_by_upstreams_rule() {
         assert_eq!(with_date_fact("", D).unwrap(), "date: 2026-12-02 Wed 06:45");
         assert_eq!(with_date_fact("  ", D).unwrap(), "date: 2026-12-02 Wed 06:45");
-        assert_eq!(with_date_fact("Be brief.", D).unwrap(), "date: 2026-12-02 Wed 06:45; Be brief.");
+        assert_eq!(
+            with_date_fact("Be brief.", D).unwrap(),
+            "date: 2026-12-02 Wed 06:45; Be brief."
+        );
         for kept in ["date: 2020-01-01", "Today is 2020-01-01.", " {\"a\":1}", "x; date:tomorrow"] {
             assert_eq!(with_date_fact(kept, D).unwrap(), kept);
         }

@@ -45,7 +45,10 @@ impl Validation {
     /// `{"ungrounded": [...], "negation": bool}`.
     pub fn to_value(&self) -> Value {
         let names = self.ungrounded.iter().map(|n| Value::String(n.clone())).collect();
-        Value::Object(alloc::vec![("ungrounded".into(), Value::Array(names)), ("negation".into(), Value::Bool(self.negation))])
+        Value::Object(alloc::vec![
+            ("ungrounded".into(), Value::Array(names)),
+            ("negation".into(), Value::Bool(self.negation))
+        ])
     }
 }
 
@@ -65,8 +68,12 @@ impl Grounds {
     /// Checks `calls` against the tool list and the texts.
     pub fn validate(&self, calls: &[FunctionCall]) -> Validation {
         let newest = self.inputs.last().map_or("", String::as_str);
-        let written: Vec<Decimal> =
-            self.inputs.iter().chain([&self.system]).flat_map(|t| numbers::numbers(&without_date_facts(t))).collect();
+        let written: Vec<Decimal> = self
+            .inputs
+            .iter()
+            .chain([&self.system])
+            .flat_map(|t| numbers::numbers(&without_date_facts(t)))
+            .collect();
         let mut ungrounded = Vec::new();
         for call in calls {
             numeric_leaves(&call.arguments, String::new(), &mut |path, value| {
@@ -75,7 +82,8 @@ impl Grounds {
                 }
             });
         }
-        let mut years: BTreeSet<u32> = self.inputs.iter().flat_map(|t| years::source_years(t)).collect();
+        let mut years: BTreeSet<u32> =
+            self.inputs.iter().flat_map(|t| years::source_years(t)).collect();
         if !years.is_empty() && !self.system.is_empty() && years::relative_cue(newest) {
             years.extend(years::source_years(&self.system));
         }
@@ -97,7 +105,11 @@ impl Grounds {
     }
 
     fn schema(&self, name: &str) -> Option<&Value> {
-        self.tools.as_ref()?.as_array()?.iter().find(|s| s.get("name").and_then(Value::as_str) == Some(name))
+        self.tools
+            .as_ref()?
+            .as_array()?
+            .iter()
+            .find(|s| s.get("name").and_then(Value::as_str) == Some(name))
     }
 }
 
@@ -127,11 +139,21 @@ fn numeric_leaves(value: &Value, path: String, f: &mut impl FnMut(&str, &str)) {
 }
 
 /// Upstream's `_walk_grounding`: date strings whose year is not licensed, by schema path.
-fn walk_dates(value: &Value, node: &Value, root: &Value, path: String, years: &BTreeSet<u32>, failures: &mut BTreeSet<String>) {
+fn walk_dates(
+    value: &Value,
+    node: &Value,
+    root: &Value,
+    path: String,
+    years: &BTreeSet<u32>,
+    failures: &mut BTreeSet<String>,
+) {
     let mut node = resolve(node, root);
-    let variants = node.get("anyOf").or_else(|| node.get("oneOf")).and_then(Value::as_array).unwrap_or(&[]);
-    let concrete: Vec<&Value> =
-        variants.iter().filter(|v| resolve(v, root).get("type").and_then(Value::as_str) != Some("null")).collect();
+    let variants =
+        node.get("anyOf").or_else(|| node.get("oneOf")).and_then(Value::as_array).unwrap_or(&[]);
+    let concrete: Vec<&Value> = variants
+        .iter()
+        .filter(|v| resolve(v, root).get("type").and_then(Value::as_str) != Some("null"))
+        .collect();
     if let [only] = concrete[..] {
         node = resolve(only, root);
     }
@@ -150,7 +172,8 @@ fn walk_dates(value: &Value, node: &Value, root: &Value, path: String, years: &B
             let properties = node.get("properties");
             for (key, item) in members {
                 if let Some(sub) = properties.and_then(|p| p.get(key)) {
-                    let sub_path = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+                    let sub_path =
+                        if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
                     walk_dates(item, sub, root, sub_path, years, failures);
                 }
             }
@@ -194,9 +217,17 @@ static EMPTY: Value = Value::Object(Vec::new());
 /// stamps, each replaced by a space so their digits are not counted as written numbers.
 fn without_date_facts(text: &str) -> String {
     let b = text.as_bytes();
-    let digits = |i: usize, n: usize| i + n <= b.len() && b[i..i + n].iter().all(u8::is_ascii_digit);
-    let iso = |i: usize| digits(i, 4) && b.get(i + 4) == Some(&b'-') && digits(i + 5, 2) && b.get(i + 7) == Some(&b'-') && digits(i + 8, 2);
-    let spaces = |i: usize| b[i.min(b.len())..].iter().take_while(|c| c.is_ascii_whitespace()).count();
+    let digits =
+        |i: usize, n: usize| i + n <= b.len() && b[i..i + n].iter().all(u8::is_ascii_digit);
+    let iso = |i: usize| {
+        digits(i, 4)
+            && b.get(i + 4) == Some(&b'-')
+            && digits(i + 5, 2)
+            && b.get(i + 7) == Some(&b'-')
+            && digits(i + 8, 2)
+    };
+    let spaces =
+        |i: usize| b[i.min(b.len())..].iter().take_while(|c| c.is_ascii_whitespace()).count();
     // `\s+` then `pattern` of `len` bytes at the end of a match: the new end, if it matches.
     let then = |end: usize, len: usize, ok: &dyn Fn(usize) -> bool| {
         let gap = spaces(end);
@@ -209,13 +240,27 @@ fn without_date_facts(text: &str) -> String {
                 return None;
             }
             let mut end = at + 10;
-            end = then(end, 3, &|j| j + 3 <= b.len() && b[j..j + 3].iter().all(u8::is_ascii_alphabetic)).unwrap_or(end);
-            end = then(end, 5, &|j| digits(j, 2) && b.get(j + 2) == Some(&b':') && digits(j + 3, 2)).unwrap_or(end);
+            end = then(end, 3, &|j| {
+                j + 3 <= b.len() && b[j..j + 3].iter().all(u8::is_ascii_alphabetic)
+            })
+            .unwrap_or(end);
+            end =
+                then(end, 5, &|j| digits(j, 2) && b.get(j + 2) == Some(&b':') && digits(j + 3, 2))
+                    .unwrap_or(end);
             return Some(end);
         }
-        if iso(i) && b.get(i + 10) == Some(&b'T') && digits(i + 11, 2) && b.get(i + 13) == Some(&b':') && digits(i + 14, 2) {
+        if iso(i)
+            && b.get(i + 10) == Some(&b'T')
+            && digits(i + 11, 2)
+            && b.get(i + 13) == Some(&b':')
+            && digits(i + 14, 2)
+        {
             let end = i + 16;
-            return Some(if b.get(end) == Some(&b':') && digits(end + 1, 2) { end + 3 } else { end });
+            return Some(if b.get(end) == Some(&b':') && digits(end + 1, 2) {
+                end + 3
+            } else {
+                end
+            });
         }
         None
     };
@@ -238,11 +283,14 @@ fn without_date_facts(text: &str) -> String {
 
 /// Whether `text` negates its request.
 fn negates(text: &str) -> bool {
-    const CUES: [&str; 7] = ["do not", "don't", "don\u{2019}t", "dont", "never", "no need to", "not to"];
+    const CUES: [&str; 7] =
+        ["do not", "don't", "don\u{2019}t", "dont", "never", "no need to", "not to"];
     let lower = text.to_lowercase();
     let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
     CUES.iter().any(|cue| {
-        lower.match_indices(cue).any(|(i, _)| !word(lower[..i].chars().next_back()) && !word(lower[i + cue.len()..].chars().next()))
+        lower.match_indices(cue).any(|(i, _)| {
+            !word(lower[..i].chars().next_back()) && !word(lower[i + cue.len()..].chars().next())
+        })
     })
 }
 
@@ -255,7 +303,11 @@ mod tests {
     }
 
     fn check(calls: &[FunctionCall], tools: &str, query: &str, system: &str) -> Validation {
-        let grounds = Grounds { tools: Some(json::parse(tools).unwrap()), inputs: alloc::vec![query.into()], system: system.into() };
+        let grounds = Grounds {
+            tools: Some(json::parse(tools).unwrap()),
+            inputs: alloc::vec![query.into()],
+            system: system.into(),
+        };
         grounds.validate(calls)
     }
 
@@ -266,11 +318,21 @@ mod tests {
 
     #[test]
     fn numbers_must_be_written_in_the_query_or_the_system_text() {
-        let v = check(&[call("book", r#"{"guests":1500,"extra":{"n":[2.0, 7]},"ok":true}"#)], TOOLS, "book 1,500 seats and 2 more", "");
+        let v = check(
+            &[call("book", r#"{"guests":1500,"extra":{"n":[2.0, 7]},"ok":true}"#)],
+            TOOLS,
+            "book 1,500 seats and 2 more",
+            "",
+        );
         assert_eq!(v.ungrounded, ["book.extra.n[1]"]);
         assert!(!v.negation);
         // The system text licenses numbers; its date fact does not.
-        let v = check(&[call("book", r#"{"guests":7,"day":2}"#)], TOOLS, "book it", "date: 2026-12-02 Wed 06:45; tables of 7");
+        let v = check(
+            &[call("book", r#"{"guests":7,"day":2}"#)],
+            TOOLS,
+            "book it",
+            "date: 2026-12-02 Wed 06:45; tables of 7",
+        );
         assert_eq!(v.ungrounded, ["book.day"]);
     }
 
@@ -280,19 +342,36 @@ mod tests {
         let v = check(&[call("book", args)], TOOLS, "on 5 June 2024", "");
         assert_eq!(v.ungrounded, ["book.when"]);
         // Through `$ref` and a nullable `anyOf`.
-        let v = check(&[call("book", r#"{"slots":[null,"2023-06-05T10:00"]}"#)], TOOLS, "on 5 June 2024", "");
+        let v = check(
+            &[call("book", r#"{"slots":[null,"2023-06-05T10:00"]}"#)],
+            TOOLS,
+            "on 5 June 2024",
+            "",
+        );
         assert_eq!(v.ungrounded, ["book.slots[1]"]);
         // No year written: nothing to contradict.
-        assert!(check(&[call("book", args)], TOOLS, "on 5 June", "date: 2025-01-01").ungrounded.is_empty());
+        assert!(check(&[call("book", args)], TOOLS, "on 5 June", "date: 2025-01-01")
+            .ungrounded
+            .is_empty());
         // A relative cue lets the date fact's year in; without one it does not.
         let dated = "date: 2025-01-01 Wed 10:00";
-        assert!(check(&[call("book", args)], TOOLS, "next year, after 5 June 2024", dated).ungrounded.is_empty());
-        assert_eq!(check(&[call("book", args)], TOOLS, "after 5 June 2024", dated).ungrounded, ["book.when"]);
+        assert!(check(&[call("book", args)], TOOLS, "next year, after 5 June 2024", dated)
+            .ungrounded
+            .is_empty());
+        assert_eq!(
+            check(&[call("book", args)], TOOLS, "after 5 June 2024", dated).ungrounded,
+            ["book.when"]
+        );
     }
 
     #[test]
     fn negated_requests_are_flagged() {
-        for q in ["Don't turn on the lights", "please do NOT call mom", "never book 2", "I asked you not to"] {
+        for q in [
+            "Don't turn on the lights",
+            "please do NOT call mom",
+            "never book 2",
+            "I asked you not to",
+        ] {
             assert!(check(&[], TOOLS, q, "").negation, "{q}");
         }
         for q in ["turn on the lights", "dontaine street", "nevermind the rest", "a knot tonight"] {

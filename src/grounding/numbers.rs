@@ -87,13 +87,20 @@ fn number_at(chars: &[(usize, char)], i: usize) -> Option<usize> {
     }
     // A fraction, when `.digits` follows; then no digit may follow.
     let finish = |end: usize| -> Option<usize> {
-        let end = if chars.get(end).is_some_and(|c| c.1 == '.') && digit(end + 1) { end + 1 + run(end + 1) } else { end };
+        let end = if chars.get(end).is_some_and(|c| c.1 == '.') && digit(end + 1) {
+            end + 1 + run(end + 1)
+        } else {
+            end
+        };
         (!digit(end)).then_some(end)
     };
     if lead <= 3 {
         let mut end = start + lead;
         let mut groups = 0;
-        while chars.get(end).is_some_and(|c| c.1 == ',') && run(end + 1) >= 3 && (1..=3).all(|k| digit(end + k)) {
+        while chars.get(end).is_some_and(|c| c.1 == ',')
+            && run(end + 1) >= 3
+            && (1..=3).all(|k| digit(end + k))
+        {
             // A group is exactly three digits; a longer run is not a group end.
             if digit(end + 4) && run(end + 1) > 3 {
                 break;
@@ -133,7 +140,10 @@ mod tests {
     #[test]
     fn numbers_follow_upstreams_token_rule() {
         let got = |t: &str| numbers(t);
-        assert_eq!(got("set it to 21 degrees, then 1,500 steps and -3.5"), [d("21"), d("1500"), d("-3.5")]);
+        assert_eq!(
+            got("set it to 21 degrees, then 1,500 steps and -3.5"),
+            [d("21"), d("1500"), d("-3.5")]
+        );
         // Inside words, after a decimal point or a comma, or a run followed by a digit: no.
         assert!(got("room2 v1.2.3 x-").is_empty());
         assert_eq!(got("x-5 (-5)"), [d("5"), d("-5")]);

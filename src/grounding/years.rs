@@ -26,8 +26,21 @@ const MONTHS: [(&str, &str); 12] = [
 const DAY_SUFFIXES: [&str; 4] = ["st", "nd", "rd", "th"];
 
 const RELATIVE: [&str; 15] = [
-    "today", "tonight", "tomorrow", "yesterday", "next", "this", "coming", "now", "monday", "tuesday", "wednesday",
-    "thursday", "friday", "saturday", "sunday",
+    "today",
+    "tonight",
+    "tomorrow",
+    "yesterday",
+    "next",
+    "this",
+    "coming",
+    "now",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
 ];
 
 const UNITS: [&str; 4] = ["day", "week", "month", "year"];
@@ -274,7 +287,8 @@ pub(crate) fn relative_cue(text: &str) -> bool {
             && t.at(at) == Some(' ')
             && UNITS.iter().any(|u| {
                 let end = at + 1 + u.len();
-                t.lit(at + 1, u) && (whole(end - i) || (t.at(end) == Some('s') && whole(end + 1 - i)))
+                t.lit(at + 1, u)
+                    && (whole(end - i) || (t.at(end) == Some('s') && whole(end + 1 - i)))
             })
     })
 }

@@ -29,7 +29,11 @@ pub(crate) fn at(bytes: &[u8], i: usize) -> f32 {
 
 /// Decode `out.len()` little-endian halves from `bytes` (which must hold exactly `2 * out.len()` bytes).
 pub fn decode_into(bytes: &[u8], out: &mut [f32]) {
-    assert_eq!(bytes.len(), 2 * out.len(), "f16::decode_into: byte length must be twice the output length");
+    assert_eq!(
+        bytes.len(),
+        2 * out.len(),
+        "f16::decode_into: byte length must be twice the output length"
+    );
     for (o, pair) in out.iter_mut().zip(bytes.chunks_exact(2)) {
         *o = to_f32(u16::from_le_bytes([pair[0], pair[1]]));
     }
@@ -77,7 +81,11 @@ mod tests {
                 continue;
             }
             let m = f64::from(h & 0x3ff);
-            let mag = if e == 0 { m * 2f64.powi(-24) } else { (1.0 + m / 1024.0) * 2f64.powi(i32::from(e) - 15) };
+            let mag = if e == 0 {
+                m * 2f64.powi(-24)
+            } else {
+                (1.0 + m / 1024.0) * 2f64.powi(i32::from(e) - 15)
+            };
             let want = if h & 0x8000 != 0 { -mag } else { mag };
             assert_eq!(to_f32(h).to_bits(), (want as f32).to_bits(), "half {h:#06x}");
         }

@@ -93,4 +93,6 @@ pub use hadamard::fwht;
 pub use norm::{inv_rms, rms_norm, rms_unit};
 pub use quant::{fake_quant_i8, quantize_i8};
 pub use softmax::softmax;
-pub use vector::{axpy, axpy_i8, axpy_i8_keys, axpy_i8_rows, dot, dot_i8, dot_i8_i8, dot_i8_i8_rows};
+pub use vector::{
+    axpy, axpy_i8, axpy_i8_keys, axpy_i8_rows, dot, dot_i8, dot_i8_i8, dot_i8_i8_rows,
+};

@@ -167,8 +167,13 @@ where
 /// to split on their own (k, v) share the threads with the rest. `work_per_row` is the same for
 /// every job (they read the same inputs).
 #[cfg_attr(not(feature = "threads"), allow(unused_variables))]
-pub fn rows_each<J, R, F>(n: usize, work_per_row: usize, jobs: &mut [(J, &mut [f32])], rows: R, f: F)
-where
+pub fn rows_each<J, R, F>(
+    n: usize,
+    work_per_row: usize,
+    jobs: &mut [(J, &mut [f32])],
+    rows: R,
+    f: F,
+) where
     J: Sync,
     R: Fn(&J) -> usize + Sync,
     F: Fn(&J, Range<usize>, &mut [f32]) + Sync,
@@ -248,13 +253,20 @@ mod pool {
     /// block boundary. A chunk computes each job's rows it covers: for
     /// one input straight into the output (one contiguous run), for several into a buffer of
     /// its own, then copied into place as `n` runs.
-    pub(super) fn rows_each<J, R, F>(n: usize, work_per_row: usize, jobs: &mut [(J, &mut [f32])], rows: &R, f: &F) -> bool
+    pub(super) fn rows_each<J, R, F>(
+        n: usize,
+        work_per_row: usize,
+        jobs: &mut [(J, &mut [f32])],
+        rows: &R,
+        f: &F,
+    ) -> bool
     where
         J: Sync,
         R: Fn(&J) -> usize + Sync,
         F: Fn(&J, Range<usize>, &mut [f32]) + Sync,
     {
-        let total: usize = jobs.iter().map(|(data, _)| rows(data).next_multiple_of(ROW_ALIGN)).sum();
+        let total: usize =
+            jobs.iter().map(|(data, _)| rows(data).next_multiple_of(ROW_ALIGN)).sum();
         if super::chunk_items(total, work_per_row, ROW_ALIGN, super::threads()).is_none() {
             return false;
         }
@@ -267,7 +279,10 @@ mod pool {
             let mut first = 0;
             for ((data, _), out) in jobs.iter().zip(&outs) {
                 let rows = rows(data);
-                let (start, end) = (chunk.start.max(first) - first, chunk.end.min(first + rows).saturating_sub(first));
+                let (start, end) = (
+                    chunk.start.max(first) - first,
+                    chunk.end.min(first + rows).saturating_sub(first),
+                );
                 first += rows.next_multiple_of(ROW_ALIGN);
                 if start >= end {
                     continue;
@@ -286,7 +301,9 @@ mod pool {
                     let src = &part[j * len..(j + 1) * len];
                     // SAFETY: the output holds n * rows floats; row `start + i` of input `j` is
                     // written by this chunk only.
-                    unsafe { core::ptr::copy_nonoverlapping(src.as_ptr(), out.at(j * rows + start), len) };
+                    unsafe {
+                        core::ptr::copy_nonoverlapping(src.as_ptr(), out.at(j * rows + start), len)
+                    };
                 }
                 PART.set(part);
             }
@@ -338,19 +355,35 @@ mod tests {
         let sizes = [5, 40, 3, 16, 1, 33, 7, 2, 70, 9];
         for n in [1, 3] {
             let mut outs: Vec<Vec<f32>> = sizes.iter().map(|&r| vec![0.0; n * r]).collect();
-            let mut jobs: Vec<(usize, &mut [f32])> = sizes.iter().copied().enumerate().zip(outs.iter_mut()).map(|((k, _), o)| (k, &mut o[..])).collect();
-            rows_each(n, 1 << 20, &mut jobs, |&k| sizes[k], |&k, range, part| {
-                let len = range.len();
-                for j in 0..n {
-                    for (i, r) in range.clone().enumerate() {
-                        part[j * len + i] = (k * 1_000_000 + j * 10_000 + r) as f32;
+            let mut jobs: Vec<(usize, &mut [f32])> = sizes
+                .iter()
+                .copied()
+                .enumerate()
+                .zip(outs.iter_mut())
+                .map(|((k, _), o)| (k, &mut o[..]))
+                .collect();
+            rows_each(
+                n,
+                1 << 20,
+                &mut jobs,
+                |&k| sizes[k],
+                |&k, range, part| {
+                    let len = range.len();
+                    for j in 0..n {
+                        for (i, r) in range.clone().enumerate() {
+                            part[j * len + i] = (k * 1_000_000 + j * 10_000 + r) as f32;
+                        }
                     }
-                }
-            });
+                },
+            );
             for (k, out) in outs.iter().enumerate() {
                 for j in 0..n {
                     for r in 0..sizes[k] {
-                        assert_eq!(out[j * sizes[k] + r], (k * 1_000_000 + j * 10_000 + r) as f32, "job {k} input {j} row {r}");
+                        assert_eq!(
+                            out[j * sizes[k] + r],
+                            (k * 1_000_000 + j * 10_000 + r) as f32,
+                            "job {k} input {j} row {r}"
+                        );
                     }
                 }
             }
@@ -362,16 +395,27 @@ mod tests {
     fn every_item_gets_its_own_parts() {
         let n = 13;
         let (mut a, mut b, mut c) = (vec![0u32; 3 * n], vec![0u32; 2 * n], vec![0u32; n]);
-        items(n, 1 << 20, (PerItem(&mut a, 3), PerItem(&mut b, 2), PerItem(&mut c, 1)), |range, (a, b, c)| {
-            assert_eq!((a.0.len(), b.0.len(), c.0.len()), (3 * range.len(), 2 * range.len(), range.len()));
-            for (i, item) in range.enumerate() {
-                a.0[3 * i..3 * i + 3].fill(item as u32);
-                b.0[2 * i..2 * i + 2].fill(item as u32);
-                c.0[i] = item as u32;
-            }
-        });
+        items(
+            n,
+            1 << 20,
+            (PerItem(&mut a, 3), PerItem(&mut b, 2), PerItem(&mut c, 1)),
+            |range, (a, b, c)| {
+                assert_eq!(
+                    (a.0.len(), b.0.len(), c.0.len()),
+                    (3 * range.len(), 2 * range.len(), range.len())
+                );
+                for (i, item) in range.enumerate() {
+                    a.0[3 * i..3 * i + 3].fill(item as u32);
+                    b.0[2 * i..2 * i + 2].fill(item as u32);
+                    c.0[i] = item as u32;
+                }
+            },
+        );
         for item in 0..n {
-            assert!(a[3 * item..3 * item + 3].iter().chain(&b[2 * item..2 * item + 2]).all(|&v| v == item as u32));
+            assert!(a[3 * item..3 * item + 3]
+                .iter()
+                .chain(&b[2 * item..2 * item + 2])
+                .all(|&v| v == item as u32));
             assert_eq!(c[item], item as u32);
         }
     }
@@ -384,9 +428,11 @@ mod tests {
         use crate::kernels::test_util::{pseudo_random, pseudo_random_bytes};
         let (rows, cols, group) = (1000, 768, 128);
         let packed = pseudo_random_bytes(rows * cols / 2, 11);
-        let norms: Vec<u8> = (0..rows * cols / group).flat_map(|i| [(i * 7) as u8, 0x38 + (i % 5) as u8]).collect();
+        let norms: Vec<u8> =
+            (0..rows * cols / group).flat_map(|i| [(i * 7) as u8, 0x38 + (i % 5) as u8]).collect();
         let levels = pseudo_random(16, 2);
-        let m = CqMatrix::from_parts(rows, cols, group, CqWidth::B4, &packed, &norms, &levels).unwrap();
+        let m =
+            CqMatrix::from_parts(rows, cols, group, CqWidth::B4, &packed, &norms, &levels).unwrap();
         for n in [1, 5, 17] {
             let xr = pseudo_random(n * cols, n as u32);
             let mut whole = vec![0.0f32; n * rows];
@@ -395,7 +441,11 @@ mod tests {
             for start in (0..rows).step_by(8) {
                 m.row_block(start, 8).unwrap().matmul_rotated(&xr, n, &mut part);
                 for j in 0..n {
-                    assert_eq!(whole[j * rows + start..][..8], part[j * 8..][..8], "n {n} rows {start}..");
+                    assert_eq!(
+                        whole[j * rows + start..][..8],
+                        part[j * 8..][..8],
+                        "n {n} rows {start}.."
+                    );
                 }
             }
             if n == 1 {

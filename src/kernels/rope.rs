@@ -20,7 +20,10 @@ pub fn angles(pos: usize, theta: f32, cos: &mut [f32], sin: &mut [f32]) {
 /// Rotates one head in place: `[x1*cos - x2*sin, x2*cos + x1*sin]` with `x1, x2` its halves.
 pub fn apply(x: &mut [f32], cos: &[f32], sin: &[f32]) {
     let half = cos.len();
-    assert!(x.len() == 2 * half && sin.len() == half, "rope::apply: head width must be twice the angle count");
+    assert!(
+        x.len() == 2 * half && sin.len() == half,
+        "rope::apply: head width must be twice the angle count"
+    );
     let (x1, x2) = x.split_at_mut(half);
     for i in 0..half {
         let (a, b) = (x1[i], x2[i]);

@@ -65,17 +65,31 @@ impl RandomCq {
         let cp = cols.div_ceil(group) * group;
         let packed = pseudo_random_bytes(rows * cp * width.code_bits() / 8, seed);
         // Ternary crumbs 0, 1, 3 only (2 is refused): clear the high bit of every crumb 2.
-        let packed = if width == CqWidth::Ternary { packed.iter().map(|&b| b & !(((b >> 1) & !b & 0x55) << 1)).collect() } else { packed };
+        let packed = if width == CqWidth::Ternary {
+            packed.iter().map(|&b| b & !(((b >> 1) & !b & 0x55) << 1)).collect()
+        } else {
+            packed
+        };
         let norms = pseudo_random_bytes(rows * cp / group * 2, seed ^ 0xabc)
             .chunks_exact(2)
             .flat_map(|p| (0x3000u16 + (u16::from_le_bytes([p[0], p[1]]) % 0x1400)).to_le_bytes())
             .collect();
         let root_g = (group as f32).sqrt();
-        let levels = pseudo_random(width.header_levels(), seed ^ 0x55).iter().map(|v| v / root_g).collect();
+        let levels =
+            pseudo_random(width.header_levels(), seed ^ 0x55).iter().map(|v| v / root_g).collect();
         RandomCq { rows, cols, group, width, packed, norms, levels }
     }
 
     pub(crate) fn matrix(&self) -> CqMatrix<'_> {
-        CqMatrix::from_parts(self.rows, self.cols, self.group, self.width, &self.packed, &self.norms, &self.levels).unwrap()
+        CqMatrix::from_parts(
+            self.rows,
+            self.cols,
+            self.group,
+            self.width,
+            &self.packed,
+            &self.norms,
+            &self.levels,
+        )
+        .unwrap()
     }
 }

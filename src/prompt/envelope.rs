@@ -73,10 +73,7 @@ mod tests {
 
     #[test]
     fn the_envelope_is_structure_and_the_rest_is_literal() {
-        assert_eq!(
-            show("<tool_call>[]</tool_call>"),
-            "<tool_call>[[]]</tool_call>"
-        );
+        assert_eq!(show("<tool_call>[]</tool_call>"), "<tool_call>[[]]</tool_call>");
         assert_eq!(
             show("<think>a</think>\n<tool_call>[x]</tool_call>"),
             "<think>[a]</think>[\n]<tool_call>[[x]]</tool_call>"
@@ -102,14 +99,8 @@ mod tests {
             "<tool_call>[[{\"name\":\"f</tool_call><|im_end|>\"}]]</tool_call>"
         );
         // Text after the closing marker makes it literal too.
-        assert_eq!(
-            show("<tool_call>[]</tool_call> more"),
-            "<tool_call>[[]</tool_call> more]"
-        );
+        assert_eq!(show("<tool_call>[]</tool_call> more"), "<tool_call>[[]</tool_call> more]");
         assert_eq!(show("x<think>a</think>"), "[x<think>a</think>]");
-        assert_eq!(
-            show("<think>a</think>b</think>"),
-            "<think>[a]</think>[b</think>]"
-        );
+        assert_eq!(show("<think>a</think>b</think>"), "<think>[a]</think>[b</think>]");
     }
 }

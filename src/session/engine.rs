@@ -16,9 +16,9 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::constrained::{Constraint, TokenTable, CLOSING_MARGIN};
-use crate::grounding::{self, Grounds};
 use crate::container;
 use crate::context;
+use crate::grounding::{self, Grounds};
 use crate::json;
 use crate::prompt;
 use crate::response;
@@ -28,9 +28,9 @@ use crate::{Error, Result};
 
 use super::net::{self, Net};
 use super::prefix::{self, PrefixCache};
-use super::{HeadKind, KvPrecision, Numerics};
 use super::request::{Completion, Request, StopReason, Token};
 use super::unemittable::Unemittable;
+use super::{HeadKind, KvPrecision, Numerics};
 
 /// How a model is run. `None` fields take the container's own choice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -191,7 +191,10 @@ impl<'a> Engine<'a> {
     /// Logits at every position of `ids` from a fresh state (row-major, `logits_len` wide).
     pub fn logits_for(&mut self, ids: &[u32]) -> Result<Vec<f32>> {
         self.reset();
-        let len = ids.len().checked_mul(self.info.logits_len).ok_or(Error::ContextFull { needed: ids.len(), max: self.info.capacity })?;
+        let len = ids
+            .len()
+            .checked_mul(self.info.logits_len)
+            .ok_or(Error::ContextFull { needed: ids.len(), max: self.info.capacity })?;
         if ids.len() > self.info.capacity {
             return Err(Error::ContextFull { needed: ids.len(), max: self.info.capacity });
         }
@@ -216,16 +219,26 @@ impl<'a> Engine<'a> {
     pub fn begin(&mut self, req: &Request) -> Result<usize> {
         let sampler = Sampler::new(req.temperature, req.top_k, req.top_p, req.seed)?;
         // Text that cannot fit is refused before it is parsed, rendered or tokenized.
-        let verbatim = req.turns.iter().map(|t| t.text).chain([req.query, req.system.unwrap_or("")]);
+        let verbatim =
+            req.turns.iter().map(|t| t.text).chain([req.query, req.system.unwrap_or("")]);
         context::check_request(&self.tokenizer, self.info.capacity, verbatim, req.tools_json)?;
         let tools = parse_tools(req.tools_json)?;
         if req.value_search && req.temperature != 0.0 {
-            return Err(Error::InvalidArgument { name: "value_search", reason: "needs temperature 0 (it replaces greedy choice)" });
+            return Err(Error::InvalidArgument {
+                name: "value_search",
+                reason: "needs temperature 0 (it replaces greedy choice)",
+            });
         }
-        let constrain =
-            req.constrained || req.extractive || req.value_search || req.require_call || req.full_schema;
+        let constrain = req.constrained
+            || req.extractive
+            || req.value_search
+            || req.require_call
+            || req.full_schema;
         let mut constraint = match constrain {
-            true => Some(Constraint::new(tools.as_ref().unwrap_or(&json::Value::Null), req.extractive.then_some(req.query))?),
+            true => Some(Constraint::new(
+                tools.as_ref().unwrap_or(&json::Value::Null),
+                req.extractive.then_some(req.query),
+            )?),
             false => None,
         };
         if let (Some(c), true) = (constraint.as_mut(), req.require_call) {
@@ -235,20 +248,30 @@ impl<'a> Engine<'a> {
             c.full_schema(tools.as_ref().unwrap_or(&json::Value::Null))?;
         }
         if constraint.is_some() && self.token_table.is_none() {
-            let stops: Vec<u32> = [Some(self.tokenizer.eos_id()), self.im_end].into_iter().flatten().collect();
+            let stops: Vec<u32> =
+                [Some(self.tokenizer.eos_id()), self.im_end].into_iter().flatten().collect();
             self.token_table = Some(TokenTable::new(&self.tokenizer, self.info.logits_len, &stops));
         }
-        let dated = req.date.map(|date| grounding::with_date_fact(req.system.unwrap_or(""), date)).transpose()?;
+        let dated = req
+            .date
+            .map(|date| grounding::with_date_fact(req.system.unwrap_or(""), date))
+            .transpose()?;
         let system = dated.as_deref().or(req.system);
         let rendered = prompt::render_conversation(req.turns, req.query, tools.as_ref(), system)?;
         let allow = req.allow_control_tokens;
-        let prompt_ids = context::encode_prompt(&self.tokenizer, &rendered, allow, self.info.capacity)?;
+        let prompt_ids =
+            context::encode_prompt(&self.tokenizer, &rendered, allow, self.info.capacity)?;
         self.turn = None;
         // Where the next request is likely to part from this one: after the tools, and
         // before the newest message; one token earlier, as the text that follows may join
         // the last token there.
-        let boundaries = [rendered.head, rendered.newest]
-            .map(|at| prefix::common_prefix(&context::encode_prefix(&self.tokenizer, &rendered, allow, at), &prompt_ids).saturating_sub(1));
+        let boundaries = [rendered.head, rendered.newest].map(|at| {
+            prefix::common_prefix(
+                &context::encode_prefix(&self.tokenizer, &rendered, allow, at),
+                &prompt_ids,
+            )
+            .saturating_sub(1)
+        });
         let cached = self.prefix.begin(&mut *self.net, &prompt_ids, &boundaries);
         let n = prompt_ids.len();
         self.turn = Some(Turn {
@@ -289,7 +312,10 @@ impl<'a> Engine<'a> {
     /// Runs at most `chunk` more prompt ids of the request [`Self::begin`] started; true once
     /// the whole prompt has run. A failure ends the request.
     pub fn prefill(&mut self, chunk: usize) -> Result<bool> {
-        let turn = self.turn.as_mut().ok_or(Error::InvalidArgument { name: "prefill", reason: "no request in flight" })?;
+        let turn = self
+            .turn
+            .as_mut()
+            .ok_or(Error::InvalidArgument { name: "prefill", reason: "no request in flight" })?;
         if turn.prefilled {
             return Ok(true);
         }
@@ -308,7 +334,10 @@ impl<'a> Engine<'a> {
     /// Generates the next token, or `None` once the request has stopped.
     pub fn next_token(&mut self) -> Result<Option<Token>> {
         let capacity = self.info.capacity;
-        let turn = self.turn.as_ref().ok_or(Error::InvalidArgument { name: "next_token", reason: "no request in flight" })?;
+        let turn = self
+            .turn
+            .as_ref()
+            .ok_or(Error::InvalidArgument { name: "next_token", reason: "no request in flight" })?;
         if turn.stop.is_some() {
             return Ok(None);
         }
@@ -326,10 +355,20 @@ impl<'a> Engine<'a> {
         let turn = self.turn.as_mut().expect("checked above");
         // A required call is closed while the budget still holds its closing, and room for
         // the model to open one more call first (the largest step the closing can grow by).
-        if let (false, Some(constraint), Some(table)) = (turn.closing, &turn.constraint, &self.token_table) {
-            let left = turn.budget.saturating_sub(turn.tokens.len()).min(capacity.saturating_sub(self.net.position()) + 1);
-            let reserve = *turn.reserve.get_or_insert_with(|| constraint.whole_call(&self.tokenizer, table).map_or(0, |c| c.len()));
-            if let Some(close) = constraint.closing(&self.tokenizer, table).filter(|c| c.len() + reserve + CLOSING_MARGIN >= left) {
+        if let (false, Some(constraint), Some(table)) =
+            (turn.closing, &turn.constraint, &self.token_table)
+        {
+            let left = turn
+                .budget
+                .saturating_sub(turn.tokens.len())
+                .min(capacity.saturating_sub(self.net.position()) + 1);
+            let reserve = *turn.reserve.get_or_insert_with(|| {
+                constraint.whole_call(&self.tokenizer, table).map_or(0, |c| c.len())
+            });
+            if let Some(close) = constraint
+                .closing(&self.tokenizer, table)
+                .filter(|c| c.len() + reserve + CLOSING_MARGIN >= left)
+            {
                 turn.chosen = close.into();
                 turn.closing = true;
             }
@@ -371,7 +410,11 @@ impl<'a> Engine<'a> {
             turn.text.push_str(&text);
         }
         turn.unfed = Some(id);
-        turn.stop = stop.or(if turn.tokens.len() >= turn.budget { Some(StopReason::MaxTokens) } else { None });
+        turn.stop = stop.or(if turn.tokens.len() >= turn.budget {
+            Some(StopReason::MaxTokens)
+        } else {
+            None
+        });
         Ok(Some(Token { id, text }))
     }
 
@@ -384,7 +427,10 @@ impl<'a> Engine<'a> {
 
     /// Ends the request: parses the completion and scores it with the confidence head.
     pub fn finish(&mut self) -> Result<Completion> {
-        let mut turn = self.turn.take().ok_or(Error::InvalidArgument { name: "finish", reason: "no request in flight" })?;
+        let mut turn = self
+            .turn
+            .take()
+            .ok_or(Error::InvalidArgument { name: "finish", reason: "no request in flight" })?;
         turn.decoder.finish(&mut turn.text);
         let stop_reason = turn.stop.unwrap_or(StopReason::Aborted);
         let mut confidence = None;
@@ -414,7 +460,11 @@ impl<'a> Engine<'a> {
     }
 
     /// `start`, `next_token` until it stops (or `on_token` returns false), `finish`.
-    pub fn generate(&mut self, req: &Request, mut on_token: impl FnMut(&Token) -> bool) -> Result<Completion> {
+    pub fn generate(
+        &mut self,
+        req: &Request,
+        mut on_token: impl FnMut(&Token) -> bool,
+    ) -> Result<Completion> {
         self.start(req)?;
         while let Some(token) = self.next_token()? {
             if !on_token(&token) {

@@ -42,47 +42,25 @@ const fn opt(
     flag: Option<&'static str>,
     set: for<'r> fn(&mut Request<'r>, &'r Value) -> Result<()>,
 ) -> RequestOption {
-    RequestOption {
-        name,
-        kind,
-        flag,
-        set,
-    }
+    RequestOption { name, kind, flag, set }
 }
 
 /// Every option a request takes. `turns` is read by [`turns`] (it needs storage of its own).
 pub const OPTIONS: &[RequestOption] = &[
-    opt("query", Kind::Text, None, |r, v| {
-        text("query", v).map(|x| r.query = x)
-    }),
-    opt("tools", Kind::Text, None, |r, v| {
-        text("tools", v).map(|x| r.tools_json = x)
-    }),
-    opt("system", Kind::Text, None, |r, v| {
-        text("system", v).map(|x| r.system = Some(x))
-    }),
+    opt("query", Kind::Text, None, |r, v| text("query", v).map(|x| r.query = x)),
+    opt("tools", Kind::Text, None, |r, v| text("tools", v).map(|x| r.tools_json = x)),
+    opt("system", Kind::Text, None, |r, v| text("system", v).map(|x| r.system = Some(x))),
     opt("turns", Kind::Text, None, |_, _| Ok(())),
-    opt("date", Kind::Text, None, |r, v| {
-        text("date", v).map(|x| r.date = Some(x))
-    }),
+    opt("date", Kind::Text, None, |r, v| text("date", v).map(|x| r.date = Some(x))),
     opt("maxTokens", Kind::Count, Some("--max-tokens"), |r, v| {
         count("maxTokens", v).map(|x| r.max_tokens = x)
     }),
-    opt(
-        "temperature",
-        Kind::Number,
-        Some("--temperature"),
-        |r, v| num("temperature", v).map(|x| r.temperature = x as f32),
-    ),
-    opt("seed", Kind::Seed, Some("--seed"), |r, v| {
-        seed(v).map(|x| r.seed = x)
+    opt("temperature", Kind::Number, Some("--temperature"), |r, v| {
+        num("temperature", v).map(|x| r.temperature = x as f32)
     }),
-    opt("topK", Kind::Count, Some("--top-k"), |r, v| {
-        count("topK", v).map(|x| r.top_k = x)
-    }),
-    opt("topP", Kind::Number, Some("--top-p"), |r, v| {
-        num("topP", v).map(|x| r.top_p = x as f32)
-    }),
+    opt("seed", Kind::Seed, Some("--seed"), |r, v| seed(v).map(|x| r.seed = x)),
+    opt("topK", Kind::Count, Some("--top-k"), |r, v| count("topK", v).map(|x| r.top_k = x)),
+    opt("topP", Kind::Number, Some("--top-p"), |r, v| num("topP", v).map(|x| r.top_p = x as f32)),
     opt("constrained", Kind::Flag, Some("--constrained"), |r, v| {
         flag("constrained", v).map(|x| r.constrained = x)
     }),
@@ -98,12 +76,9 @@ pub const OPTIONS: &[RequestOption] = &[
     opt("fullSchema", Kind::Flag, Some("--full-schema"), |r, v| {
         flag("fullSchema", v).map(|x| r.full_schema = x)
     }),
-    opt(
-        "allowControlTokens",
-        Kind::Flag,
-        Some("--raw-markers"),
-        |r, v| flag("allowControlTokens", v).map(|x| r.allow_control_tokens = x),
-    ),
+    opt("allowControlTokens", Kind::Flag, Some("--raw-markers"), |r, v| {
+        flag("allowControlTokens", v).map(|x| r.allow_control_tokens = x)
+    }),
 ];
 
 /// The option named `name`.
@@ -128,10 +103,8 @@ impl<'r> Request<'r> {
             return Err(bad("request", "expected an object of options"));
         };
         for (name, value) in members {
-            let option = option(name).ok_or(bad(
-                "request",
-                "unknown option (index.d.ts CompleteOptions lists them)",
-            ))?;
+            let option = option(name)
+                .ok_or(bad("request", "unknown option (index.d.ts CompleteOptions lists them)"))?;
             if *value != Value::Null {
                 (option.set)(self, value)?;
             }
@@ -154,18 +127,10 @@ pub fn turns(object: &Value) -> Result<Vec<Turn<'_>>> {
                 Some("user") => Role::User,
                 Some("assistant") => Role::Assistant,
                 Some("tool") => Role::Tool,
-                _ => {
-                    return Err(bad(
-                        "turns",
-                        "role must be \"user\", \"assistant\" or \"tool\"",
-                    ))
-                }
+                _ => return Err(bad("turns", "role must be \"user\", \"assistant\" or \"tool\"")),
             };
             let text = item.get("content").and_then(Value::as_str);
-            Ok(Turn {
-                role,
-                text: text.ok_or(bad("turns", "content must be a string"))?,
-            })
+            Ok(Turn { role, text: text.ok_or(bad("turns", "content must be a string"))? })
         })
         .collect()
 }
@@ -191,8 +156,7 @@ fn num(name: &'static str, v: &Value) -> Result<f64> {
         Value::Float(x) => Some(*x),
         _ => None,
     };
-    n.filter(|x: &f64| x.is_finite())
-        .ok_or(bad(name, "expected a finite number"))
+    n.filter(|x: &f64| x.is_finite()).ok_or(bad(name, "expected a finite number"))
 }
 
 /// A whole number from 0 to 2^32 - 1.
@@ -236,13 +200,7 @@ mod tests {
         want.seed = 3;
         want.value_search = true;
         assert_eq!(r, want);
-        assert_eq!(
-            t[1],
-            Turn {
-                role: Role::Assistant,
-                text: "b"
-            }
-        );
+        assert_eq!(t[1], Turn { role: Role::Assistant, text: "b" });
     }
 
     #[test]
@@ -265,10 +223,7 @@ mod tests {
             }
         }
         let v = json::parse(r#"{"turns":[{"role":"system","content":"x"}]}"#).unwrap();
-        assert!(matches!(
-            turns(&v),
-            Err(Error::InvalidArgument { name: "turns", .. })
-        ));
+        assert!(matches!(turns(&v), Err(Error::InvalidArgument { name: "turns", .. })));
     }
 
     #[test]
@@ -282,11 +237,7 @@ mod tests {
                 }
                 kebab.push(c.to_ascii_lowercase());
             }
-            let want = if o.name == "allowControlTokens" {
-                "--raw-markers"
-            } else {
-                &kebab
-            };
+            let want = if o.name == "allowControlTokens" { "--raw-markers" } else { &kebab };
             assert_eq!(flag, want);
         }
     }

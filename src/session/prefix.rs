@@ -80,7 +80,13 @@ impl PrefixCache {
     /// to keep); true once all of them have run. Running a sequence in pieces gives the same
     /// bits as running it at once, so the chunk size only decides how often a host can look
     /// for an abort.
-    pub(super) fn step(&mut self, net: &mut dyn Net, ids: &[u32], chunk: usize, logits: &mut [f32]) -> Result<bool> {
+    pub(super) fn step(
+        &mut self,
+        net: &mut dyn Net,
+        ids: &[u32],
+        chunk: usize,
+        logits: &mut [f32],
+    ) -> Result<bool> {
         let result = (|| {
             self.save_due(net);
             let start = self.held.len();
@@ -123,7 +129,8 @@ mod tests {
     fn a_saved_state_past_where_two_requests_part_is_never_reused() {
         // Today's template always repeats the token before a saved position, so only a direct
         // test can tell a state saved one token past the shared prefix from a good one.
-        let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/www/models/default.cact")).unwrap();
+        let bytes =
+            std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/www/models/default.cact")).unwrap();
         let mut engine = Engine::load(&bytes, &LoadOptions::default()).unwrap();
         let first: Vec<u32> = (40..60).collect();
         let mut second = first.clone();

@@ -3,9 +3,9 @@ use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
 
+use crate::grounding::Validation;
 use crate::json;
 use crate::prompt;
-use crate::grounding::Validation;
 use crate::response::Response;
 
 /// One generation request.

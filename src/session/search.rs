@@ -103,7 +103,15 @@ impl Tree<'_> {
             let done = self.table.is_stop(id) || !self.constraint.in_argument_value();
             let score = base + (logits[id as usize] as f64 - allowed);
             self.heap.push(Open { score, node: self.nodes.len() });
-            self.nodes.push(Node { token: id, parent, score, at: self.constraint.checkpoint(), done, expanded: false, len: len + 1 });
+            self.nodes.push(Node {
+                token: id,
+                parent,
+                score,
+                at: self.constraint.checkpoint(),
+                done,
+                expanded: false,
+                len: len + 1,
+            });
         }
         (self.nodes.len() > first).then_some(first)
     }
@@ -126,12 +134,21 @@ impl Engine<'_> {
     /// logits and the constraint are left as they were.
     pub(super) fn search_value(&mut self) -> Result<Vec<u32>> {
         let Engine { net, logits, token_table, turn, info, never, .. } = self;
-        let (Some(constraint), Some(table)) = (turn.as_mut().and_then(|t| t.constraint.as_mut()), token_table.as_ref()) else {
+        let (Some(constraint), Some(table)) =
+            (turn.as_mut().and_then(|t| t.constraint.as_mut()), token_table.as_ref())
+        else {
             return Ok(Vec::new());
         };
         let (start, mark, start_at) = (logits.clone(), net.mark(), constraint.checkpoint());
         let room = info.capacity - net.position();
-        let mut tree = Tree { constraint, never, table, nodes: Vec::new(), heap: BinaryHeap::new(), masked: Vec::new() };
+        let mut tree = Tree {
+            constraint,
+            never,
+            table,
+            nodes: Vec::new(),
+            heap: BinaryHeap::new(),
+            masked: Vec::new(),
+        };
         // The path the sequence holds now (`None`: the value's start).
         let mut loaded = None;
         let mut expansions = 0;
@@ -237,7 +254,9 @@ mod tests {
     fn a_rewound_sequence_runs_on_as_a_fresh_one_logits_and_head_pools() {
         for (name, bytes) in fixtures() {
             for kv in [KvPrecision::F32, KvPrecision::Int8] {
-                let mut engine = Engine::load(&bytes, &LoadOptions { kv: Some(kv), ..LoadOptions::default() }).unwrap();
+                let mut engine =
+                    Engine::load(&bytes, &LoadOptions { kv: Some(kv), ..LoadOptions::default() })
+                        .unwrap();
                 let vocab = engine.info().logits_len as u32;
                 let prefix: Vec<u32> = (0..9).map(|i| 3 + (i * 37) % (vocab - 3)).collect();
                 let (detour, path) = ([5u32, 6, 7, 8, 9], [10u32, 11, 12]);
@@ -250,7 +269,11 @@ mod tests {
                 engine.feed(&path).unwrap();
                 let rewound = engine.logits.clone();
                 let all: Vec<u32> = prefix.iter().chain(&path).copied().collect();
-                let rewound_confidence = engine.info.heads.contains(&super::super::HeadKind::Confidence).then(|| engine.net.confidence(&all).unwrap());
+                let rewound_confidence = engine
+                    .info
+                    .heads
+                    .contains(&super::super::HeadKind::Confidence)
+                    .then(|| engine.net.confidence(&all).unwrap());
 
                 engine.reset();
                 engine.feed(&all).unwrap();
@@ -260,7 +283,10 @@ mod tests {
                 }
                 if let Some(c) = rewound_confidence {
                     let fresh = engine.net.confidence(&all).unwrap();
-                    assert!((c - fresh).abs() <= 1e-5 * fresh.abs().max(1.0), "{name} {kv:?}: confidence {c} against {fresh}");
+                    assert!(
+                        (c - fresh).abs() <= 1e-5 * fresh.abs().max(1.0),
+                        "{name} {kv:?}: confidence {c} against {fresh}"
+                    );
                 }
             }
         }

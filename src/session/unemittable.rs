@@ -27,18 +27,12 @@ impl Unemittable {
         let specials = [tok.pad_id(), tok.bos_id(), tok.unk_id()];
         let ids = (0..tok.vocab_len() as u32)
             .filter(|&id| {
-                let no_text = matches!(
-                    tok.piece(id),
-                    Some((_, PieceKind::Control | PieceKind::Unknown))
-                );
+                let no_text =
+                    matches!(tok.piece(id), Some((_, PieceKind::Control | PieceKind::Unknown)));
                 id != tok.eos_id() && (specials.contains(&id) || no_text)
             })
             .collect();
-        Unemittable {
-            ids,
-            from: tok.vocab_len(),
-            eos: tok.eos_id(),
-        }
+        Unemittable { ids, from: tok.vocab_len(), eos: tok.eos_id() }
     }
 
     /// Whether the model may emit `id`.
@@ -73,11 +67,8 @@ mod tests {
     use crate::sampling::Sampler;
 
     fn default_tokenizer() -> Tokenizer {
-        let bytes = std::fs::read(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/www/models/default.cact"
-        ))
-        .unwrap();
+        let bytes =
+            std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/www/models/default.cact")).unwrap();
         Tokenizer::from_blob(crate::container::parse(&bytes).unwrap().tokenizer()).unwrap()
     }
 
@@ -85,12 +76,7 @@ mod tests {
     fn pad_bos_unk_and_textless_pieces_are_masked_eos_and_markers_are_not() {
         let tok = default_tokenizer();
         let never = Unemittable::new(&tok);
-        for id in [
-            tok.pad_id(),
-            tok.bos_id(),
-            tok.unk_id(),
-            tok.vocab_len() as u32,
-        ] {
+        for id in [tok.pad_id(), tok.bos_id(), tok.unk_id(), tok.vocab_len() as u32] {
             assert!(!never.allows(id), "{id}");
         }
         assert!(never.allows(tok.eos_id()));
@@ -120,13 +106,8 @@ mod tests {
             }
         }
         row[tok.unk_id() as usize] = f32::NAN;
-        for (t, k, p) in [
-            (0.0, 0, 1.0),
-            (2.0, 0, 1.0),
-            (5.0, 0, 1.0),
-            (5.0, 3, 1.0),
-            (5.0, 0, 0.5),
-        ] {
+        for (t, k, p) in [(0.0, 0, 1.0), (2.0, 0, 1.0), (5.0, 0, 1.0), (5.0, 3, 1.0), (5.0, 0, 0.5)]
+        {
             let mut s = Sampler::new(t, k, p, 7).unwrap();
             for _ in 0..200 {
                 let mut logits = row.clone();
@@ -145,9 +126,6 @@ mod tests {
         logits[tok.pad_id() as usize] = 1.0;
         never.mask(&mut logits);
         assert_eq!(Sampler::greedy().sample(&logits), tok.eos_id());
-        assert_eq!(
-            Sampler::new(1.0, 0, 1.0, 3).unwrap().sample(&logits),
-            tok.eos_id()
-        );
+        assert_eq!(Sampler::new(1.0, 0, 1.0, 3).unwrap().sample(&logits), tok.eos_id());
     }
 }

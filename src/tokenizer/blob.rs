@@ -95,8 +95,10 @@ pub(super) fn parse(raw: &[u8]) -> Result<Parsed> {
         if len > MAX_PIECE_BYTES {
             return Err(bad(record + 5, "piece longer than 1024 bytes"));
         }
-        let bytes = raw.get(off..off + len).ok_or_else(|| bad(off, "piece surface runs past the end"))?;
-        let surface = core::str::from_utf8(bytes).map_err(|_| bad(off, "piece surface is not UTF-8"))?;
+        let bytes =
+            raw.get(off..off + len).ok_or_else(|| bad(off, "piece surface runs past the end"))?;
+        let surface =
+            core::str::from_utf8(bytes).map_err(|_| bad(off, "piece surface is not UTF-8"))?;
         if surface.is_empty() {
             return Err(bad(record, "empty piece"));
         }
@@ -105,7 +107,9 @@ pub(super) fn parse(raw: &[u8]) -> Result<Parsed> {
             1 => PieceKind::Unknown,
             2 => PieceKind::Control,
             3 => PieceKind::UserDefined,
-            4 => PieceKind::Byte(byte_value(surface).ok_or_else(|| bad(off, "byte piece is not <0xHH>"))?),
+            4 => PieceKind::Byte(
+                byte_value(surface).ok_or_else(|| bad(off, "byte piece is not <0xHH>"))?,
+            ),
             _ => return Err(bad(record + 4, "unknown piece type")),
         };
         pieces.push(Piece { start: arena.len() as u32, len: len as u16, score, kind });

@@ -61,7 +61,12 @@ pub(super) fn encode_segment(tok: &Tokenizer, seg: &str, out: &mut Vec<u32>) {
     }
     let mut symbols: Vec<Symbol> = seg
         .char_indices()
-        .map(|(start, c)| Symbol { start: start as u32, len: c.len_utf8() as u32, prev: NONE, next: NONE })
+        .map(|(start, c)| Symbol {
+            start: start as u32,
+            len: c.len_utf8() as u32,
+            prev: NONE,
+            next: NONE,
+        })
         .collect();
     let count = symbols.len() as u32;
     for i in 0..count {
@@ -106,7 +111,13 @@ pub(super) fn encode_segment(tok: &Tokenizer, seg: &str, out: &mut Vec<u32>) {
 }
 
 /// Queues the pair (left, left.next) if its concatenation is a piece.
-fn push_pair(tok: &Tokenizer, seg: &str, symbols: &[Symbol], left: u32, heap: &mut BinaryHeap<Candidate>) {
+fn push_pair(
+    tok: &Tokenizer,
+    seg: &str,
+    symbols: &[Symbol],
+    left: u32,
+    heap: &mut BinaryHeap<Candidate>,
+) {
     let l = symbols[left as usize];
     if l.next == NONE {
         return;
@@ -114,7 +125,12 @@ fn push_pair(tok: &Tokenizer, seg: &str, symbols: &[Symbol], left: u32, heap: &m
     let r = symbols[l.next as usize];
     let text = &seg[l.start as usize..(r.start + r.len) as usize];
     if let Some(id) = piece(tok, text) {
-        heap.push(Candidate { score: tok.vocab.pieces[id as usize].score, left, left_len: l.len, right_len: r.len });
+        heap.push(Candidate {
+            score: tok.vocab.pieces[id as usize].score,
+            left,
+            left_len: l.len,
+            right_len: r.len,
+        });
     }
 }
 
@@ -139,7 +155,8 @@ fn emit(tok: &Tokenizer, text: &str, out: &mut Vec<u32>) {
 fn piece(tok: &Tokenizer, text: &str) -> Option<u32> {
     tok.vocab.lookup(text).filter(|&id| {
         let kind = tok.vocab.pieces[id as usize].kind;
-        let control = matches!(kind, PieceKind::UserDefined | PieceKind::Control | PieceKind::Unknown);
+        let control =
+            matches!(kind, PieceKind::UserDefined | PieceKind::Control | PieceKind::Unknown);
         !control && !tok.specials.contains(&id)
     })
 }

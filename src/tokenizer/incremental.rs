@@ -18,7 +18,11 @@ pub struct IncrementalDecoder {
 
 impl IncrementalDecoder {
     pub fn new(tokenizer: &Tokenizer) -> Self {
-        IncrementalDecoder { pending: Vec::new(), started: false, add_dummy_prefix: tokenizer.add_dummy_prefix }
+        IncrementalDecoder {
+            pending: Vec::new(),
+            started: false,
+            add_dummy_prefix: tokenizer.add_dummy_prefix,
+        }
     }
 
     /// Appends the text that token `id` completes to `out`.

@@ -116,7 +116,8 @@ impl Tokenizer {
         for &(_, id) in &markers {
             marker_first_byte[vocab.surface(id).as_bytes()[0] as usize] = true;
         }
-        let longest = (0..vocab.pieces.len() as u32).map(|id| vocab.surface(id).len()).max().unwrap_or(0);
+        let longest =
+            (0..vocab.pieces.len() as u32).map(|id| vocab.surface(id).len()).max().unwrap_or(0);
         Ok(Tokenizer {
             max_token_bytes: longest.max(4),
             vocab,

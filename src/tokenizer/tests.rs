@@ -68,7 +68,8 @@ fn reference_bpe(tok: &Tokenizer, seg: &str) -> Vec<String> {
 
 #[test]
 fn merges_follow_score_order() {
-    let (raw, _) = vocab_with(&[("a", -1.0), ("b", -1.0), ("c", -1.0), ("ab", -3.0), ("bc", -2.0)], 0, 1);
+    let (raw, _) =
+        vocab_with(&[("a", -1.0), ("b", -1.0), ("c", -1.0), ("ab", -3.0), ("bc", -2.0)], 0, 1);
     let tok = Tokenizer::from_blob(&raw).unwrap();
     // "bc" outranks "ab", and "a"+"bc" is not a piece.
     let bc = tok.piece_id("bc").unwrap();
@@ -88,9 +89,25 @@ fn equal_scores_merge_the_leftmost_pair_first() {
 fn the_heap_merge_equals_the_quadratic_reference_on_random_text() {
     // A small alphabet and many overlapping pieces with deliberately repeated scores.
     let pieces = [
-        ("a", -1.0), ("b", -1.0), ("c", -1.0), ("▁", -1.0), ("ab", -2.0), ("ba", -2.0), ("aa", -2.0),
-        ("bc", -3.0), ("cb", -2.0), ("aab", -2.0), ("aba", -5.0), ("bab", -2.5), ("▁a", -2.0),
-        ("▁ab", -3.0), ("abab", -1.5), ("cc", -2.0), ("ccc", -2.0), ("cccc", -6.0), ("aaaa", -2.0),
+        ("a", -1.0),
+        ("b", -1.0),
+        ("c", -1.0),
+        ("▁", -1.0),
+        ("ab", -2.0),
+        ("ba", -2.0),
+        ("aa", -2.0),
+        ("bc", -3.0),
+        ("cb", -2.0),
+        ("aab", -2.0),
+        ("aba", -5.0),
+        ("bab", -2.5),
+        ("▁a", -2.0),
+        ("▁ab", -3.0),
+        ("abab", -1.5),
+        ("cc", -2.0),
+        ("ccc", -2.0),
+        ("cccc", -6.0),
+        ("aaaa", -2.0),
     ];
     let (raw, _) = vocab_with(&pieces, 1, 1);
     let tok = Tokenizer::from_blob(&raw).unwrap();
@@ -104,7 +121,9 @@ fn the_heap_merge_equals_the_quadratic_reference_on_random_text() {
                 alphabet[(state >> 33) as usize % alphabet.len()]
             })
             .collect();
-        let escaped: String = core::iter::once('▁').chain(text.chars().map(|c| if c == ' ' { '▁' } else { c })).collect();
+        let escaped: String = core::iter::once('▁')
+            .chain(text.chars().map(|c| if c == ' ' { '▁' } else { c }))
+            .collect();
         let mut want = Vec::new();
         for sym in reference_bpe(&tok, &escaped) {
             match tok.piece_id(&sym) {
@@ -130,21 +149,32 @@ fn markers_split_the_text_wherever_they_appear() {
 
 #[test]
 fn a_longer_marker_wins_over_its_prefix() {
-    let pieces = [("<pad>", 0.0, 2), ("</s>", 0.0, 2), ("<s>", 0.0, 2), ("<unk>", 0.0, 1), ("<a>", 0.0, 3), ("<a><b>", 0.0, 3)];
+    let pieces = [
+        ("<pad>", 0.0, 2),
+        ("</s>", 0.0, 2),
+        ("<s>", 0.0, 2),
+        ("<unk>", 0.0, 1),
+        ("<a>", 0.0, 3),
+        ("<a><b>", 0.0, 3),
+    ];
     let tok = Tokenizer::from_blob(&blob(&pieces, 0, 0)).unwrap();
     assert_eq!(tok.encode("<a><b><a>"), [5, 4]);
 }
 
 #[test]
 fn the_dummy_prefix_is_added_and_removed() {
-    let (raw, _) = vocab_with(&[("▁", -1.0), ("h", -1.0), ("i", -1.0), ("▁h", -1.5), ("▁hi", -1.2)], 1, 1);
+    let (raw, _) =
+        vocab_with(&[("▁", -1.0), ("h", -1.0), ("i", -1.0), ("▁h", -1.5), ("▁hi", -1.2)], 1, 1);
     let tok = Tokenizer::from_blob(&raw).unwrap();
     let hi = tok.piece_id("▁hi").unwrap();
     assert_eq!(tok.encode("hi hi"), [hi, hi]);
     assert_eq!(tok.decode(&[hi, hi]), "hi hi");
     // A lone "▁" appears before a marker at the start.
     let meta = tok.piece_id("▁").unwrap();
-    assert_eq!(tok.encode("<|im_start|>hi"), [meta, 4, tok.piece_id("h").unwrap(), tok.piece_id("i").unwrap()]);
+    assert_eq!(
+        tok.encode("<|im_start|>hi"),
+        [meta, 4, tok.piece_id("h").unwrap(), tok.piece_id("i").unwrap()]
+    );
     assert_eq!(tok.decode(&tok.encode("<|im_start|>hi")), "<|im_start|>hi");
     // Only one leading space is the dummy one.
     assert_eq!(tok.decode(&tok.encode("  hi")), "  hi");
@@ -277,7 +307,8 @@ fn truncated_blobs_are_refused() {
 
 #[test]
 fn forged_blobs_are_refused() {
-    let ok: &[(&str, f32, u8)] = &[("<pad>", 0.0, 2), ("</s>", 0.0, 2), ("<s>", 0.0, 2), ("<unk>", 0.0, 1)];
+    let ok: &[(&str, f32, u8)] =
+        &[("<pad>", 0.0, 2), ("</s>", 0.0, 2), ("<s>", 0.0, 2), ("<unk>", 0.0, 1)];
     assert!(Tokenizer::from_blob(&blob(ok, 0, 0)).is_ok());
     let with = |extra: (&str, f32, u8)| {
         let mut p = ok.to_vec();
@@ -319,8 +350,14 @@ fn forged_blobs_are_refused() {
 #[test]
 fn a_marker_encodes_to_the_last_piece_with_its_surface() {
     let pieces = [
-        ("<pad>", 0.0, 2), ("</s>", 0.0, 2), ("<s>", 0.0, 2), ("<unk>", 0.0, 1),
-        ("<m>", 0.0, 3), ("<m>", 0.0, 3), ("x", 0.0, 0), ("<m>", 0.0, 0),
+        ("<pad>", 0.0, 2),
+        ("</s>", 0.0, 2),
+        ("<s>", 0.0, 2),
+        ("<unk>", 0.0, 1),
+        ("<m>", 0.0, 3),
+        ("<m>", 0.0, 3),
+        ("x", 0.0, 0),
+        ("<m>", 0.0, 0),
     ];
     let tok = Tokenizer::from_blob(&blob(&pieces, 0, 0)).unwrap();
     assert_eq!(tok.encode("x<m>x<m>"), [6, 7, 6, 7]);

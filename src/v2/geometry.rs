@@ -68,9 +68,20 @@ impl Geometry {
     }
 
     fn check(&self) -> Result<()> {
-        let bad = |field, value: usize, reason| Err(Error::BadHeader { field, value: value as u64, reason });
-        if self.vocab == 0 || self.d_model == 0 || self.mhc_lanes == 0 || self.num_layers == 0 || self.num_layers > 64 {
-            return bad("d_model", self.d_model, "vocab, d_model, mhc_lanes and num_layers (<= 64) must be non-zero");
+        let bad = |field, value: usize, reason| {
+            Err(Error::BadHeader { field, value: value as u64, reason })
+        };
+        if self.vocab == 0
+            || self.d_model == 0
+            || self.mhc_lanes == 0
+            || self.num_layers == 0
+            || self.num_layers > 64
+        {
+            return bad(
+                "d_model",
+                self.d_model,
+                "vocab, d_model, mhc_lanes and num_layers (<= 64) must be non-zero",
+            );
         }
         if self.num_kv_heads == 0 || self.num_heads % self.num_kv_heads != 0 {
             return bad("num_kv_heads", self.num_kv_heads, "must divide num_heads");
@@ -90,7 +101,11 @@ impl Geometry {
     /// Positions each layer's KV ring holds for attention window `window` (0 = full causal)
     /// in a session of `session_len` tokens.
     pub fn kv_slots(&self, window: usize, session_len: usize) -> usize {
-        if window == 0 { session_len } else { window.min(session_len) }
+        if window == 0 {
+            session_len
+        } else {
+            window.min(session_len)
+        }
     }
 
     /// Bytes one cached position costs in one layer: keys and values, plus, for int8, one f32
@@ -107,7 +122,9 @@ impl Geometry {
 
     /// Every layer with attention window `window`, its ring holding `slots` positions.
     pub(crate) fn plan(&self, window: usize, slots: usize) -> Vec<LayerPlan> {
-        (0..self.num_layers).map(|layer| LayerPlan { layer, window: (window != 0).then_some(window), slots }).collect()
+        (0..self.num_layers)
+            .map(|layer| LayerPlan { layer, window: (window != 0).then_some(window), slots })
+            .collect()
     }
 
     /// The Engram geometry (empty without sites: then the header's Engram fields are ignored).

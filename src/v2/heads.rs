@@ -35,7 +35,11 @@ impl<'a> ProbeHead<'a> {
     pub(crate) fn new(t: &V2ProbeHead<'a>, cbs: &Codebooks, d: usize) -> Result<Self> {
         let (p, out) = (t.num_probes as usize, t.out_dim as usize);
         if p == 0 || out == 0 {
-            return Err(Error::BadTensor { index: t.probes.index, field: "shape", reason: "a head needs probes and outputs" });
+            return Err(Error::BadTensor {
+                index: t.probes.index,
+                field: "shape",
+                reason: "a head needs probes and outputs",
+            });
         }
         Ok(Self {
             kind: t.kind,
@@ -79,7 +83,11 @@ pub struct Pool {
 
 impl Pool {
     pub(crate) fn new(head: &ProbeHead<'_>, d: usize) -> Self {
-        Self { cells: SoftmaxPool::new(head.p, d), scores: vec![0.0; head.p], rot: vec![0.0; head.probes.rotation_len()] }
+        Self {
+            cells: SoftmaxPool::new(head.p, d),
+            scores: vec![0.0; head.p],
+            rot: vec![0.0; head.probes.rotation_len()],
+        }
     }
 }
 
@@ -94,7 +102,6 @@ impl HeadPool for Pool {
         self.cells.clear();
     }
 }
-
 
 impl Probe for ProbeHead<'_> {
     type Pool = Pool;

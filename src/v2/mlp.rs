@@ -82,10 +82,17 @@ mod tests {
         };
         let x: Vec<f32> = (0..d).map(|i| (i as f32 * 0.7).sin()).collect();
         let h = explicit_walsh(n);
-        let mul = |v: &[f64]| -> Vec<f64> { (0..n).map(|c| (0..n).map(|r| v[r] * h[r * n + c]).sum()).collect() };
-        let z: Vec<f64> = (0..n).map(|i| if i < d { f64::from(m.d1[i] * x[i]) } else { 0.0 }).collect();
+        let mul = |v: &[f64]| -> Vec<f64> {
+            (0..n).map(|c| (0..n).map(|r| v[r] * h[r * n + c]).sum()).collect()
+        };
+        let z: Vec<f64> =
+            (0..n).map(|i| if i < d { f64::from(m.d1[i] * x[i]) } else { 0.0 }).collect();
         let z = mul(&z);
-        let z: Vec<f64> = z.iter().zip(&m.d2).map(|(&v, &g)| (f64::from(g) * v) / (1.0 + (-(f64::from(g) * v)).exp())).collect();
+        let z: Vec<f64> = z
+            .iter()
+            .zip(&m.d2)
+            .map(|(&v, &g)| (f64::from(g) * v) / (1.0 + (-(f64::from(g) * v)).exp()))
+            .collect();
         let z = mul(&z);
         let want: Vec<f64> = (0..d).map(|i| f64::from(m.d3[i]) * z[i]).collect();
         let mut scratch = WalshMlp::scratch([&m].into_iter());

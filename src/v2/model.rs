@@ -7,7 +7,7 @@ use super::heads::ProbeHead;
 use super::mlp::WalshMlp;
 use super::state::{Options, State};
 use super::{HeadKind, KvPrecision, Numerics};
-use crate::blocks::attention::{AttnTensors, Attention, Heads};
+use crate::blocks::attention::{Attention, AttnTensors, Heads};
 use crate::blocks::engram::Site;
 use crate::blocks::mhc;
 use crate::blocks::pool::Tracked;
@@ -31,7 +31,11 @@ impl<'a> Model<'a> {
         let cbs = &c.codebooks;
         let d = g.d_model;
         if c.layers.len() != g.num_layers || c.engram.len() != g.engram_sites.len() {
-            return Err(Error::BadHeader { field: "num_layers", value: c.layers.len() as u64, reason: "tensors disagree with the header" });
+            return Err(Error::BadHeader {
+                field: "num_layers",
+                value: c.layers.len() as u64,
+                reason: "tensors disagree with the header",
+            });
         }
         let embedding = cq(&c.embedding, cbs, g.vocab, d)?;
         let mut mhc = mhc::load(&c.mhc, cbs, g.num_layers, g.mhc_lanes, d)?.into_iter();
@@ -55,7 +59,11 @@ impl<'a> Model<'a> {
                 attn: Attention::new(&attn, &heads, d, cbs)?,
                 attn_gate: sigmoid(floats(&l.attn_gate, 1)?[0]),
                 mlp: WalshMlp::new(l, g.hada_n)?,
-                mhc: mhc.next().ok_or(Error::BadHeader { field: "num_layers", value: i as u64, reason: "missing mHC rows" })?,
+                mhc: mhc.next().ok_or(Error::BadHeader {
+                    field: "num_layers",
+                    value: i as u64,
+                    reason: "missing mHC rows",
+                })?,
             });
         }
         // As upstream's incremental decoder (`_forward_cached`) does, a layer takes the first
@@ -67,7 +75,8 @@ impl<'a> Model<'a> {
                 sites.push(Site::new(s, layer, &engram, cbs)?);
             }
         }
-        let probe_heads = c.heads.iter().map(|h| ProbeHead::new(h, cbs, d)).collect::<Result<_>>()?;
+        let probe_heads =
+            c.heads.iter().map(|h| ProbeHead::new(h, cbs, d)).collect::<Result<_>>()?;
         let stack = Stack {
             d_model: d,
             lanes: g.mhc_lanes,
@@ -154,11 +163,17 @@ impl<'a> Model<'a> {
     pub fn head(&self, state: &State, kind: HeadKind) -> Result<Vec<f32>> {
         state.check_model(&self.geometry)?;
         let i = self.head_index(kind)?;
-        let pool = state.pools.get(i).ok_or(Error::InvalidArgument { name: "state", reason: "made without track_heads" })?;
+        let pool = state
+            .pools
+            .get(i)
+            .ok_or(Error::InvalidArgument { name: "state", reason: "made without track_heads" })?;
         self.heads[i].readout(pool, self.geometry.d_model)
     }
 
     fn head_index(&self, kind: HeadKind) -> Result<usize> {
-        self.heads.iter().position(|h| h.kind == kind).ok_or(Error::Unsupported { what: "probe head absent from the container" })
+        self.heads
+            .iter()
+            .position(|h| h.kind == kind)
+            .ok_or(Error::Unsupported { what: "probe head absent from the container" })
     }
 }

@@ -47,8 +47,18 @@ impl State {
         Self::check_capacity(options.max_tokens, g.max_seq_len)?;
         let plan = g.plan(options.window, g.kv_slots(options.window, options.max_tokens));
         let deploy = options.numerics == Numerics::Deploy;
-        let seq = model.stack.sequence(plan, options.kv, options.max_tokens, options.prefill_chunk, deploy)?;
-        let pools = if options.track_heads { model.heads.iter().map(|h| Pool::new(h, g.d_model)).collect() } else { Vec::new() };
+        let seq = model.stack.sequence(
+            plan,
+            options.kv,
+            options.max_tokens,
+            options.prefill_chunk,
+            deploy,
+        )?;
+        let pools = if options.track_heads {
+            model.heads.iter().map(|h| Pool::new(h, g.d_model)).collect()
+        } else {
+            Vec::new()
+        };
         Ok(Self { geometry: g.clone(), options: *options, seq, pools })
     }
 
@@ -84,6 +94,9 @@ impl State {
 
     /// Bytes of the whole per-sequence state: KV rings, Engram tails, chunk scratch, head pools.
     pub fn bytes(&self) -> usize {
-        self.seq.kv_bytes() + self.seq.scratch_bytes() + 4 * self.seq.mlp.iter().map(Vec::len).sum::<usize>() + self.head_pool_bytes()
+        self.seq.kv_bytes()
+            + self.seq.scratch_bytes()
+            + 4 * self.seq.mlp.iter().map(Vec::len).sum::<usize>()
+            + self.head_pool_bytes()
     }
 }

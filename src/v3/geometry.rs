@@ -79,12 +79,19 @@ impl Geometry {
     }
 
     fn check(&self) -> Result<()> {
-        let bad = |field, value: usize, reason| Err(Error::BadHeader { field, value: value as u64, reason });
+        let bad = |field, value: usize, reason| {
+            Err(Error::BadHeader { field, value: value as u64, reason })
+        };
         if self.vocab == 0 || self.logits_vocab == 0 || self.logits_vocab > self.vocab {
             return bad("out_vocab", self.logits_vocab, "must be 1 to vocab_size");
         }
-        if self.d_model == 0 || self.mhc_lanes == 0 || self.num_layers == 0 || self.num_layers > 64 {
-            return bad("d_model", self.d_model, "d_model, mhc_lanes and num_layers (<= 64) must be non-zero");
+        if self.d_model == 0 || self.mhc_lanes == 0 || self.num_layers == 0 || self.num_layers > 64
+        {
+            return bad(
+                "d_model",
+                self.d_model,
+                "d_model, mhc_lanes and num_layers (<= 64) must be non-zero",
+            );
         }
         if self.num_kv_heads == 0 || self.num_heads % self.num_kv_heads != 0 {
             return bad("num_kv_heads", self.num_kv_heads, "must divide num_heads");
@@ -109,7 +116,11 @@ impl Geometry {
     /// Positions a layer's KV ring holds in a session of `session_len` tokens: local layers
     /// stop at their window (and wrap), global layers hold the whole session.
     pub fn kv_slots(&self, layer: usize, session_len: usize) -> usize {
-        if self.is_global(layer) { session_len } else { session_len.min(self.sliding_window) }
+        if self.is_global(layer) {
+            session_len
+        } else {
+            session_len.min(self.sliding_window)
+        }
     }
 
     /// Bytes one cached position costs in one layer: keys and values, plus, for int8, one f32
@@ -128,7 +139,14 @@ impl Geometry {
     /// How each of `layers` runs in a session of `session_len` tokens.
     pub(crate) fn plan(&self, layers: &[usize], session_len: usize) -> Vec<LayerPlan> {
         let window = |l| (!self.is_global(l)).then_some(self.sliding_window);
-        layers.iter().map(|&l| LayerPlan { layer: l, window: window(l), slots: self.kv_slots(l, session_len) }).collect()
+        layers
+            .iter()
+            .map(|&l| LayerPlan {
+                layer: l,
+                window: window(l),
+                slots: self.kv_slots(l, session_len),
+            })
+            .collect()
     }
 
     /// The Engram geometry (empty without sites: then the header's Engram fields are ignored).

@@ -44,10 +44,19 @@ pub(crate) struct ProbeHead<'a> {
 
 impl<'a> ProbeHead<'a> {
     /// `rows` = num_layers + 1.
-    pub(crate) fn new(t: &ProbeHeadTensors<'a>, cbs: &Codebooks, rows: usize, d: usize) -> Result<Self> {
+    pub(crate) fn new(
+        t: &ProbeHeadTensors<'a>,
+        cbs: &Codebooks,
+        rows: usize,
+        d: usize,
+    ) -> Result<Self> {
         let (k, q, out) = (t.num_probes as usize, t.num_queries as usize, t.out_dim as usize);
         if k == 0 || q == 0 || out == 0 {
-            return Err(Error::BadTensor { index: t.probes.index, field: "shape", reason: "a head needs probes, queries and outputs" });
+            return Err(Error::BadTensor {
+                index: t.probes.index,
+                field: "shape",
+                reason: "a head needs probes, queries and outputs",
+            });
         }
         let all_probes = HeadMatrix::new(&t.probes, cbs, rows * k, d)?;
         Ok(Self {
@@ -131,7 +140,11 @@ pub struct Pool {
 
 impl Pool {
     pub(crate) fn new(head: &ProbeHead<'_>, rows: usize, d: usize) -> Self {
-        Self { time: SoftmaxPool::new(rows * head.k, d), scores: vec![0.0; head.k], rot: vec![0.0; head.rotation_len()] }
+        Self {
+            time: SoftmaxPool::new(rows * head.k, d),
+            scores: vec![0.0; head.k],
+            rot: vec![0.0; head.rotation_len()],
+        }
     }
 }
 
@@ -146,7 +159,6 @@ impl HeadPool for Pool {
         self.time.clear();
     }
 }
-
 
 impl Probe for ProbeHead<'_> {
     type Pool = Pool;

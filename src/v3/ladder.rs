@@ -41,7 +41,10 @@ pub fn ladder_order(num_layers: usize) -> Vec<usize> {
 /// The layer indices (ascending) a rung of `depth` blocks runs.
 pub fn ladder_layer_indices(num_layers: usize, depth: usize) -> Result<Vec<usize>> {
     if depth < 2 || depth > num_layers {
-        return Err(Error::InvalidArgument { name: "depth", reason: "must be between 2 and the number of layers" });
+        return Err(Error::InvalidArgument {
+            name: "depth",
+            reason: "must be between 2 and the number of layers",
+        });
     }
     let mut layers = ladder_order(num_layers);
     layers.truncate(depth);

@@ -37,9 +37,19 @@ impl Stage {
     fn apply(&self, a: usize, b: usize, z: &[f32], tmp: &mut [f32], out: &mut [f32]) {
         let n = a * b;
         // tmp[i, :] = Σ_j z[i, j] B[j, :]
-        dense::matmul(Strided { data: z, row_stride: b, col_stride: 1 }, &self.fb, b, &mut tmp[..n]);
+        dense::matmul(
+            Strided { data: z, row_stride: b, col_stride: 1 },
+            &self.fb,
+            b,
+            &mut tmp[..n],
+        );
         // out[k, :] = Σ_i A[i, k] tmp[i, :]
-        dense::matmul(Strided { data: &self.fa, row_stride: 1, col_stride: a }, &tmp[..n], b, &mut out[..n]);
+        dense::matmul(
+            Strided { data: &self.fa, row_stride: 1, col_stride: a },
+            &tmp[..n],
+            b,
+            &mut out[..n],
+        );
         out[n..].fill(0.0);
     }
 }
@@ -82,7 +92,9 @@ impl HadamardMlp {
     pub(crate) fn new(l: &V3Layer<'_>, d_model: usize, n: usize) -> Result<Self> {
         let a = 1usize << ((usize::BITS - (n - 1).leading_zeros()) / 2);
         let b = n / a;
-        let stage = |fa, fb| -> Result<Stage> { Ok(Stage { fa: floats(fa, a * a)?, fb: floats(fb, b * b)? }) };
+        let stage = |fa, fb| -> Result<Stage> {
+            Ok(Stage { fa: floats(fa, a * a)?, fb: floats(fb, b * b)? })
+        };
         let rank = l.cond_v.dims().get(1).copied().unwrap_or(0) as usize;
         let cond_v = floats(&l.cond_v, d_model * rank)?;
         let mut cond_vt = vec![0.0; d_model * rank];
@@ -117,7 +129,13 @@ impl Mlp for HadamardMlp {
             n = n.max(m.d1.len());
             rank = rank.max(m.rank);
         }
-        MlpScratch { z: vec![0.0; n], t: vec![0.0; n], u: vec![0.0; n], cond: vec![0.0; n], logits: vec![0.0; rank] }
+        MlpScratch {
+            z: vec![0.0; n],
+            t: vec![0.0; n],
+            u: vec![0.0; n],
+            cond: vec![0.0; n],
+            logits: vec![0.0; rank],
+        }
     }
 
     fn forward(&self, perm: &Permutations, x: &[f32], s: &mut MlpScratch, out: &mut [f32]) {

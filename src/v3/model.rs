@@ -8,7 +8,7 @@ use super::ladder::ladder_layer_indices;
 use super::mlp::{HadamardMlp, Permutations};
 use super::state::{Options, State};
 use super::{KvPrecision, Numerics};
-use crate::blocks::attention::{AttnTensors, Attention, Heads};
+use crate::blocks::attention::{Attention, AttnTensors, Heads};
 use crate::blocks::engram::Site;
 use crate::blocks::mhc;
 use crate::blocks::pool::Tracked;
@@ -34,7 +34,11 @@ fn permutation(view: &TensorView<'_>, n: usize) -> Result<Vec<u32>> {
         // `as` saturates (NaN -> 0), so the round trip rejects fractions, NaN and negatives.
         let i = v as usize;
         if i as f32 != v || i >= n || seen[i] {
-            return Err(Error::BadTensor { index: view.index, field: "data", reason: "not a permutation of 0..hada_n" });
+            return Err(Error::BadTensor {
+                index: view.index,
+                field: "data",
+                reason: "not a permutation of 0..hada_n",
+            });
         }
         seen[i] = true;
         out.push(i as u32);
@@ -49,7 +53,11 @@ impl<'a> Model<'a> {
         let cbs = &c.codebooks;
         let d = g.d_model;
         if c.layers.len() != g.num_layers || c.engram.len() != g.engram_sites.len() {
-            return Err(Error::BadHeader { field: "num_layers", value: c.layers.len() as u64, reason: "tensors disagree with the header" });
+            return Err(Error::BadHeader {
+                field: "num_layers",
+                value: c.layers.len() as u64,
+                reason: "tensors disagree with the header",
+            });
         }
         let embedding = cq(&c.embedding, cbs, g.vocab, d)?;
         let mut mhc = mhc::load(&c.mhc, cbs, g.num_layers, g.mhc_lanes, d)?.into_iter();
@@ -77,12 +85,25 @@ impl<'a> Model<'a> {
                 attn: Attention::new(&attn, &heads, d, cbs)?,
                 attn_gate: sigmoid(floats(&l.attn_gate, 1)?[0]),
                 mlp: HadamardMlp::new(l, d, g.hada_n)?,
-                mhc: mhc.next().ok_or(Error::BadHeader { field: "num_layers", value: i as u64, reason: "missing mHC rows" })?,
+                mhc: mhc.next().ok_or(Error::BadHeader {
+                    field: "num_layers",
+                    value: i as u64,
+                    reason: "missing mHC rows",
+                })?,
             });
         }
         let engram = g.engram();
-        let sites = c.engram.iter().zip(&g.engram_sites).map(|(s, &layer)| Site::new(s, layer, &engram, cbs)).collect::<Result<_>>()?;
-        let probe_heads = c.heads.iter().map(|h| ProbeHead::new(h, cbs, g.num_layers + 1, d)).collect::<Result<_>>()?;
+        let sites = c
+            .engram
+            .iter()
+            .zip(&g.engram_sites)
+            .map(|(s, &layer)| Site::new(s, layer, &engram, cbs))
+            .collect::<Result<_>>()?;
+        let probe_heads = c
+            .heads
+            .iter()
+            .map(|h| ProbeHead::new(h, cbs, g.num_layers + 1, d))
+            .collect::<Result<_>>()?;
         let stack = Stack {
             d_model: d,
             lanes: g.mhc_lanes,
@@ -95,7 +116,10 @@ impl<'a> Model<'a> {
             sites,
             engram,
             final_norm: gain(&c.final_norm, d)?,
-            mlp_shared: Permutations { p1: permutation(&c.hada_p1, g.hada_n)?, p2: permutation(&c.hada_p2, g.hada_n)? },
+            mlp_shared: Permutations {
+                p1: permutation(&c.hada_p1, g.hada_n)?,
+                p2: permutation(&c.hada_p2, g.hada_n)?,
+            },
             heads,
             pad_id: c.tokenizer_summary.pad,
             a8_mixing: true,
@@ -175,9 +199,17 @@ impl<'a> Model<'a> {
     /// confidence: one logit; router: three logits). Needs a state made with `track_heads`.
     pub fn head(&self, state: &State, kind: HeadKind) -> Result<Vec<f32>> {
         state.check_model(&self.geometry)?;
-        let i = self.heads.iter().position(|h| h.kind == kind).ok_or(Error::Unsupported { what: "probe head absent from the container" })?;
-        let pool = state.pools.get(i).ok_or(Error::InvalidArgument { name: "state", reason: "made without track_heads" })?;
-        let rows: Vec<usize> = core::iter::once(0).chain(state.seq.plan.iter().map(|p| p.layer + 1)).collect();
+        let i = self
+            .heads
+            .iter()
+            .position(|h| h.kind == kind)
+            .ok_or(Error::Unsupported { what: "probe head absent from the container" })?;
+        let pool = state
+            .pools
+            .get(i)
+            .ok_or(Error::InvalidArgument { name: "state", reason: "made without track_heads" })?;
+        let rows: Vec<usize> =
+            core::iter::once(0).chain(state.seq.plan.iter().map(|p| p.layer + 1)).collect();
         self.heads[i].readout(pool, &rows, self.geometry.d_model)
     }
 }

@@ -47,7 +47,13 @@ impl State {
         let layers = model.layer_indices(options.depth)?;
         let plan = g.plan(&layers, options.max_tokens);
         let deploy = options.numerics == Numerics::Deploy;
-        let seq = model.stack.sequence(plan, options.kv, options.max_tokens, options.prefill_chunk, deploy)?;
+        let seq = model.stack.sequence(
+            plan,
+            options.kv,
+            options.max_tokens,
+            options.prefill_chunk,
+            deploy,
+        )?;
         let pools = if options.track_heads {
             model.heads.iter().map(|hd| Pool::new(hd, g.num_layers + 1, g.d_model)).collect()
         } else {

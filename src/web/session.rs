@@ -44,7 +44,8 @@ impl Session {
         context: Option<f64>,
     ) -> Result<Session, JsValue> {
         console_error_panic_hook::set_once();
-        let opts = load_options(kv.as_deref(), numerics.as_deref(), layers, context).map_err(error)?;
+        let opts =
+            load_options(kv.as_deref(), numerics.as_deref(), layers, context).map_err(error)?;
         let bytes = NonNull::from(Box::leak(bytes));
         match Engine::load(owned(bytes), &opts) {
             Ok(engine) => Ok(Session { engine: ManuallyDrop::new(engine), bytes }),
@@ -64,7 +65,8 @@ impl Session {
         layers: Option<f64>,
         context: Option<f64>,
     ) -> Result<(), JsValue> {
-        let opts = load_options(kv.as_deref(), numerics.as_deref(), layers, context).map_err(error)?;
+        let opts =
+            load_options(kv.as_deref(), numerics.as_deref(), layers, context).map_err(error)?;
         let engine = Engine::load(owned(self.bytes), &opts).map_err(error)?;
         *self.engine = engine;
         Ok(())
@@ -88,20 +90,31 @@ impl Session {
             .set("depth", i.depth as u32)
             .set("max_seq_len", i.max_seq_len as u32)
             .set("capacity", i.capacity as u32)
-            .set("kv", match i.kv {
-                KvPrecision::F32 => "f32",
-                KvPrecision::Int8 => "int8",
-            })
-            .set("numerics", match i.numerics {
-                Numerics::Exact => "exact",
-                Numerics::Deploy => "deploy",
-            })
+            .set(
+                "kv",
+                match i.kv {
+                    KvPrecision::F32 => "f32",
+                    KvPrecision::Int8 => "int8",
+                },
+            )
+            .set(
+                "numerics",
+                match i.numerics {
+                    Numerics::Exact => "exact",
+                    Numerics::Deploy => "deploy",
+                },
+            )
             .set("heads", heads)
             .build()
     }
 
     /// The prompt text the model sees for this query and tool JSON.
-    pub fn render(&self, query: &str, tools_json: &str, system: Option<String>) -> Result<String, JsValue> {
+    pub fn render(
+        &self,
+        query: &str,
+        tools_json: &str,
+        system: Option<String>,
+    ) -> Result<String, JsValue> {
         self.engine.render(query, tools_json, system.as_deref()).map_err(error)
     }
 
@@ -158,7 +171,9 @@ impl Session {
     pub fn finish(&mut self) -> Result<String, JsValue> {
         let c = self.engine.finish().map_err(error)?;
         let Value::Object(mut members) = c.to_value() else {
-            return Err(error(Error::Unsupported { what: "a completion that is not a JSON object" }));
+            return Err(error(Error::Unsupported {
+                what: "a completion that is not a JSON object",
+            }));
         };
         let tokens = c.tokens.iter().map(|&t| Value::Int(t.to_string())).collect();
         members.push(("tokens".into(), Value::Array(tokens)));
@@ -195,7 +210,10 @@ impl Drop for Session {
 #[wasm_bindgen(js_name = requestOptions)]
 pub fn request_options() -> Vec<JsValue> {
     let flag = |f: Option<&str>| f.map_or(JsValue::NULL, JsValue::from_str);
-    session::OPTIONS.iter().map(|o| Obj::new().set("name", o.name).set("flag", flag(o.flag)).build()).collect()
+    session::OPTIONS
+        .iter()
+        .map(|o| Obj::new().set("name", o.name).set("flag", flag(o.flag)).build())
+        .collect()
 }
 
 /// Headroom [`reserve`] adds to the container for the engine's own first allocations.
@@ -224,17 +242,32 @@ fn owned(bytes: NonNull<[u8]>) -> &'static [u8] {
     unsafe { bytes.as_ref() }
 }
 
-fn load_options(kv: Option<&str>, numerics: Option<&str>, layers: Option<f64>, context: Option<f64>) -> Result<LoadOptions> {
+fn load_options(
+    kv: Option<&str>,
+    numerics: Option<&str>,
+    layers: Option<f64>,
+    context: Option<f64>,
+) -> Result<LoadOptions> {
     let kv = match kv {
         None => None,
         Some("f32") => Some(KvPrecision::F32),
         Some("int8") => Some(KvPrecision::Int8),
-        Some(_) => return Err(Error::InvalidArgument { name: "kv", reason: "expected \"f32\" or \"int8\"" }),
+        Some(_) => {
+            return Err(Error::InvalidArgument {
+                name: "kv",
+                reason: "expected \"f32\" or \"int8\"",
+            })
+        }
     };
     let numerics = match numerics {
         None | Some("exact") => Numerics::Exact,
         Some("deploy") => Numerics::Deploy,
-        Some(_) => return Err(Error::InvalidArgument { name: "numerics", reason: "expected \"exact\" or \"deploy\"" }),
+        Some(_) => {
+            return Err(Error::InvalidArgument {
+                name: "numerics",
+                reason: "expected \"exact\" or \"deploy\"",
+            })
+        }
     };
     let layers = layers.map(|v| count("layers", v)).transpose()?;
     let max_tokens = context.map(|v| count("context", v)).transpose()?;

@@ -66,7 +66,12 @@ pub fn start_pool(threads: usize) -> Result<(), JsValue> {
             Ok(())
         })
         .build_global()
-        .map_err(|_| error(Error::InvalidArgument { name: "threads", reason: "the thread pool could not be built (it already exists)" }))?;
+        .map_err(|_| {
+            error(Error::InvalidArgument {
+                name: "threads",
+                reason: "the thread pool could not be built (it already exists)",
+            })
+        })?;
     crate::kernels::parallel::wasm_pool_started();
     Ok(())
 }
@@ -75,7 +80,11 @@ pub fn start_pool(threads: usize) -> Result<(), JsValue> {
 /// e2e tests do to compare every split result with the one-thread build's.
 #[wasm_bindgen(js_name = setMinChunkWork)]
 pub fn set_min_chunk_work(work: f64) {
-    crate::kernels::parallel::set_min_chunk_work(if work >= 1.0 { work.min(usize::MAX as f64) as usize } else { 1 });
+    crate::kernels::parallel::set_min_chunk_work(if work >= 1.0 {
+        work.min(usize::MAX as f64) as usize
+    } else {
+        1
+    });
 }
 
 /// Threads the kernels split products across (1 until [`start_pool`]).

@@ -46,7 +46,8 @@ impl Case {
     pub fn load(dir: PathBuf) -> Case {
         Case {
             name: dir.file_name().unwrap().to_string_lossy().into_owned(),
-            bytes: fs::read(dir.join("model.cact")).unwrap_or_else(|e| panic!("{}: {e}", dir.display())),
+            bytes: fs::read(dir.join("model.cact"))
+                .unwrap_or_else(|e| panic!("{}: {e}", dir.display())),
             json: load_json(&dir.join("case.json")),
             dir,
         }
@@ -107,7 +108,10 @@ pub fn argmax(row: &[f32]) -> u32 {
 /// max |ours - ref| / max |ref| of one row.
 pub fn deviation(ours: &[f32], reference: &[f32]) -> f64 {
     let scale = reference.iter().fold(0f64, |m, &x| m.max(f64::from(x).abs()));
-    let worst = ours.iter().zip(reference).fold(0f64, |m, (&a, &b)| m.max((f64::from(a) - f64::from(b)).abs()));
+    let worst = ours
+        .iter()
+        .zip(reference)
+        .fold(0f64, |m, (&a, &b)| m.max((f64::from(a) - f64::from(b)).abs()));
     worst / scale.max(1e-30)
 }
 
@@ -117,9 +121,17 @@ pub fn reference_rows(case: &Case, mode: &Value) -> (Vec<f32>, usize, f64) {
     let raw = fs::read(case.dir.join(get(logits, "file").as_str().unwrap())).unwrap();
     let cols = num(get(logits, "cols")) as usize;
     let (rows, quantum) = match get(logits, "dtype").as_str().unwrap() {
-        "f32" => (raw.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect::<Vec<_>>(), 0.0),
+        "f32" => (
+            raw.chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect::<Vec<_>>(),
+            0.0,
+        ),
         // FP16 storage moves each value by up to 2^-11 of itself.
-        "f16" => (raw.chunks_exact(2).map(|c| f16::to_f32(u16::from_le_bytes([c[0], c[1]]))).collect(), 2f64.powi(-11)),
+        "f16" => (
+            raw.chunks_exact(2).map(|c| f16::to_f32(u16::from_le_bytes([c[0], c[1]]))).collect(),
+            2f64.powi(-11),
+        ),
         other => panic!("logits dtype {other}"),
     };
     assert_eq!(rows.len(), num(get(logits, "rows")) as usize * cols);
@@ -139,7 +151,15 @@ pub struct ModeResult {
 /// modes must match to `F32_BAR` with every token identical; the others within the tolerance
 /// the generator measured (plus the storage quantum for stored rows), with tokens identical
 /// over the steps whose margin clearly exceeds that noise.
-pub fn check_rows(case: &Case, mode_name: &str, mode: &Value, exact: bool, rows: &[f32], v: usize, ours: &[u32]) -> ModeResult {
+pub fn check_rows(
+    case: &Case,
+    mode_name: &str,
+    mode: &Value,
+    exact: bool,
+    rows: &[f32],
+    v: usize,
+    ours: &[u32],
+) -> ModeResult {
     let greedy = ids(get(mode, "greedy"));
     let (reference, cols, quantum) = reference_rows(case, mode);
     assert_eq!(cols, v, "{}: logits width", case.name);
@@ -151,7 +171,12 @@ pub fn check_rows(case: &Case, mode_name: &str, mode: &Value, exact: bool, rows:
         let tolerance = num(get(mode, "tolerance"));
         (tolerance + quantum, tolerance, num(get(mode, "robust_prefix")) as usize)
     };
-    assert_eq!(ours[..exact_steps], greedy[..exact_steps], "{} {mode_name}: greedy tokens", case.name);
+    assert_eq!(
+        ours[..exact_steps],
+        greedy[..exact_steps],
+        "{} {mode_name}: greedy tokens",
+        case.name
+    );
 
     let mut worst = 0f64;
     for (i, (a, r)) in rows.chunks_exact(v).zip(reference.chunks_exact(v)).enumerate() {
@@ -162,6 +187,10 @@ pub fn check_rows(case: &Case, mode_name: &str, mode: &Value, exact: bool, rows:
     // The last row is also recorded in full f32 precision.
     let last = floats(get(mode, "last_row"));
     let dev = deviation(&rows[rows.len() - v..], &last);
-    assert!(dev <= last_bar, "{} {mode_name}: last row deviates by {dev:.3e} > {last_bar:.3e}", case.name);
+    assert!(
+        dev <= last_bar,
+        "{} {mode_name}: last row deviates by {dev:.3e} > {last_bar:.3e}",
+        case.name
+    );
     ModeResult { worst: worst.max(dev), bar, tokens_checked: exact_steps }
 }

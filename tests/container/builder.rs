@@ -21,12 +21,26 @@ pub struct Spec {
 
 fn fp16(name: impl Into<String>, shape: &[u32]) -> Spec {
     let n: u32 = shape.iter().product();
-    Spec { name: name.into(), dtype: FP16, shape: shape.to_vec(), group: 0, bits: 0, blob: vec![0; 2 * n as usize] }
+    Spec {
+        name: name.into(),
+        dtype: FP16,
+        shape: shape.to_vec(),
+        group: 0,
+        bits: 0,
+        blob: vec![0; 2 * n as usize],
+    }
 }
 
 fn fp16_values(name: impl Into<String>, values: &[u16]) -> Spec {
     let blob = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-    Spec { name: name.into(), dtype: FP16, shape: vec![values.len() as u32], group: 0, bits: 0, blob }
+    Spec {
+        name: name.into(),
+        dtype: FP16,
+        shape: vec![values.len() as u32],
+        group: 0,
+        bits: 0,
+        blob,
+    }
 }
 
 /// Bytes of a CQ blob: packed codes of the group-padded row, then an FP16 norm per group.
@@ -63,7 +77,13 @@ pub fn tokenizer_blob(pieces: u32) -> Vec<u8> {
             _ => char::from(b'a' + (i % 26) as u8).to_string().repeat(1 + i as usize / 26),
         };
         b.extend_from_slice(&0f32.to_le_bytes());
-        b.push(if i < 3 { 2 } else if i == 3 { 1 } else { 0 });
+        b.push(if i < 3 {
+            2
+        } else if i == 3 {
+            1
+        } else {
+            0
+        });
         b.extend_from_slice(&(surface.len() as u16).to_le_bytes());
         b.extend_from_slice(surface.as_bytes());
     }
@@ -170,7 +190,8 @@ impl V3 {
     pub fn specs(&self) -> Vec<Spec> {
         let mut widths = self.widths.iter().copied().cycle();
         let g = self.group;
-        let mut q = |name: String, rows: u32, cols: u32| cq(name, rows, cols, g, widths.next().unwrap());
+        let mut q =
+            |name: String, rows: u32, cols: u32| cq(name, rows, cols, g, widths.next().unwrap());
         let (d, n) = (self.d_model, self.hada_n());
         let (qo, ko, vo, ao) = (
             self.num_heads * self.qk_head_dim,
@@ -217,7 +238,8 @@ impl V3 {
         }
         ts.push(fp16("final_norm", &[d]));
         if !self.heads.is_empty() {
-            let codes: Vec<u16> = self.heads.iter().map(|h| [0x3c00, 0x4000, 0x4200][h.code as usize - 1]).collect();
+            let codes: Vec<u16> =
+                self.heads.iter().map(|h| [0x3c00, 0x4000, 0x4200][h.code as usize - 1]).collect();
             ts.push(fp16_values("heads.manifest", &codes));
         }
         let rows = self.num_layers + 1;
@@ -339,7 +361,8 @@ impl V2 {
     pub fn specs(&self) -> Vec<Spec> {
         let mut widths = self.widths.iter().copied().cycle();
         let g = self.group;
-        let mut q = |name: String, rows: u32, cols: u32| cq(name, rows, cols, g, widths.next().unwrap());
+        let mut q =
+            |name: String, rows: u32, cols: u32| cq(name, rows, cols, g, widths.next().unwrap());
         let (d, n) = (self.d_model, self.d_model.next_power_of_two());
         let (qo, kvo) = (self.num_heads * self.head_dim, self.num_kv_heads * self.head_dim);
         let mut ts = vec![q("embedding".into(), self.vocab, d)];
@@ -362,11 +385,19 @@ impl V2 {
         }
         ts.extend(mhc(self.num_layers, self.mhc_lanes, d, &mut q));
         for s in 0..self.sites.len() {
-            ts.extend(engram_site(s, self.tables(), self.engram_slots, d / self.tables(), d, &mut q));
+            ts.extend(engram_site(
+                s,
+                self.tables(),
+                self.engram_slots,
+                d / self.tables(),
+                d,
+                &mut q,
+            ));
         }
         ts.push(fp16("final_norm", &[d]));
         if !self.heads.is_empty() {
-            let codes: Vec<u16> = self.heads.iter().map(|h| [0x3c00, 0x4000][h.0 as usize - 1]).collect();
+            let codes: Vec<u16> =
+                self.heads.iter().map(|h| [0x3c00, 0x4000][h.0 as usize - 1]).collect();
             ts.push(fp16_values("heads.manifest", &codes));
         }
         for &(code, probes, out) in &self.heads {
@@ -415,7 +446,13 @@ impl V2 {
 /// Finishes a header from its leading u32 fields `f`: the Engram orders (zero-padded to 4),
 /// the site count and sites (zero-padded to `site_slots`), checked to make `fields` u32 in
 /// all, then rope_theta.
-fn header_tail(mut f: Vec<u32>, orders: &[u32], sites: &[u32], site_slots: usize, fields: usize) -> Vec<u8> {
+fn header_tail(
+    mut f: Vec<u32>,
+    orders: &[u32],
+    sites: &[u32],
+    site_slots: usize,
+    fields: usize,
+) -> Vec<u8> {
     f.extend(orders.iter().copied().chain(std::iter::repeat(0)).take(4));
     f.push(sites.len() as u32);
     f.extend(sites.iter().copied().chain(std::iter::repeat(0)).take(site_slots));
@@ -439,7 +476,14 @@ fn mhc(layers: u32, lanes: u32, d: u32, q: &mut impl FnMut(String, u32, u32) -> 
     ]
 }
 
-fn engram_site(s: usize, tables: u32, slots: u32, sub_dim: u32, d: u32, q: &mut impl FnMut(String, u32, u32) -> Spec) -> Vec<Spec> {
+fn engram_site(
+    s: usize,
+    tables: u32,
+    slots: u32,
+    sub_dim: u32,
+    d: u32,
+    q: &mut impl FnMut(String, u32, u32) -> Spec,
+) -> Vec<Spec> {
     vec![
         q(format!("engram{s}.tables"), tables * slots, sub_dim),
         q(format!("engram{s}.key_proj"), d, tables * sub_dim),

@@ -52,7 +52,8 @@ fn run() -> Result<(), String> {
         }
     }
     let model = model.ok_or("--model is required")?;
-    let plan = std::fs::read_to_string(plan.ok_or("--plan is required")?).map_err(|e| e.to_string())?;
+    let plan =
+        std::fs::read_to_string(plan.ok_or("--plan is required")?).map_err(|e| e.to_string())?;
     let requests = parse_plan(&plan)?;
 
     let bytes = std::fs::read(&model).map_err(|e| format!("{model}: {e}"))?;
@@ -109,7 +110,11 @@ fn v3_request(engine: &V3Engine, r: &Request, kv: KvPrecision) -> Result<Measure
     let decode_ms = ms(t1);
     let decoded = r.gen.saturating_sub(1);
     if cache.pos() != r.ids.len() + decoded {
-        return Err(format!("v3 cache at {} after {} + {decoded} tokens", cache.pos(), r.ids.len()));
+        return Err(format!(
+            "v3 cache at {} after {} + {decoded} tokens",
+            cache.pos(),
+            r.ids.len()
+        ));
     }
     Ok(Measured { prefill_ms, decode_ms, decoded, kv_bytes: cache.bytes() })
 }
@@ -130,7 +135,11 @@ fn v2_request(engine: &V2Engine, batch: &mut V2Batch, r: &Request) -> Result<Mea
     let decode_ms = ms(t1);
     let decoded = r.gen.saturating_sub(1);
     if state.pos() != r.ids.len() + decoded {
-        return Err(format!("v2 state at {} after {} + {decoded} tokens", state.pos(), r.ids.len()));
+        return Err(format!(
+            "v2 state at {} after {} + {decoded} tokens",
+            state.pos(),
+            r.ids.len()
+        ));
     }
     Ok(Measured { prefill_ms, decode_ms, decoded, kv_bytes: state.kv_bytes() })
 }
@@ -140,11 +149,15 @@ fn parse_plan(text: &str) -> Result<Vec<Request>, String> {
         .filter(|l| !l.trim().is_empty())
         .map(|line| {
             let mut parts = line.split_whitespace();
-            let (Some(name), Some(gen), Some(ids)) = (parts.next(), parts.next(), parts.next()) else {
+            let (Some(name), Some(gen), Some(ids)) = (parts.next(), parts.next(), parts.next())
+            else {
                 return Err(format!("bad plan line: {line}"));
             };
             let gen = gen.parse().map_err(|_| format!("bad token count in: {line}"))?;
-            let ids = ids.split(',').map(|s| s.parse().map_err(|_| format!("bad id {s}"))).collect::<Result<_, _>>()?;
+            let ids = ids
+                .split(',')
+                .map(|s| s.parse().map_err(|_| format!("bad id {s}")))
+                .collect::<Result<_, _>>()?;
             Ok(Request { name: name.to_string(), gen, ids })
         })
         .collect()

@@ -11,7 +11,9 @@ pub const DEFAULT_MODEL: &[u8] = include_bytes!("../../../www/models/default.cac
 
 pub fn tokenizer() -> &'static Tokenizer {
     static TOKENIZER: OnceLock<Tokenizer> = OnceLock::new();
-    TOKENIZER.get_or_init(|| Tokenizer::from_blob(container::parse(DEFAULT_MODEL).unwrap().tokenizer()).unwrap())
+    TOKENIZER.get_or_init(|| {
+        Tokenizer::from_blob(container::parse(DEFAULT_MODEL).unwrap().tokenizer()).unwrap()
+    })
 }
 
 /// Splits `data` at the first `n - 1` zero bytes into `n` parts (missing parts are empty).

@@ -43,7 +43,8 @@ impl Args {
 
     fn value_os(&mut self, name: &'static str) -> Result<Option<OsString>, Failure> {
         let prefix = format!("{name}=");
-        let is_option = |a: &OsString| a == name || a.as_encoded_bytes().starts_with(prefix.as_bytes());
+        let is_option =
+            |a: &OsString| a == name || a.as_encoded_bytes().starts_with(prefix.as_bytes());
         let Some(i) = self.rest.iter().position(is_option) else {
             return Ok(None);
         };
@@ -54,7 +55,8 @@ impl Args {
             // which `from_encoded_bytes_unchecked` allows.
             return Ok(Some(unsafe { OsStr::from_encoded_bytes_unchecked(value) }.to_owned()));
         }
-        let next_is_value = self.rest.get(i).is_some_and(|a| !a.as_encoded_bytes().starts_with(b"--"));
+        let next_is_value =
+            self.rest.get(i).is_some_and(|a| !a.as_encoded_bytes().starts_with(b"--"));
         if next_is_value {
             return Ok(Some(self.rest.remove(i)));
         }

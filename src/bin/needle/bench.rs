@@ -36,19 +36,27 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
     let ids_only = args.flag("--ids");
     args.finish()?;
     let text = std::fs::read_to_string(&path).map_err(|e| Failure::Io(path.clone(), e))?;
-    let jobs = jobs(&json::parse(&text)?).ok_or_else(|| Failure::Usage(format!("{path}: expected [{{name, query, system, tools, max_tokens}}]")))?;
+    let jobs = jobs(&json::parse(&text)?).ok_or_else(|| {
+        Failure::Usage(format!("{path}: expected [{{name, query, system, tools, max_tokens}}]"))
+    })?;
 
     let t0 = Instant::now();
     let mut engine = Engine::load(&model.bytes, &options)?;
     let load_ms = ms_since(t0);
     let mut out = std::io::stdout().lock();
-    let mut emit = |record: Value| writeln!(out, "{}", record.to_json()).map_err(|e| Failure::Io("stdout".into(), e));
+    let mut emit = |record: Value| {
+        writeln!(out, "{}", record.to_json()).map_err(|e| Failure::Io("stdout".into(), e))
+    };
 
     if ids_only {
         for job in &jobs {
             let prompt = engine.render(&job.query, &job.tools, job.system.as_deref())?;
-            let ids = engine.prompt_ids(&prompt).into_iter().map(|i| Value::Int(i.to_string())).collect();
-            emit(object(vec![("name", Value::String(job.name.clone())), ("ids", Value::Array(ids))]))?;
+            let ids =
+                engine.prompt_ids(&prompt).into_iter().map(|i| Value::Int(i.to_string())).collect();
+            emit(object(vec![
+                ("name", Value::String(job.name.clone())),
+                ("ids", Value::Array(ids)),
+            ]))?;
         }
         return Ok(());
     }
@@ -84,7 +92,10 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
             ("kv_bytes", Value::Int(engine.kv_bytes().to_string())),
         ]))?;
     }
-    emit(object(vec![("kind", Value::String("memory".into())), ("peak_bytes", Value::Int(peak_rss().to_string()))]))
+    emit(object(vec![
+        ("kind", Value::String("memory".into())),
+        ("peak_bytes", Value::Int(peak_rss().to_string())),
+    ]))
 }
 
 fn jobs(value: &Value) -> Option<Vec<Job>> {

@@ -65,10 +65,18 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
         let total_ms = ms_since(t0);
         let first_token_ms = first_token_ms.unwrap_or(total_ms);
         if json {
-            let Value::Object(mut members) = done.to_value() else { unreachable!("an envelope is an object") };
-            members.push(("tokens".into(), Value::Array(done.tokens.iter().map(|&t| Value::Int(t.to_string())).collect())));
+            let Value::Object(mut members) = done.to_value() else {
+                unreachable!("an envelope is an object")
+            };
+            members.push((
+                "tokens".into(),
+                Value::Array(done.tokens.iter().map(|&t| Value::Int(t.to_string())).collect()),
+            ));
             let timings = [("first_token_ms", first_token_ms), ("total_ms", total_ms)];
-            members.push(("timings".into(), Value::Object(timings.map(|(k, v)| (k.into(), Value::Float(v))).into())));
+            members.push((
+                "timings".into(),
+                Value::Object(timings.map(|(k, v)| (k.into(), Value::Float(v))).into()),
+            ));
             writeln!(out, "{}", Value::Object(members).to_json()).map_err(io)?;
         } else {
             writeln!(out).map_err(io)?;

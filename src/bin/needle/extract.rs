@@ -59,5 +59,6 @@ fn as_tool(schema: Value) -> Value {
 }
 
 fn print(value: &Value) -> Result<(), Failure> {
-    writeln!(std::io::stdout().lock(), "{}", value.to_json()).map_err(|e| Failure::Io("stdout".into(), e))
+    writeln!(std::io::stdout().lock(), "{}", value.to_json())
+        .map_err(|e| Failure::Io("stdout".into(), e))
 }

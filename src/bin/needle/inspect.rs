@@ -10,7 +10,8 @@ use needle_web::{v2, v3};
 use crate::model;
 use crate::{Args, Failure};
 
-pub const USAGE: &str = "inspect [--model F] [--json]   print a container's geometry and tensor table";
+pub const USAGE: &str =
+    "inspect [--model F] [--json]   print a container's geometry and tensor table";
 
 pub fn run(mut args: Args) -> Result<(), Failure> {
     let model = model::read(&mut args)?;
@@ -18,7 +19,11 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
     args.finish()?;
     let c = container::parse(&model.bytes)?;
     check_runnable(&c)?;
-    let out = if json { render_json(&c, model.bytes.len()) } else { render_text(&c, &model.source, model.bytes.len()) };
+    let out = if json {
+        render_json(&c, model.bytes.len())
+    } else {
+        render_text(&c, &model.source, model.bytes.len())
+    };
     print!("{out}");
     Ok(())
 }
@@ -42,10 +47,20 @@ fn heads(c: &Container<'_>) -> Vec<(&'static str, String)> {
             .iter()
             .map(|h| {
                 let layout = if h.probes.dtype == container::DType::Cq { "CQ" } else { "FP16" };
-                (h.kind.key(), format!("probes {} queries {} out {} ({layout})", h.num_probes, h.num_queries, h.out_dim))
+                (
+                    h.kind.key(),
+                    format!(
+                        "probes {} queries {} out {} ({layout})",
+                        h.num_probes, h.num_queries, h.out_dim
+                    ),
+                )
             })
             .collect(),
-        Container::V2(c) => c.heads.iter().map(|h| (h.kind.key(), format!("probes {} out {}", h.num_probes, h.out_dim))).collect(),
+        Container::V2(c) => c
+            .heads
+            .iter()
+            .map(|h| (h.kind.key(), format!("probes {} out {}", h.num_probes, h.out_dim)))
+            .collect(),
     }
 }
 
@@ -79,7 +94,13 @@ fn render_text(c: &Container<'_>, path: &str, file_len: usize) -> String {
         let _ = writeln!(s, "  {name:<22} {}", field_text(&f));
     }
     let cb = c.codebooks();
-    let _ = writeln!(s, "codebooks   cb2[{}] cb3[{}] cb4[{}]", cb.cb2.len(), cb.cb3.len(), cb.cb4.len());
+    let _ = writeln!(
+        s,
+        "codebooks   cb2[{}] cb3[{}] cb4[{}]",
+        cb.cb2.len(),
+        cb.cb3.len(),
+        cb.cb4.len()
+    );
     let t = c.tokenizer_summary();
     let _ = writeln!(
         s,
@@ -99,7 +120,11 @@ fn render_text(c: &Container<'_>, path: &str, file_len: usize) -> String {
         let _ = writeln!(s, "head        {key}: {desc}");
     }
     let _ = writeln!(s, "tensors");
-    let _ = writeln!(s, "  {:>4}  {:<26} {:<5} {:<16} {:>4} {:>5} {:>10} {:>10}", "idx", "name", "dtype", "shape", "bits", "group", "offset", "bytes");
+    let _ = writeln!(
+        s,
+        "  {:>4}  {:<26} {:<5} {:<16} {:>4} {:>5} {:>10} {:>10}",
+        "idx", "name", "dtype", "shape", "bits", "group", "offset", "bytes"
+    );
     for t in c.tensors() {
         let v = &t.view;
         let _ = writeln!(
@@ -150,10 +175,17 @@ fn field_json(f: &Field<'_>) -> String {
 }
 
 fn render_json(c: &Container<'_>, file_len: usize) -> String {
-    let geometry: Vec<String> = c.header_fields().iter().map(|(k, f)| format!("{}:{}", json_str(k), field_json(f))).collect();
+    let geometry: Vec<String> = c
+        .header_fields()
+        .iter()
+        .map(|(k, f)| format!("{}:{}", json_str(k), field_json(f)))
+        .collect();
     let cb = c.codebooks();
     let t = c.tokenizer_summary();
-    let heads: Vec<String> = heads(c).into_iter().map(|(k, d)| format!("{{\"key\":{},\"summary\":{}}}", json_str(k), json_str(&d))).collect();
+    let heads: Vec<String> = heads(c)
+        .into_iter()
+        .map(|(k, d)| format!("{{\"key\":{},\"summary\":{}}}", json_str(k), json_str(&d)))
+        .collect();
     let tensors: Vec<String> = c
         .tensors()
         .iter()

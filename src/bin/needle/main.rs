@@ -97,7 +97,10 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
         Err(Failure::Ungrounded(paths)) => {
-            eprintln!("needle {name}: values not grounded in the input: {} [ungrounded]", paths.join(", "));
+            eprintln!(
+                "needle {name}: values not grounded in the input: {} [ungrounded]",
+                paths.join(", ")
+            );
             ExitCode::from(1)
         }
     }

@@ -9,7 +9,8 @@ use crate::{Args, Failure};
 
 /// The embedded default model (the small Needle 3 of tools/train/, trained on upstream's six
 /// tool environments), so the CLI answers with no file at hand, as the demo page does.
-const EMBEDDED_MODEL: &[u8] = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/www/models/default.cact"));
+const EMBEDDED_MODEL: &[u8] =
+    include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/www/models/default.cact"));
 
 /// A container's bytes and where they came from.
 pub struct Model {
@@ -21,7 +22,11 @@ pub struct Model {
 /// Takes `--model FILE` and reads it whole, timing the read; without it, the embedded model.
 pub fn read(args: &mut Args) -> Result<Model, Failure> {
     let Some(path) = args.path("--model")? else {
-        return Ok(Model { bytes: Cow::Borrowed(EMBEDDED_MODEL), source: "(embedded default model)".into(), read_ms: 0.0 });
+        return Ok(Model {
+            bytes: Cow::Borrowed(EMBEDDED_MODEL),
+            source: "(embedded default model)".into(),
+            read_ms: 0.0,
+        });
     };
     let t0 = Instant::now();
     // Shown lossily in messages and `--json`; opened as given.
@@ -36,14 +41,25 @@ pub fn options(args: &mut Args) -> Result<LoadOptions, Failure> {
         None => None,
         Some("f32") => Some(KvPrecision::F32),
         Some("int8") => Some(KvPrecision::Int8),
-        Some(other) => return Err(Failure::Usage(format!("--kv must be f32 or int8, not '{other}'"))),
+        Some(other) => {
+            return Err(Failure::Usage(format!("--kv must be f32 or int8, not '{other}'")))
+        }
     };
     let numerics = match args.value("--numerics")?.as_deref() {
         None | Some("exact") => Numerics::Exact,
         Some("deploy") => Numerics::Deploy,
-        Some(other) => return Err(Failure::Usage(format!("--numerics must be exact or deploy, not '{other}'"))),
+        Some(other) => {
+            return Err(Failure::Usage(format!(
+                "--numerics must be exact or deploy, not '{other}'"
+            )))
+        }
     };
-    Ok(LoadOptions { kv, numerics, layers: number(args, "--layers")?, max_tokens: number(args, "--max-context")? })
+    Ok(LoadOptions {
+        kv,
+        numerics,
+        layers: number(args, "--layers")?,
+        max_tokens: number(args, "--max-context")?,
+    })
 }
 
 /// Takes `--date "YYYY-MM-DD Ddd HH:MM"` or `--auto-date` (this machine's clock, in UTC: the
@@ -53,10 +69,14 @@ pub fn options(args: &mut Args) -> Result<LoadOptions, Failure> {
 pub fn date(args: &mut Args) -> Result<Option<String>, Failure> {
     let auto = args.flag("--auto-date");
     match (args.value("--date")?, auto) {
-        (Some(_), true) => Err(Failure::Usage("--date and --auto-date both give the date: pass one".into())),
+        (Some(_), true) => {
+            Err(Failure::Usage("--date and --auto-date both give the date: pass one".into()))
+        }
         (Some(date), false) => Ok(Some(date)),
         (None, true) => {
-            let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+            let secs = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs() as i64);
             Ok(Some(needle_web::grounding::fact_from_unix(secs, 0)))
         }
         (None, false) => Ok(None),
@@ -64,9 +84,14 @@ pub fn date(args: &mut Args) -> Result<Option<String>, Failure> {
 }
 
 /// Takes an optional numeric option.
-pub fn number<T: std::str::FromStr>(args: &mut Args, name: &'static str) -> Result<Option<T>, Failure> {
+pub fn number<T: std::str::FromStr>(
+    args: &mut Args,
+    name: &'static str,
+) -> Result<Option<T>, Failure> {
     args.value(name)?
-        .map(|v| v.parse().map_err(|_| Failure::Usage(format!("{name} must be a number, not '{v}'"))))
+        .map(|v| {
+            v.parse().map_err(|_| Failure::Usage(format!("{name} must be a number, not '{v}'")))
+        })
         .transpose()
 }
 

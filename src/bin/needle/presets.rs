@@ -11,7 +11,14 @@ macro_rules! presets {
         const FILES: &[&str] = &[$(include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/www/presets/", $name, ".json"))),*];
     };
 }
-presets!("smart_home", "media_player", "kitchen_appliance", "productivity", "wearable", "data_capture");
+presets!(
+    "smart_home",
+    "media_player",
+    "kitchen_appliance",
+    "productivity",
+    "wearable",
+    "data_capture"
+);
 
 /// A preset's tools (JSON text) and system prompt.
 pub struct Preset {
@@ -21,7 +28,10 @@ pub struct Preset {
 
 pub fn get(name: &str) -> Result<Preset, Failure> {
     let Some(i) = NAMES.iter().position(|&n| n == name) else {
-        return Err(Failure::Usage(format!("unknown preset '{name}' (one of {})", NAMES.join(", "))));
+        return Err(Failure::Usage(format!(
+            "unknown preset '{name}' (one of {})",
+            NAMES.join(", ")
+        )));
     };
     let env = json::parse(FILES[i])?;
     let tools = env.get("tools").map(Value::to_json).unwrap_or_default();
@@ -33,7 +43,9 @@ pub fn get(name: &str) -> Result<Preset, Failure> {
 pub fn tools_and_system(args: &mut Args) -> Result<(String, Option<String>), Failure> {
     let preset = args.value("--preset")?.map(|name| get(&name)).transpose()?;
     let tools = match (args.value("--tools")?, &preset) {
-        (Some(_), Some(_)) => return Err(Failure::Usage("--preset and --tools both give the tools: pass one".into())),
+        (Some(_), Some(_)) => {
+            return Err(Failure::Usage("--preset and --tools both give the tools: pass one".into()))
+        }
         (Some(path), None) => std::fs::read_to_string(&path).map_err(|e| Failure::Io(path, e))?,
         (None, Some(p)) => p.tools.clone(),
         (None, None) => String::new(),

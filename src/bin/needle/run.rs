@@ -42,7 +42,9 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
     while let Some(token) = engine.next_token()? {
         if !json {
-            out.write_all(token.text.as_bytes()).and_then(|()| out.flush()).map_err(|e| Failure::Io("stdout".into(), e))?;
+            out.write_all(token.text.as_bytes())
+                .and_then(|()| out.flush())
+                .map_err(|e| Failure::Io("stdout".into(), e))?;
         }
     }
     let decode_ms = ms_since(t0);
@@ -63,7 +65,8 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
             ]),
         ));
         members.push(("kv_bytes".into(), Value::Int(engine.kv_bytes().to_string())));
-        writeln!(out, "{}", Value::Object(members).to_json()).map_err(|e| Failure::Io("stdout".into(), e))?;
+        writeln!(out, "{}", Value::Object(members).to_json())
+            .map_err(|e| Failure::Io("stdout".into(), e))?;
     } else {
         let n = completion.tokens.len();
         writeln!(out).ok();
@@ -87,7 +90,9 @@ pub fn decoding(args: &mut Args) -> Result<Value, Failure> {
         let Some(flag) = option.flag else { continue };
         let value = match option.kind {
             Kind::Flag => args.flag(flag).then_some(Value::Bool(true)),
-            Kind::Count | Kind::Seed => number::<u64>(args, flag)?.map(|n| Value::Int(n.to_string())),
+            Kind::Count | Kind::Seed => {
+                number::<u64>(args, flag)?.map(|n| Value::Int(n.to_string()))
+            }
             Kind::Number => number::<f64>(args, flag)?.map(Value::Float),
             Kind::Text => args.value(flag)?.map(Value::String),
         };

@@ -28,7 +28,9 @@ pub fn detokenize(mut args: Args) -> Result<(), Failure> {
     let ids = model::ids(&args.required("--ids")?)?;
     args.finish()?;
     if let Some(&id) = ids.iter().find(|&&id| id as usize >= tokenizer.vocab_len()) {
-        return Err(needle_web::Error::TokenOutOfVocab { id, vocab: tokenizer.vocab_len() as u32 }.into());
+        return Err(
+            needle_web::Error::TokenOutOfVocab { id, vocab: tokenizer.vocab_len() as u32 }.into()
+        );
     }
     println!("{}", tokenizer.decode(&ids));
     Ok(())

@@ -56,7 +56,10 @@ mod tests {
     fn sigmoid_is_within_a_few_ulp_of_the_double_precision_logistic() {
         for &x in &pseudo_random(4000, 21).iter().map(|v| v * 20.0).collect::<Vec<_>>() {
             let want = 1.0 / (1.0 + (-f64::from(x)).exp());
-            assert!((f64::from(sigmoid(x)) - want).abs() <= 4.0 * f64::from(f32::EPSILON) * want, "{x}");
+            assert!(
+                (f64::from(sigmoid(x)) - want).abs() <= 4.0 * f64::from(f32::EPSILON) * want,
+                "{x}"
+            );
         }
         assert_eq!(sigmoid(0.0), 0.5);
         // Past the exponential's clamp: e^EXP_MAX, not infinity, so a subnormal instead of 0.

@@ -76,7 +76,10 @@ unsafe fn run<const BITS: usize>(m: &CqMatrix<'_>, xr: &[f32], n: usize, out: &m
 
 /// `P` sets of `K` consecutive rows from row `r` on (pairs here, fours in `avx512.rs`); past the
 /// last row, the last row stands in (its result is written twice, the same value).
-pub(in crate::kernels) fn row_sets<const K: usize, const P: usize>(r: usize, rows: usize) -> [[usize; K]; P] {
+pub(in crate::kernels) fn row_sets<const K: usize, const P: usize>(
+    r: usize,
+    rows: usize,
+) -> [[usize; K]; P] {
     core::array::from_fn(|p| core::array::from_fn(|k| (r + K * p + k).min(rows - 1)))
 }
 
@@ -93,7 +96,12 @@ impl<const BITS: usize> Codebook<BITS> {
     #[target_feature(enable = "avx2")]
     unsafe fn new(table: &[f32; 16]) -> Self {
         // SAFETY: 16 floats; AVX2 (this function's feature).
-        unsafe { Codebook { lo: _mm256_loadu_ps(table.as_ptr()), hi: _mm256_loadu_ps(table.as_ptr().add(8)) } }
+        unsafe {
+            Codebook {
+                lo: _mm256_loadu_ps(table.as_ptr()),
+                hi: _mm256_loadu_ps(table.as_ptr().add(8)),
+            }
+        }
     }
 
     /// Weights of the 8 codes in the low `8 * BITS` bits of `word`, in code order.
@@ -101,7 +109,8 @@ impl<const BITS: usize> Codebook<BITS> {
     #[inline]
     unsafe fn look(&self, word: u32) -> __m256 {
         let bits = BITS as i32;
-        let shifts = _mm256_setr_epi32(0, bits, 2 * bits, 3 * bits, 4 * bits, 5 * bits, 6 * bits, 7 * bits);
+        let shifts =
+            _mm256_setr_epi32(0, bits, 2 * bits, 3 * bits, 4 * bits, 5 * bits, 6 * bits, 7 * bits);
         let mask = _mm256_set1_epi32((1 << BITS) - 1);
         let idx = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(word as i32), shifts), mask);
         let w = _mm256_permutevar8x32_ps(self.lo, idx);
@@ -159,7 +168,8 @@ pub(in crate::kernels) unsafe fn finish(r: __m128) -> f32 {
 #[target_feature(enable = "avx2")]
 #[inline]
 unsafe fn pair_norm(norms: &[u8], groups: usize, pair: [usize; 2], gi: usize) -> __m256 {
-    let (a, b) = (f16::at(&norms[pair[0] * groups * 2..], gi), f16::at(&norms[pair[1] * groups * 2..], gi));
+    let (a, b) =
+        (f16::at(&norms[pair[0] * groups * 2..], gi), f16::at(&norms[pair[1] * groups * 2..], gi));
     _mm256_setr_ps(a, a, a, a, b, b, b, b)
 }
 
@@ -176,20 +186,29 @@ unsafe fn store_pair(r: __m256, pair: [usize; 2], j: usize, rows: usize, out: &m
 
 /// Fused decode + dot of `P` row pairs.
 #[target_feature(enable = "avx2")]
-unsafe fn matvec<const BITS: usize, const P: usize>(m: &CqMatrix<'_>, cb: &Codebook<BITS>, xr: &[f32], pairs: [[usize; 2]; P], out: &mut [f32]) {
+unsafe fn matvec<const BITS: usize, const P: usize>(
+    m: &CqMatrix<'_>,
+    cb: &Codebook<BITS>,
+    xr: &[f32],
+    pairs: [[usize; 2]; P],
+    out: &mut [f32],
+) {
     let (groups, row_bytes, blocks) = (m.groups_per_row(), m.row_bytes(), m.group() / 16);
     let (packed, norms) = (m.packed(), m.norms());
     debug_assert!(packed.len() == m.rows() * row_bytes && xr.len() >= m.cols_padded());
     // SAFETY: every paired row exists; its codes are `row_bytes = groups * blocks * BYTES` bytes of
     // `packed` (checked at construction); x offsets stay below cols_padded <= xr.len().
     unsafe {
-        let mut p: [[*const u8; 2]; P] = core::array::from_fn(|i| pairs[i].map(|r| packed.as_ptr().add(r * row_bytes)));
+        let mut p: [[*const u8; 2]; P] =
+            core::array::from_fn(|i| pairs[i].map(|r| packed.as_ptr().add(r * row_bytes)));
         let mut x = xr.as_ptr();
         let mut racc = [_mm256_setzero_ps(); P];
         for gi in 0..groups {
             let mut acc = [_mm256_setzero_ps(); P];
             for _ in 0..blocks {
-                let xv: [__m256; 4] = core::array::from_fn(|c| _mm256_broadcast_ps(&*(x.add(4 * c) as *const __m128)));
+                let xv: [__m256; 4] = core::array::from_fn(|c| {
+                    _mm256_broadcast_ps(&*(x.add(4 * c) as *const __m128))
+                });
                 for i in 0..P {
                     let w = cb.pair(p[i][0], p[i][1]);
                     for c in 0..4 {
@@ -200,7 +219,10 @@ unsafe fn matvec<const BITS: usize, const P: usize>(m: &CqMatrix<'_>, cb: &Codeb
                 x = x.add(16);
             }
             for i in 0..P {
-                racc[i] = _mm256_add_ps(racc[i], _mm256_mul_ps(acc[i], pair_norm(norms, groups, pairs[i], gi)));
+                racc[i] = _mm256_add_ps(
+                    racc[i],
+                    _mm256_mul_ps(acc[i], pair_norm(norms, groups, pairs[i], gi)),
+                );
             }
         }
         for i in 0..P {
@@ -222,7 +244,8 @@ unsafe fn matmul<const BITS: usize, const P: usize>(
     wbuf: &mut [__m256],
     out: &mut [f32],
 ) {
-    let (g, groups, row_bytes, cp, rows) = (m.group(), m.groups_per_row(), m.row_bytes(), m.cols_padded(), m.rows());
+    let (g, groups, row_bytes, cp, rows) =
+        (m.group(), m.groups_per_row(), m.row_bytes(), m.cols_padded(), m.rows());
     let (packed, norms) = (m.packed(), m.norms());
     let (blocks, vecs) = (g / 16, g / 4);
     debug_assert!(packed.len() == rows * row_bytes && xr.len() >= n * cp && out.len() >= n * rows);
@@ -237,7 +260,8 @@ unsafe fn matmul<const BITS: usize, const P: usize>(
                 // construction); AVX2 (this function's feature).
                 unsafe {
                     let bytes = Codebook::<BITS>::BYTES;
-                    let [pa, pb] = pair.map(|r| packed.as_ptr().add(r * row_bytes + gi * blocks * bytes));
+                    let [pa, pb] =
+                        pair.map(|r| packed.as_ptr().add(r * row_bytes + gi * blocks * bytes));
                     for bi in 0..blocks {
                         let w = cb.pair(pa.add(bi * bytes), pb.add(bi * bytes));
                         for c in 0..4 {
@@ -247,7 +271,8 @@ unsafe fn matmul<const BITS: usize, const P: usize>(
                 }
             }
             // SAFETY: AVX2 (this function's feature).
-            let norm: [__m256; P] = core::array::from_fn(|i| unsafe { pair_norm(norms, groups, pairs[i], gi) });
+            let norm: [__m256; P] =
+                core::array::from_fn(|i| unsafe { pair_norm(norms, groups, pairs[i], gi) });
             let x = &xr[j0 * cp + gi * g..];
             let mut jj = 0;
             while jj < t {
@@ -257,14 +282,16 @@ unsafe fn matmul<const BITS: usize, const P: usize>(
                         let s = micro::<P, MM_INPUTS>(wbuf, &x[jj * cp..], cp, vecs);
                         for i in 0..P {
                             for j in 0..MM_INPUTS {
-                                racc[i][jj + j] = _mm256_add_ps(racc[i][jj + j], _mm256_mul_ps(s[i][j], norm[i]));
+                                racc[i][jj + j] =
+                                    _mm256_add_ps(racc[i][jj + j], _mm256_mul_ps(s[i][j], norm[i]));
                             }
                         }
                         jj += MM_INPUTS;
                     } else {
                         let s = micro::<P, 1>(wbuf, &x[jj * cp..], cp, vecs);
                         for i in 0..P {
-                            racc[i][jj] = _mm256_add_ps(racc[i][jj], _mm256_mul_ps(s[i][0], norm[i]));
+                            racc[i][jj] =
+                                _mm256_add_ps(racc[i][jj], _mm256_mul_ps(s[i][0], norm[i]));
                         }
                         jj += 1;
                     }
@@ -285,7 +312,12 @@ unsafe fn matmul<const BITS: usize, const P: usize>(
 /// input `j`'s group starts at `x[j * stride]`; `vecs` 4-code chunks per group.
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn micro<const P: usize, const J: usize>(w: &[__m256], x: &[f32], stride: usize, vecs: usize) -> [[__m256; J]; P] {
+unsafe fn micro<const P: usize, const J: usize>(
+    w: &[__m256],
+    x: &[f32],
+    stride: usize,
+    vecs: usize,
+) -> [[__m256; J]; P] {
     assert!(w.len() >= vecs * P && x.len() >= (J - 1) * stride + 4 * vecs);
     let mut acc = [[_mm256_setzero_ps(); J]; P];
     // SAFETY: the bounds above; AVX2 (this function's feature).

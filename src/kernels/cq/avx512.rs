@@ -16,8 +16,8 @@
 //! products round before they are added.
 use core::arch::x86_64::*;
 
-use crate::kernels::cq::{CqMatrix, CqWidth};
 use super::avx2::{finish, row_sets};
+use crate::kernels::cq::{CqMatrix, CqWidth};
 use crate::kernels::f16;
 
 /// Runs `matvec_rotated` with AVX-512 when the CPU has it and the group is at least 32 codes;
@@ -97,7 +97,24 @@ unsafe fn chunk_index<const BITS: usize>(unit: __m512i, c: usize) -> __m512i {
     let window = i32::from_le_bytes([0, 1, 2, 3].map(|i| (byte + i) as u8));
     let s = (first - 8 * byte) as i32;
     let b = BITS as i32;
-    let shifts = _mm512_setr_epi32(s, s + b, s + 2 * b, s + 3 * b, s, s + b, s + 2 * b, s + 3 * b, s, s + b, s + 2 * b, s + 3 * b, s, s + b, s + 2 * b, s + 3 * b);
+    let shifts = _mm512_setr_epi32(
+        s,
+        s + b,
+        s + 2 * b,
+        s + 3 * b,
+        s,
+        s + b,
+        s + 2 * b,
+        s + 3 * b,
+        s,
+        s + b,
+        s + 2 * b,
+        s + 3 * b,
+        s,
+        s + b,
+        s + 2 * b,
+        s + 3 * b,
+    );
     _mm512_srlv_epi32(_mm512_shuffle_epi8(unit, _mm512_set1_epi32(window)), shifts)
 }
 
@@ -139,14 +156,16 @@ unsafe fn matvec<const BITS: usize, const Q: usize>(
     // SAFETY: every row of a quad exists; its codes are `row_bytes = groups * units * 4 * BITS`
     // bytes of `packed` (checked at construction); x offsets stay below cols_padded <= xr.len().
     unsafe {
-        let mut p: [[*const u8; 4]; Q] = core::array::from_fn(|q| quads[q].map(|r| packed.as_ptr().add(r * row_bytes)));
+        let mut p: [[*const u8; 4]; Q] =
+            core::array::from_fn(|q| quads[q].map(|r| packed.as_ptr().add(r * row_bytes)));
         let mut x = xr.as_ptr();
         let mut racc = [_mm512_setzero_ps(); Q];
         for gi in 0..groups {
             prefetch_ahead(&p, 4 * Q * row_bytes, units * 4 * BITS);
             let mut acc = [_mm512_setzero_ps(); Q];
             for _ in 0..units {
-                let xv: [__m512; UNIT / 4] = core::array::from_fn(|c| _mm512_broadcast_f32x4(_mm_loadu_ps(x.add(4 * c))));
+                let xv: [__m512; UNIT / 4] =
+                    core::array::from_fn(|c| _mm512_broadcast_f32x4(_mm_loadu_ps(x.add(4 * c))));
                 for q in 0..Q {
                     let unit = load_unit::<BITS>(p[q]);
                     for (c, xv) in xv.iter().enumerate() {
@@ -158,7 +177,10 @@ unsafe fn matvec<const BITS: usize, const Q: usize>(
                 x = x.add(UNIT);
             }
             for q in 0..Q {
-                racc[q] = _mm512_add_ps(racc[q], _mm512_mul_ps(acc[q], quad_norm(norms, groups, quads[q], gi)));
+                racc[q] = _mm512_add_ps(
+                    racc[q],
+                    _mm512_mul_ps(acc[q], quad_norm(norms, groups, quads[q], gi)),
+                );
             }
         }
         for (racc, quad) in racc.iter().zip(&quads) {

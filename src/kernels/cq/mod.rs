@@ -151,16 +151,19 @@ impl<'a> CqMatrix<'a> {
 
     /// View a CQ directory entry (`data` = packed codes then FP16 norms) with the header codebooks.
     pub fn from_view(view: &TensorView<'a>, cbs: &Codebooks) -> Result<Self> {
-        let refuse = |(field, reason): Refusal| Error::BadTensor { index: view.index, field, reason };
+        let refuse =
+            |(field, reason): Refusal| Error::BadTensor { index: view.index, field, reason };
         if view.dtype != DType::Cq {
             return Err(refuse(("dtype", "not a CQ tensor")));
         }
         if view.ndim != 2 {
             return Err(refuse(("shape", "a CQ tensor must be two-dimensional")));
         }
-        let width =
-            CqWidth::from_record_bits(view.bits).ok_or(("bits", "CQ width must be 1, 2, 3, 4 or 5")).map_err(refuse)?;
-        let (rows, cols, group) = (view.shape[0] as usize, view.shape[1] as usize, view.group as usize);
+        let width = CqWidth::from_record_bits(view.bits)
+            .ok_or(("bits", "CQ width must be 1, 2, 3, 4 or 5"))
+            .map_err(refuse)?;
+        let (rows, cols, group) =
+            (view.shape[0] as usize, view.shape[1] as usize, view.group as usize);
         let levels: &[f32] = match width {
             CqWidth::B2 => &cbs.cb2,
             CqWidth::B3 => &cbs.cb3,
@@ -168,7 +171,8 @@ impl<'a> CqMatrix<'a> {
             CqWidth::B1 | CqWidth::Ternary => &[],
         };
         let (_, row_bytes) = Self::geometry(cols, group, width).map_err(refuse)?;
-        let packed_len = rows.checked_mul(row_bytes).ok_or(("shape", "matrix too large")).map_err(refuse)?;
+        let packed_len =
+            rows.checked_mul(row_bytes).ok_or(("shape", "matrix too large")).map_err(refuse)?;
         if view.data.len() < packed_len {
             return Err(refuse(("nbytes", "blob is shorter than the packed codes")));
         }
@@ -177,16 +181,22 @@ impl<'a> CqMatrix<'a> {
     }
 
     /// Padded width and packed bytes per row, or why the shape is unusable.
-    fn geometry(cols: usize, group: usize, width: CqWidth) -> core::result::Result<(usize, usize), Refusal> {
+    fn geometry(
+        cols: usize,
+        group: usize,
+        width: CqWidth,
+    ) -> core::result::Result<(usize, usize), Refusal> {
         if !group.is_power_of_two() || !(MIN_GROUP..=MAX_GROUP).contains(&group) {
             return Err(("group", "CQ group must be a power of two from 16 to 1024"));
         }
         if cols == 0 {
             return Err(("shape", "a CQ matrix needs at least one column"));
         }
-        let cols_padded = cols.div_ceil(group).checked_mul(group).ok_or(("shape", "matrix too large"))?;
+        let cols_padded =
+            cols.div_ceil(group).checked_mul(group).ok_or(("shape", "matrix too large"))?;
         // cols_padded is a multiple of 16, so the row is a whole number of bytes at every width.
-        let row_bytes = cols_padded.checked_mul(width.code_bits()).ok_or(("shape", "matrix too large"))? / 8;
+        let row_bytes =
+            cols_padded.checked_mul(width.code_bits()).ok_or(("shape", "matrix too large"))? / 8;
         Ok((cols_padded, row_bytes))
     }
 
@@ -207,7 +217,10 @@ impl<'a> CqMatrix<'a> {
         if rows.checked_mul(row_bytes).ok_or(too_large)? != packed.len() {
             return Err(("nbytes", "packed code bytes do not match the shape"));
         }
-        let norm_bytes = rows.checked_mul(cols_padded / group).and_then(|n| n.checked_mul(2)).ok_or(too_large)?;
+        let norm_bytes = rows
+            .checked_mul(cols_padded / group)
+            .and_then(|n| n.checked_mul(2))
+            .ok_or(too_large)?;
         if norms.len() != norm_bytes {
             return Err(("nbytes", "norm bytes do not match the shape"));
         }
@@ -217,7 +230,16 @@ impl<'a> CqMatrix<'a> {
         if width == CqWidth::Ternary && packed.iter().any(|&b| (b >> 1) & !b & 0x55 != 0) {
             return Err(("data", "ternary crumb code 2 is not a trit"));
         }
-        Ok(Self { rows, cols, cols_padded, group, width, packed, norms, table: code_table(width, group, levels) })
+        Ok(Self {
+            rows,
+            cols,
+            cols_padded,
+            group,
+            width,
+            packed,
+            norms,
+            table: code_table(width, group, levels),
+        })
     }
 
     pub fn rows(&self) -> usize {
@@ -266,9 +288,14 @@ impl<'a> CqMatrix<'a> {
 
     /// `out[r] = W[r] · x` for one rotated input `xr` (from [`Self::rotate_input`]).
     pub fn matvec_rotated(&self, xr: &[f32], out: &mut [f32]) {
-        assert!(xr.len() >= self.cols_padded, "matvec_rotated: rotated input shorter than cols_padded");
+        assert!(
+            xr.len() >= self.cols_padded,
+            "matvec_rotated: rotated input shorter than cols_padded"
+        );
         assert!(out.len() >= self.rows, "matvec_rotated: output shorter than rows");
-        parallel::rows(self.rows, 1, self.cols_padded, out, |range, part| self.rows_view(range).matvec_kernel(xr, part));
+        parallel::rows(self.rows, 1, self.cols_padded, out, |range, part| {
+            self.rows_view(range).matvec_kernel(xr, part)
+        });
     }
 
     /// One thread's `matvec_rotated`.
@@ -285,9 +312,14 @@ impl<'a> CqMatrix<'a> {
     /// `n` products at once: input `j` is `xr[j*cols_padded..][..cols_padded]`, its result lands in
     /// `out[j*rows..][..rows]`. Bit-identical to `n` calls of [`Self::matvec_rotated`].
     pub fn matmul_rotated(&self, xr: &[f32], n: usize, out: &mut [f32]) {
-        assert!(xr.len() >= n * self.cols_padded, "matmul_rotated: rotated inputs shorter than n * cols_padded");
+        assert!(
+            xr.len() >= n * self.cols_padded,
+            "matmul_rotated: rotated inputs shorter than n * cols_padded"
+        );
         assert!(out.len() >= n * self.rows, "matmul_rotated: output shorter than n * rows");
-        parallel::rows(self.rows, n, n * self.cols_padded, out, |range, part| self.rows_view(range).matmul_kernel(xr, n, part));
+        parallel::rows(self.rows, n, n * self.cols_padded, out, |range, part| {
+            self.rows_view(range).matmul_kernel(xr, n, part)
+        });
     }
 
     /// [`Self::matmul_rotated`] of each matrix of `jobs` (all with the same `cols_padded`) on the
@@ -295,10 +327,25 @@ impl<'a> CqMatrix<'a> {
     /// matrix, but split across threads as one run of rows (one hand-off for all of them).
     pub fn matmul_rotated_each(xr: &[f32], n: usize, jobs: &mut [(&CqMatrix<'_>, &mut [f32])]) {
         let Some(cp) = jobs.first().map(|(m, _)| m.cols_padded) else { return };
-        assert!(jobs.iter().all(|(m, _)| m.cols_padded == cp), "matmul_rotated_each: matrices of different widths");
-        assert!(xr.len() >= n * cp, "matmul_rotated_each: rotated inputs shorter than n * cols_padded");
-        assert!(jobs.iter().all(|(m, out)| out.len() >= n * m.rows), "matmul_rotated_each: output shorter than n * rows");
-        parallel::rows_each(n, n * cp, jobs, |m| m.rows, |m, range, part| m.rows_view(range).matmul_kernel(xr, n, part));
+        assert!(
+            jobs.iter().all(|(m, _)| m.cols_padded == cp),
+            "matmul_rotated_each: matrices of different widths"
+        );
+        assert!(
+            xr.len() >= n * cp,
+            "matmul_rotated_each: rotated inputs shorter than n * cols_padded"
+        );
+        assert!(
+            jobs.iter().all(|(m, out)| out.len() >= n * m.rows),
+            "matmul_rotated_each: output shorter than n * rows"
+        );
+        parallel::rows_each(
+            n,
+            n * cp,
+            jobs,
+            |m| m.rows,
+            |m, range, part| m.rows_view(range).matmul_kernel(xr, n, part),
+        );
     }
 
     /// One thread's `matmul_rotated`.
@@ -392,7 +439,8 @@ impl GroupDecode for CodeByCode<'_> {
         let mask = (1u16 << self.bits) - 1;
         for (k, v) in dst.iter_mut().enumerate() {
             let bit = k * self.bits;
-            let pair = u16::from(src[bit / 8]) | u16::from(src.get(bit / 8 + 1).copied().unwrap_or(0)) << 8;
+            let pair = u16::from(src[bit / 8])
+                | u16::from(src.get(bit / 8 + 1).copied().unwrap_or(0)) << 8;
             *v = self.table[usize::from((pair >> (bit % 8)) & mask)];
         }
     }
@@ -407,7 +455,11 @@ impl<const PER: usize> ByteTable<PER> {
     fn new(table: &[f32; 16]) -> Self {
         let bits = 8 / PER;
         let mask = (1 << bits) - 1;
-        ByteTable { by_byte: core::array::from_fn(|b| core::array::from_fn(|i| table[(b >> (bits * i)) & mask])) }
+        ByteTable {
+            by_byte: core::array::from_fn(|b| {
+                core::array::from_fn(|i| table[(b >> (bits * i)) & mask])
+            }),
+        }
     }
 }
 
@@ -427,7 +479,9 @@ struct RunTable3 {
 
 impl RunTable3 {
     fn new(table: &[f32; 16]) -> Self {
-        RunTable3 { by_run: core::array::from_fn(|r| core::array::from_fn(|i| table[(r >> (3 * i)) & 7])) }
+        RunTable3 {
+            by_run: core::array::from_fn(|r| core::array::from_fn(|i| table[(r >> (3 * i)) & 7])),
+        }
     }
 }
 
@@ -458,7 +512,13 @@ pub(crate) fn matmul_rotated_scalar(m: &CqMatrix<'_>, xr: &[f32], n: usize, out:
     }
 }
 
-fn matmul_with<D: GroupDecode>(m: &CqMatrix<'_>, decoder: &D, xr: &[f32], n: usize, out: &mut [f32]) {
+fn matmul_with<D: GroupDecode>(
+    m: &CqMatrix<'_>,
+    decoder: &D,
+    xr: &[f32],
+    n: usize,
+    out: &mut [f32],
+) {
     let (g, cp, rows) = (m.group, m.cols_padded, m.rows);
     let group_bytes = g * m.width.code_bits() / 8;
     let groups = m.groups_per_row();

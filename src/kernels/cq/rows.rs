@@ -10,7 +10,10 @@ impl<'a> CqMatrix<'a> {
     pub fn row_block(&self, start: usize, count: usize) -> Result<CqMatrix<'a>> {
         let end = start.checked_add(count).filter(|&e| e <= self.rows() && count > 0);
         if end.is_none() {
-            return Err(Error::InvalidArgument { name: "row_block", reason: "rows outside the matrix" });
+            return Err(Error::InvalidArgument {
+                name: "row_block",
+                reason: "rows outside the matrix",
+            });
         }
         Ok(self.rows_view(start..start + count))
     }
@@ -29,7 +32,8 @@ mod tests {
         let packed = pseudo_random_bytes(rows * cols_padded * 3 / 8, 5);
         let norms: Vec<u8> = (0..rows * 3).flat_map(|i| [0x00, 0x38 + (i % 4) as u8]).collect();
         let levels: Vec<f32> = (0..8).map(|i| (i as f32 - 3.5) / 16.0).collect();
-        let m = CqMatrix::from_parts(rows, cols, group, CqWidth::B3, &packed, &norms, &levels).unwrap();
+        let m =
+            CqMatrix::from_parts(rows, cols, group, CqWidth::B3, &packed, &norms, &levels).unwrap();
         let x = pseudo_random(cols, 3);
         let mut scratch = vec![0.0f32; cols_padded];
         let mut whole = vec![0.0f32; rows];

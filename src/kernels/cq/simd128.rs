@@ -71,7 +71,8 @@ impl Decode for Octets {
     #[inline(always)]
     unsafe fn weights(&self, p: *const u8) -> [v128; 4] {
         // SAFETY: 2 readable bytes (caller).
-        let (a, b) = unsafe { (&self.by_byte[usize::from(*p)], &self.by_byte[usize::from(*p.add(1))]) };
+        let (a, b) =
+            unsafe { (&self.by_byte[usize::from(*p)], &self.by_byte[usize::from(*p.add(1))]) };
         [a[0], a[1], b[0], b[1]]
     }
 }
@@ -84,7 +85,9 @@ struct Pairs {
 
 impl Pairs {
     fn new(table: &[f32; 16]) -> Self {
-        let pair = |b: usize| u64::from(table[b & 15].to_bits()) | u64::from(table[b >> 4].to_bits()) << 32;
+        let pair = |b: usize| {
+            u64::from(table[b & 15].to_bits()) | u64::from(table[b >> 4].to_bits()) << 32
+        };
         Pairs { by_byte: core::array::from_fn(pair) }
     }
 }
@@ -193,20 +196,31 @@ fn matvec_blocks<D: Decode>(m: &CqMatrix<'_>, dec: &D, xr: &[f32], out: &mut [f3
 
 /// Rows `r0..r0 + R` of the matvec.
 #[inline(always)]
-fn matvec_rows<D: Decode, const R: usize>(m: &CqMatrix<'_>, dec: &D, xr: &[f32], r0: usize, blocks: usize, out: &mut [f32]) {
+fn matvec_rows<D: Decode, const R: usize>(
+    m: &CqMatrix<'_>,
+    dec: &D,
+    xr: &[f32],
+    r0: usize,
+    blocks: usize,
+    out: &mut [f32],
+) {
     let (groups, row_bytes) = (m.groups_per_row(), m.row_bytes());
     let (packed, norms) = (m.packed(), m.norms());
-    debug_assert!(packed.len() == m.rows() * row_bytes && xr.len() >= m.cols_padded() && r0 + R <= m.rows());
+    debug_assert!(
+        packed.len() == m.rows() * row_bytes && xr.len() >= m.cols_padded() && r0 + R <= m.rows()
+    );
     // SAFETY: rows r0..r0 + R exist; each row's codes are `row_bytes = groups * blocks * D::BYTES`
     // bytes of `packed` (checked at construction); x offsets stay below cols_padded <= xr.len().
     unsafe {
-        let mut p: [*const u8; R] = core::array::from_fn(|r| packed.as_ptr().add((r0 + r) * row_bytes));
+        let mut p: [*const u8; R] =
+            core::array::from_fn(|r| packed.as_ptr().add((r0 + r) * row_bytes));
         let mut x = xr.as_ptr();
         let mut racc = [f32x4_splat(0.0); R];
         for gi in 0..groups {
             let mut acc = [f32x4_splat(0.0); R];
             for _ in 0..blocks {
-                let xv: [v128; 4] = core::array::from_fn(|i| v128_load(x.add(4 * i) as *const v128));
+                let xv: [v128; 4] =
+                    core::array::from_fn(|i| v128_load(x.add(4 * i) as *const v128));
                 for r in 0..R {
                     let w = dec.weights(p[r]);
                     for i in 0..4 {
@@ -238,8 +252,16 @@ fn matmul<D: Decode>(m: &CqMatrix<'_>, dec: &D, xr: &[f32], n: usize, out: &mut 
 }
 
 #[inline(always)]
-fn matmul_blocks<D: Decode>(m: &CqMatrix<'_>, dec: &D, xr: &[f32], n: usize, out: &mut [f32], blocks: usize) {
-    let (g, groups, row_bytes, cp, rows) = (m.group(), m.groups_per_row(), m.row_bytes(), m.cols_padded(), m.rows());
+fn matmul_blocks<D: Decode>(
+    m: &CqMatrix<'_>,
+    dec: &D,
+    xr: &[f32],
+    n: usize,
+    out: &mut [f32],
+    blocks: usize,
+) {
+    let (g, groups, row_bytes, cp, rows) =
+        (m.group(), m.groups_per_row(), m.row_bytes(), m.cols_padded(), m.rows());
     let (packed, norms) = (m.packed(), m.norms());
     debug_assert!(packed.len() == rows * row_bytes && xr.len() >= n * cp && out.len() >= n * rows);
     let vecs = 4 * blocks;
@@ -297,7 +319,10 @@ fn micro<const J: usize>(w: &[v128], x: &[f32], stride: usize, vecs: usize) -> [
         for c in 0..vecs {
             let wv = *w.add(c);
             for (j, acc) in acc.iter_mut().enumerate() {
-                *acc = f32x4_add(*acc, f32x4_mul(wv, v128_load(x.add(j * stride + 4 * c) as *const v128)));
+                *acc = f32x4_add(
+                    *acc,
+                    f32x4_mul(wv, v128_load(x.add(j * stride + 4 * c) as *const v128)),
+                );
             }
         }
     }

@@ -1,9 +1,9 @@
 //! Tests of [`crate::kernels::cq`]: the in-place kernels against an independent, naive dense
 //! reconstruction (bit-by-bit unpack, codebook * norm, explicit Hadamard matrix), against
 //! upstream's own packer/unpacker output, and batched against stepped.
+use crate::container::{Codebooks, DType, TensorView};
 use crate::kernels::cq::{CqMatrix, CqWidth, MAX_GROUP, TILE};
 use crate::kernels::test_util::{explicit_hadamard, pseudo_random, pseudo_random_bytes};
-use crate::container::{Codebooks, DType, TensorView};
 use crate::Error;
 
 const WIDTHS: [CqWidth; 5] = [CqWidth::B1, CqWidth::B2, CqWidth::B3, CqWidth::B4, CqWidth::Ternary];
@@ -37,7 +37,8 @@ impl Case {
             }
             _ => {
                 let n = 1usize << width.code_bits();
-                let mut l: Vec<f32> = pseudo_random(n, seed ^ 0x55).iter().map(|v| v / root_g as f32).collect();
+                let mut l: Vec<f32> =
+                    pseudo_random(n, seed ^ 0x55).iter().map(|v| v / root_g as f32).collect();
                 l.sort_by(f32::total_cmp);
                 (l.clone(), l)
             }
@@ -90,12 +91,17 @@ impl Case {
         for r in 0..self.rows {
             for gi in 0..cp / g {
                 let ni = r * (cp / g) + gi;
-                let norm = crate::kernels::f16::to_f32(u16::from_le_bytes([self.norms[2 * ni], self.norms[2 * ni + 1]]));
-                let u: Vec<f32> = (0..g).map(|k| self.levels[self.index[r * cp + gi * g + k]] * norm).collect();
+                let norm = crate::kernels::f16::to_f32(u16::from_le_bytes([
+                    self.norms[2 * ni],
+                    self.norms[2 * ni + 1],
+                ]));
+                let u: Vec<f32> =
+                    (0..g).map(|k| self.levels[self.index[r * cp + gi * g + k]] * norm).collect();
                 for j in 0..g {
                     let col = gi * g + j;
                     if col < self.cols {
-                        w[r * self.cols + col] = (0..g).map(|k| f64::from(u[k]) * f64::from(h[k * g + j])).sum();
+                        w[r * self.cols + col] =
+                            (0..g).map(|k| f64::from(u[k]) * f64::from(h[k * g + j])).sum();
                     }
                 }
             }
@@ -115,7 +121,11 @@ fn assert_matvec_close(w: &[f64], rows: usize, cols: usize, x: &[f32], got: &[f3
         let want: f64 = row.iter().zip(x).map(|(a, b)| a * f64::from(*b)).sum();
         let scale: f64 = row.iter().zip(x).map(|(a, b)| (a * f64::from(*b)).abs()).sum();
         let err = (f64::from(got[r]) - want).abs();
-        assert!(err <= 2e-6 * scale + 1e-9, "{what} row {r}: got {} want {want} (scale {scale})", got[r]);
+        assert!(
+            err <= 2e-6 * scale + 1e-9,
+            "{what} row {r}: got {} want {want} (scale {scale})",
+            got[r]
+        );
     }
 }
 
@@ -130,7 +140,14 @@ fn matvec_matches_a_naive_dense_reconstruction_for_every_width_group_and_shape()
                 let mut scratch = vec![f32::NAN; m.cols_padded()];
                 let mut out = vec![f32::NAN; rows];
                 m.matvec(&x, &mut scratch, &mut out);
-                assert_matvec_close(&case.dense(), rows, cols, &x, &out, &format!("{width:?} G{group} {rows}x{cols}"));
+                assert_matvec_close(
+                    &case.dense(),
+                    rows,
+                    cols,
+                    &x,
+                    &out,
+                    &format!("{width:?} G{group} {rows}x{cols}"),
+                );
             }
         }
     }
@@ -146,7 +163,9 @@ fn dequant_row_matches_the_naive_dense_reconstruction() {
                 let mut out = vec![f32::NAN; cols + 3];
                 for r in 0..rows {
                     m.dequant_row(r, &mut out);
-                    for (c, (&got, &want)) in out[..cols].iter().zip(&dense[r * cols..][..cols]).enumerate() {
+                    for (c, (&got, &want)) in
+                        out[..cols].iter().zip(&dense[r * cols..][..cols]).enumerate()
+                    {
                         assert!(
                             (f64::from(got) - want).abs() <= 1e-6 * (1.0 + want.abs()),
                             "{width:?} G{group} r{r} c{c}"
@@ -169,8 +188,11 @@ fn rotate_input_zero_pads_and_applies_the_hadamard_per_group() {
     let h = explicit_hadamard(32);
     for gi in 0..2 {
         for i in 0..32 {
-            let want: f64 =
-                (0..32).map(|j| f64::from(h[i * 32 + j]) * f64::from(x.get(gi * 32 + j).copied().unwrap_or(0.0))).sum();
+            let want: f64 = (0..32)
+                .map(|j| {
+                    f64::from(h[i * 32 + j]) * f64::from(x.get(gi * 32 + j).copied().unwrap_or(0.0))
+                })
+                .sum();
             assert!((f64::from(xr[gi * 32 + i]) - want).abs() < 1e-6);
         }
     }
@@ -208,13 +230,18 @@ fn matrices_packed_and_dequantised_by_upstream_match_the_kernels() {
         let cp = c.cols.div_ceil(c.group) * c.group;
         let packed_len = c.rows * cp * width.code_bits() / 8;
         let (packed, norms) = c.blob.split_at(packed_len);
-        let m = CqMatrix::from_parts(c.rows, c.cols, c.group, width, packed, norms, c.levels).expect(c.name);
+        let m = CqMatrix::from_parts(c.rows, c.cols, c.group, width, packed, norms, c.levels)
+            .expect(c.name);
         let dense: Vec<f64> = c.dense.iter().map(|&v| f64::from(v)).collect();
         let mut row = vec![0.0f32; c.cols];
         for r in 0..c.rows {
             m.dequant_row(r, &mut row);
             for (k, (&got, &want)) in row.iter().zip(&c.dense[r * c.cols..][..c.cols]).enumerate() {
-                assert!((got - want).abs() <= 2e-6 * (1.0 + want.abs()), "{} r{r} c{k}: {got} vs {want}", c.name);
+                assert!(
+                    (got - want).abs() <= 2e-6 * (1.0 + want.abs()),
+                    "{} r{r} c{k}: {got} vs {want}",
+                    c.name
+                );
             }
         }
         let x = pseudo_random(c.cols, 5);
@@ -227,8 +254,13 @@ fn matrices_packed_and_dequantised_by_upstream_match_the_kernels() {
 
 #[test]
 fn record_bits_map_to_widths_and_back() {
-    for (bits, width) in [(1, CqWidth::B1), (2, CqWidth::B2), (3, CqWidth::B3), (4, CqWidth::B4), (5, CqWidth::Ternary)]
-    {
+    for (bits, width) in [
+        (1, CqWidth::B1),
+        (2, CqWidth::B2),
+        (3, CqWidth::B3),
+        (4, CqWidth::B4),
+        (5, CqWidth::Ternary),
+    ] {
         assert_eq!(CqWidth::from_record_bits(bits), Some(width));
         assert_eq!(width.record_bits(), bits);
     }
@@ -248,14 +280,17 @@ fn refusal_reason(r: crate::Result<CqMatrix<'_>>) -> &'static str {
 fn from_parts_refuses_inconsistent_parts_with_a_reason() {
     let case = Case::new(2, 40, 32, CqWidth::B4, 3);
     let (p, n, l) = (&case.packed[..], &case.norms[..], &case.header_levels[..]);
-    let build = |rows, cols, group, width, p, n, l| CqMatrix::from_parts(rows, cols, group, width, p, n, l);
+    let build =
+        |rows, cols, group, width, p, n, l| CqMatrix::from_parts(rows, cols, group, width, p, n, l);
     assert!(build(2, 40, 32, CqWidth::B4, p, n, l).is_ok());
     assert!(refusal_reason(build(2, 40, 32, CqWidth::B4, &p[1..], n, l)).contains("packed"));
     assert!(refusal_reason(build(2, 40, 32, CqWidth::B4, p, &n[2..], l)).contains("norm"));
     assert!(refusal_reason(build(3, 40, 32, CqWidth::B4, p, n, l)).contains("packed"));
     assert!(refusal_reason(build(2, 40, 48, CqWidth::B4, p, n, l)).contains("power of two"));
     assert!(refusal_reason(build(2, 40, 8, CqWidth::B4, p, n, l)).contains("power of two"));
-    assert!(refusal_reason(build(2, 40, 2 * MAX_GROUP, CqWidth::B4, p, n, l)).contains("power of two"));
+    assert!(
+        refusal_reason(build(2, 40, 2 * MAX_GROUP, CqWidth::B4, p, n, l)).contains("power of two")
+    );
     assert!(refusal_reason(build(2, 40, 32, CqWidth::B4, p, n, &l[..8])).contains("codebook"));
     assert!(refusal_reason(build(2, 0, 32, CqWidth::B4, p, n, l)).contains("column"));
     assert!(refusal_reason(build(0, 40, 32, CqWidth::B4, &[], &[], l)).contains("row"));
@@ -300,8 +335,10 @@ fn from_view_splits_the_blob_and_picks_the_header_codebook_for_the_width() {
     for width in WIDTHS {
         let case = Case::new(3, 70, 32, width, 8);
         let blob: Vec<u8> = case.packed.iter().chain(&case.norms).copied().collect();
-        let m = CqMatrix::from_view(&view(&case, &blob), &codebooks_with(&case.header_levels)).expect("valid view");
-        let (x, mut scratch, mut a, mut b) = (pseudo_random(70, 1), vec![0.0; 96], vec![0.0; 3], vec![0.0; 3]);
+        let m = CqMatrix::from_view(&view(&case, &blob), &codebooks_with(&case.header_levels))
+            .expect("valid view");
+        let (x, mut scratch, mut a, mut b) =
+            (pseudo_random(70, 1), vec![0.0; 96], vec![0.0; 3], vec![0.0; 3]);
         m.matvec(&x, &mut scratch, &mut a);
         case.matrix().matvec(&x, &mut scratch, &mut b);
         assert_eq!(a, b, "{width:?}");
@@ -317,15 +354,24 @@ fn from_view_refuses_with_the_tensor_index() {
     assert!(matches!(CqMatrix::from_view(&v, &cbs), Err(Error::BadTensor { index: 9, .. })));
     v.data = &blob;
     v.dtype = DType::F16;
-    assert!(matches!(CqMatrix::from_view(&v, &cbs), Err(Error::BadTensor { index: 9, field: "dtype", .. })));
+    assert!(matches!(
+        CqMatrix::from_view(&v, &cbs),
+        Err(Error::BadTensor { index: 9, field: "dtype", .. })
+    ));
     v.dtype = DType::Cq;
     v.bits = 6;
-    assert!(matches!(CqMatrix::from_view(&v, &cbs), Err(Error::BadTensor { index: 9, field: "bits", .. })));
+    assert!(matches!(
+        CqMatrix::from_view(&v, &cbs),
+        Err(Error::BadTensor { index: 9, field: "bits", .. })
+    ));
 }
 
 /// `kernel` (a twin taking `n` rotated inputs) against the scalar kernel, bit for bit, for every
 /// width, each group in `groups` and each batch size in `batches`.
-#[cfg(any(all(target_arch = "wasm32", target_feature = "simd128"), all(feature = "std", target_arch = "x86_64")))]
+#[cfg(any(
+    all(target_arch = "wasm32", target_feature = "simd128"),
+    all(feature = "std", target_arch = "x86_64")
+))]
 fn assert_bit_identical_to_scalar(
     name: &str,
     groups: &[usize],
@@ -351,15 +397,25 @@ fn assert_bit_identical_to_scalar(
 }
 
 /// The smallest group, one that takes several 16-code blocks, the shipped one.
-#[cfg(any(all(target_arch = "wasm32", target_feature = "simd128"), all(feature = "std", target_arch = "x86_64")))]
+#[cfg(any(
+    all(target_arch = "wasm32", target_feature = "simd128"),
+    all(feature = "std", target_arch = "x86_64")
+))]
 const ALL_GROUPS: [usize; 3] = [16, 32, 128];
 
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 #[test]
 fn simd_twins_are_bit_identical_to_the_scalar_cq_kernel() {
     use super::simd128;
-    assert_bit_identical_to_scalar("simd matmul", &ALL_GROUPS, &[1, 2, 5, TILE + 3], |m, x, n, out| simd128::matmul_rotated(m, x, n, out));
-    assert_bit_identical_to_scalar("simd matvec", &ALL_GROUPS, &[1], |m, x, _, out| simd128::matvec_rotated(m, x, out));
+    assert_bit_identical_to_scalar(
+        "simd matmul",
+        &ALL_GROUPS,
+        &[1, 2, 5, TILE + 3],
+        |m, x, n, out| simd128::matmul_rotated(m, x, n, out),
+    );
+    assert_bit_identical_to_scalar("simd matvec", &ALL_GROUPS, &[1], |m, x, _, out| {
+        simd128::matvec_rotated(m, x, out)
+    });
 }
 
 #[cfg(all(feature = "std", target_arch = "x86_64"))]
@@ -384,7 +440,11 @@ fn avx512_matvec_is_bit_identical_to_the_scalar_cq_kernel() {
         return;
     }
     // Groups of 16 codes are the AVX2 kernel's (the variant reads 32 codes per row at a time).
-    assert!(!avx512::matvec_rotated(&Case::new(1, 16, 16, CqWidth::B4, 1).matrix(), &[0.0; 16], &mut [0.0]));
+    assert!(!avx512::matvec_rotated(
+        &Case::new(1, 16, 16, CqWidth::B4, 1).matrix(),
+        &[0.0; 16],
+        &mut [0.0]
+    ));
     assert_bit_identical_to_scalar("avx512", &[32, 64, 128], &[1], |m, x, _, out| {
         assert!(avx512::matvec_rotated(m, x, out), "AVX-512 covers every width from group 32");
     });

@@ -19,7 +19,14 @@ const STAGE: usize = 8192;
 
 /// Runs the product of a 4-bit matrix with AVX2 (the caller checked the CPU has it) when the
 /// group is 32 to 256; false otherwise (the caller then runs the scalar kernel).
-pub(crate) fn matmul_a8(m: &CqMatrix<'_>, lv: &IntLevels, y: &[i32], scales: &[f32], n: usize, out: &mut [f32]) -> bool {
+pub(crate) fn matmul_a8(
+    m: &CqMatrix<'_>,
+    lv: &IntLevels,
+    y: &[i32],
+    scales: &[f32],
+    n: usize,
+    out: &mut [f32],
+) -> bool {
     if !(32..=I16_GROUP_MAX).contains(&m.group()) {
         return false;
     }
@@ -42,7 +49,10 @@ impl Tables {
             // SAFETY: 16 bytes; AVX2 (this function's feature).
             unsafe { _mm256_broadcastsi128_si256(_mm_loadu_si128(b.as_ptr() as *const __m128i)) }
         };
-        Tables { hi: [bytes(&lv.hi, 0), bytes(&lv.hi, 8)], lo: [bytes(&lv.lo, 0), bytes(&lv.lo, 8)] }
+        Tables {
+            hi: [bytes(&lv.hi, 0), bytes(&lv.hi, 8)],
+            lo: [bytes(&lv.lo, 0), bytes(&lv.lo, 8)],
+        }
     }
 }
 
@@ -75,7 +85,14 @@ unsafe fn hsum(v: __m256i) -> i32 {
 }
 
 #[target_feature(enable = "avx2")]
-unsafe fn run(m: &CqMatrix<'_>, lv: &IntLevels, y: &[i32], scales: &[f32], n: usize, out: &mut [f32]) {
+unsafe fn run(
+    m: &CqMatrix<'_>,
+    lv: &IntLevels,
+    y: &[i32],
+    scales: &[f32],
+    n: usize,
+    out: &mut [f32],
+) {
     // SAFETY: AVX2 (this function's feature).
     let tables = unsafe { Tables::new(lv) };
     let (g, cp, rows) = (m.group(), m.cols_padded(), m.rows());
@@ -90,7 +107,9 @@ unsafe fn run(m: &CqMatrix<'_>, lv: &IntLevels, y: &[i32], scales: &[f32], n: us
             let w = width.min(cp - c0);
             for jj in 0..t {
                 let src = &y[(j0 + jj) * cp + c0..][..w];
-                for (d, s) in stage[jj * w..(jj + 1) * w].chunks_exact_mut(32).zip(src.chunks_exact(32)) {
+                for (d, s) in
+                    stage[jj * w..(jj + 1) * w].chunks_exact_mut(32).zip(src.chunks_exact(32))
+                {
                     stage_block(s, d);
                 }
             }
@@ -126,14 +145,26 @@ fn stage_block(src: &[i32], dst: &mut [i16]) {
 #[inline]
 unsafe fn inputs32(p: *const i16) -> [__m256i; 2] {
     // SAFETY: 32 values (caller).
-    unsafe { [_mm256_loadu_si256(p as *const __m256i), _mm256_loadu_si256(p.add(16) as *const __m256i)] }
+    unsafe {
+        [_mm256_loadu_si256(p as *const __m256i), _mm256_loadu_si256(p.add(16) as *const __m256i)]
+    }
 }
 
 /// Adds `Σ_g value(r, g) · norm(r, g)` over groups `g0..g0 + gs` (staged as `stage`, `gs * G`
 /// values per input) to `out` for inputs `j0..j0 + t`, in group order.
 #[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx2")]
-unsafe fn stripe(m: &CqMatrix<'_>, lv: &IntLevels, tb: &Tables, stage: &[i16], g0: usize, gs: usize, j0: usize, t: usize, out: &mut [f32]) {
+unsafe fn stripe(
+    m: &CqMatrix<'_>,
+    lv: &IntLevels,
+    tb: &Tables,
+    stage: &[i16],
+    g0: usize,
+    gs: usize,
+    j0: usize,
+    t: usize,
+    out: &mut [f32],
+) {
     let (g, rows, groups, row_bytes) = (m.group(), m.rows(), m.groups_per_row(), m.row_bytes());
     let (blocks, w) = (g / 32, gs * g);
     let mut wbuf = [[_mm256_setzero_si256(); 4]; I16_GROUP_MAX / 32];
@@ -154,8 +185,14 @@ unsafe fn stripe(m: &CqMatrix<'_>, lv: &IntLevels, tb: &Tables, stage: &[i16], g
                         let [h0, h1] = levels32(&tb.hi, codes);
                         let [l0, l1] = levels32(&tb.lo, codes);
                         let [y0, y1] = inputs32(ys.add(32 * b));
-                        ah = _mm256_add_epi32(ah, _mm256_add_epi32(_mm256_madd_epi16(h0, y0), _mm256_madd_epi16(h1, y1)));
-                        al = _mm256_add_epi32(al, _mm256_add_epi32(_mm256_madd_epi16(l0, y0), _mm256_madd_epi16(l1, y1)));
+                        ah = _mm256_add_epi32(
+                            ah,
+                            _mm256_add_epi32(_mm256_madd_epi16(h0, y0), _mm256_madd_epi16(h1, y1)),
+                        );
+                        al = _mm256_add_epi32(
+                            al,
+                            _mm256_add_epi32(_mm256_madd_epi16(l0, y0), _mm256_madd_epi16(l1, y1)),
+                        );
                     }
                     out[j0 * rows + r] += lv.combine(hsum(ah), hsum(al)) * norm;
                     continue;
@@ -171,8 +208,20 @@ unsafe fn stripe(m: &CqMatrix<'_>, lv: &IntLevels, tb: &Tables, stage: &[i16], g
                     let (mut ah, mut al) = (_mm256_setzero_si256(), _mm256_setzero_si256());
                     for (b, wb) in wbuf[..blocks].iter().enumerate() {
                         let [y0, y1] = inputs32(ys.add(32 * b));
-                        ah = _mm256_add_epi32(ah, _mm256_add_epi32(_mm256_madd_epi16(wb[0], y0), _mm256_madd_epi16(wb[1], y1)));
-                        al = _mm256_add_epi32(al, _mm256_add_epi32(_mm256_madd_epi16(wb[2], y0), _mm256_madd_epi16(wb[3], y1)));
+                        ah = _mm256_add_epi32(
+                            ah,
+                            _mm256_add_epi32(
+                                _mm256_madd_epi16(wb[0], y0),
+                                _mm256_madd_epi16(wb[1], y1),
+                            ),
+                        );
+                        al = _mm256_add_epi32(
+                            al,
+                            _mm256_add_epi32(
+                                _mm256_madd_epi16(wb[2], y0),
+                                _mm256_madd_epi16(wb[3], y1),
+                            ),
+                        );
                     }
                     out[(j0 + jj) * rows + r] += lv.combine(hsum(ah), hsum(al)) * norm;
                 }

@@ -178,7 +178,14 @@ impl CqMatrix<'_> {
 }
 
 /// Scalar [`CqMatrix::matmul_a8`] of a 4-bit matrix: the reference the twins are held equal to.
-pub(crate) fn matmul_a8_scalar(m: &CqMatrix<'_>, lv: &IntLevels, y: &[i32], scales: &[f32], n: usize, out: &mut [f32]) {
+pub(crate) fn matmul_a8_scalar(
+    m: &CqMatrix<'_>,
+    lv: &IntLevels,
+    y: &[i32],
+    scales: &[f32],
+    n: usize,
+    out: &mut [f32],
+) {
     debug_assert_eq!(m.width(), CqWidth::B4);
     let (g, cp, rows, groups) = (m.group(), m.cols_padded(), m.rows(), m.groups_per_row());
     let (row_bytes, group_bytes) = (m.row_bytes(), g / 2);
@@ -191,7 +198,8 @@ pub(crate) fn matmul_a8_scalar(m: &CqMatrix<'_>, lv: &IntLevels, y: &[i32], scal
         }
         for gi in 0..groups {
             let codes = &mut codes[..g];
-            for (d, &b) in codes.chunks_exact_mut(2).zip(&packed[gi * group_bytes..][..group_bytes]) {
+            for (d, &b) in codes.chunks_exact_mut(2).zip(&packed[gi * group_bytes..][..group_bytes])
+            {
                 d.copy_from_slice(&[b & 15, b >> 4]);
             }
             let norm = f16::at(norms, gi);

@@ -28,7 +28,9 @@ fn f32_reference(m: &CqMatrix<'_>, x: &[f32], n: usize) -> Vec<f32> {
 fn a8_product(m: &CqMatrix<'_>, x: &[f32], n: usize) -> (Vec<f32>, Vec<i32>, Vec<f32>) {
     let (cols, cp) = (m.cols(), m.cols_padded());
     let mut y = vec![0i32; n * cp];
-    let scales: Vec<f32> = (0..n).map(|j| rotate_a8(m, &x[j * cols..(j + 1) * cols], &mut y[j * cp..(j + 1) * cp])).collect();
+    let scales: Vec<f32> = (0..n)
+        .map(|j| rotate_a8(m, &x[j * cols..(j + 1) * cols], &mut y[j * cp..(j + 1) * cp]))
+        .collect();
     let (mut out, mut rot) = (vec![f32::NAN; n * m.rows()], vec![f32::NAN; n * cp]);
     m.matmul_a8(&y, &scales, n, &mut rot, &mut out);
     (out, y, scales)
@@ -41,13 +43,15 @@ fn error_weight(m: &CqMatrix<'_>, y: &[i32], j: usize, r: usize) -> f64 {
     (0..groups)
         .map(|gi| {
             let yg = &y[j * m.cols_padded() + gi * g..][..g];
-            f64::from(crate::kernels::f16::at(norms, gi)) * yg.iter().map(|&v| f64::from(v).abs()).sum::<f64>()
+            f64::from(crate::kernels::f16::at(norms, gi))
+                * yg.iter().map(|&v| f64::from(v).abs()).sum::<f64>()
         })
         .sum()
 }
 
 #[test]
-fn the_integer_product_matches_the_f32_kernel_on_the_int8_round_trip_within_the_codebook_rounding() {
+fn the_integer_product_matches_the_f32_kernel_on_the_int8_round_trip_within_the_codebook_rounding()
+{
     for width in WIDTHS {
         for group in GROUPS {
             for (rows, cols, n) in [(3, group, 1), (5, 3 * group - 7, 2), (2, 17, 3)] {
@@ -68,7 +72,9 @@ fn the_integer_product_matches_the_f32_kernel_on_the_int8_round_trip_within_the_
                 for j in 0..n {
                     for r in 0..rows {
                         let (a, b) = (got[j * rows + r], want[j * rows + r]);
-                        let bound = f64::from(scales[j]) / (group as f64).sqrt() * error_weight(&m, &y, j, r) * per_level;
+                        let bound = f64::from(scales[j]) / (group as f64).sqrt()
+                            * error_weight(&m, &y, j, r)
+                            * per_level;
                         let err = (f64::from(a) - f64::from(b)).abs();
                         assert!(err <= bound + 1e-30, "{width:?} G{group} {rows}x{cols} n{n} ({j},{r}): {a} vs {b}, err {err:.3e} > {bound:.3e}");
                         if width == CqWidth::B4 {
@@ -102,7 +108,10 @@ fn plane_bounds_keep_the_worst_case_group_sum_inside_i32() {
         let v = i64::from(plane_max(group));
         let g = group as f64;
         assert!((v as f64) * 128.0 * g * g.sqrt() < 2f64.powi(31), "G{group}");
-        assert!(((v + 1) as f64) * 128.0 * g * g.sqrt() >= 2f64.powi(31) || v == i64::from(i16::MAX), "G{group} not the largest");
+        assert!(
+            ((v + 1) as f64) * 128.0 * g * g.sqrt() >= 2f64.powi(31) || v == i64::from(i16::MAX),
+            "G{group} not the largest"
+        );
     }
     assert_eq!(plane_max(128), 11585);
     assert_eq!(plane_max(1024), 511);
@@ -119,9 +128,15 @@ fn levels_split_into_planes_within_the_bound_that_recombine_to_the_rounded_level
             let c = 1.0 / (f64::from(lv.unit) * (group as f64).sqrt());
             for (i, &level) in m.table().iter().enumerate() {
                 let (hi, lo) = (i32::from(lv.hi[i]), i32::from(lv.lo[i]));
-                assert!(hi.abs() <= v && lo.abs() <= v, "{width:?} G{group} code {i}: planes {hi}, {lo} over {v}");
+                assert!(
+                    hi.abs() <= v && lo.abs() <= v,
+                    "{width:?} G{group} code {i}: planes {hi}, {lo} over {v}"
+                );
                 let w = (i64::from(hi) << lv.shift) + i64::from(lo);
-                assert!((w as f64 - f64::from(level) * c).abs() <= 0.5 + 1e-6 * w.abs() as f64, "{width:?} G{group} code {i}");
+                assert!(
+                    (w as f64 - f64::from(level) * c).abs() <= 0.5 + 1e-6 * w.abs() as f64,
+                    "{width:?} G{group} code {i}"
+                );
             }
         }
     }
@@ -132,9 +147,16 @@ fn levels_split_into_planes_within_the_bound_that_recombine_to_the_rounded_level
 fn worst_case(group: usize, rows: usize) -> (RandomCq, Vec<i32>) {
     // q_k = ±128 by a bent sign (-1)^(popcount(k_hi & k_lo)): for G = 4^m its transform is flat.
     let half = group.trailing_zeros() / 2;
-    let q: Vec<i32> = (0..group)
-        .map(|k| if ((k >> half) & k & ((1 << half) - 1)).count_ones() % 2 == 0 { -128 } else { 127 })
-        .collect();
+    let q: Vec<i32> =
+        (0..group)
+            .map(|k| {
+                if ((k >> half) & k & ((1 << half) - 1)).count_ones() % 2 == 0 {
+                    -128
+                } else {
+                    127
+                }
+            })
+            .collect();
     let mut y = q.clone();
     fwht_reference(&mut y);
     let mut o = RandomCq::new(rows, group, group, CqWidth::B4, 1);
@@ -144,7 +166,15 @@ fn worst_case(group: usize, rows: usize) -> (RandomCq, Vec<i32>) {
     for r in 0..rows {
         for k in 0..group {
             // Row 0 matches the signs of y (every product positive); later rows mix codes.
-            let code: u8 = if r == 0 { if y[k] >= 0 { 15 } else { 0 } } else { ((k * 7 + r) % 16) as u8 };
+            let code: u8 = if r == 0 {
+                if y[k] >= 0 {
+                    15
+                } else {
+                    0
+                }
+            } else {
+                ((k * 7 + r) % 16) as u8
+            };
             packed[r * group / 2 + k / 2] |= code << (4 * (k % 2));
         }
     }
@@ -172,7 +202,8 @@ fn i64_reference(m: &CqMatrix<'_>, lv: &IntLevels, y: &[i32], scale: f32) -> Vec
                     let col = gi * g + k;
                     let byte = m.packed()[r * m.row_bytes() + col / 2];
                     let code = usize::from(if col % 2 == 0 { byte & 15 } else { byte >> 4 });
-                    acc += ((i64::from(lv.hi[code]) << lv.shift) + i64::from(lv.lo[code])) * i64::from(y[col]);
+                    acc += ((i64::from(lv.hi[code]) << lv.shift) + i64::from(lv.lo[code]))
+                        * i64::from(y[col]);
                 }
                 sum += acc as f32 * crate::kernels::f16::at(&m.norms()[r * groups * 2..], gi);
             }
@@ -192,8 +223,13 @@ fn worst_case_inputs_at_every_group_size_do_not_overflow() {
         matmul_a8_scalar(&m, &lv, &y, &[0.5], 1, &mut got);
         assert_eq!(got, want, "G{group}");
         // Row 0 comes close to the bound the planes are sized for.
-        let top: i64 = (0..group).map(|k| i64::from(lv.hi[if y[k] >= 0 { 15 } else { 0 }]) * i64::from(y[k])).sum();
-        assert!(top as f64 > 0.2 * f64::from(plane_max(group)) * 128.0 * (group as f64).powf(1.5), "G{group}: {top}");
+        let top: i64 = (0..group)
+            .map(|k| i64::from(lv.hi[if y[k] >= 0 { 15 } else { 0 }]) * i64::from(y[k]))
+            .sum();
+        assert!(
+            top as f64 > 0.2 * f64::from(plane_max(group)) * 128.0 * (group as f64).powf(1.5),
+            "G{group}: {top}"
+        );
     }
 }
 
@@ -233,14 +269,21 @@ fn batched_inputs_give_the_bits_of_single_ones() {
 /// `kernel` against the scalar kernel, bit for bit: 4-bit matrices at every group size, random
 /// and worst-case inputs, one input and batches across tiles.
 #[cfg(all(feature = "std", target_arch = "x86_64"))]
-fn assert_bit_identical_to_scalar(name: &str, kernel: impl Fn(&CqMatrix<'_>, &IntLevels, &[i32], &[f32], usize, &mut [f32])) {
+fn assert_bit_identical_to_scalar(
+    name: &str,
+    kernel: impl Fn(&CqMatrix<'_>, &IntLevels, &[i32], &[f32], usize, &mut [f32]),
+) {
     let check = |m: &CqMatrix<'_>, y: &[i32], n: usize, what: &str| {
         let lv = IntLevels::of(m);
         let scales: Vec<f32> = (0..n).map(|j| 0.01 + j as f32 * 0.003).collect();
         let (mut s, mut v) = (vec![f32::NAN; n * m.rows()], vec![f32::NAN; n * m.rows()]);
         matmul_a8_scalar(m, &lv, y, &scales, n, &mut s);
         kernel(m, &lv, y, &scales, n, &mut v);
-        assert_eq!(s.iter().map(|f| f.to_bits()).collect::<Vec<_>>(), v.iter().map(|f| f.to_bits()).collect::<Vec<_>>(), "{name} {what}");
+        assert_eq!(
+            s.iter().map(|f| f.to_bits()).collect::<Vec<_>>(),
+            v.iter().map(|f| f.to_bits()).collect::<Vec<_>>(),
+            "{name} {what}"
+        );
     };
     for group in GROUPS {
         let o = RandomCq::new(5, 3 * group - 3, group, CqWidth::B4, group as u32 + 1);
@@ -270,7 +313,12 @@ fn avx2_variant_is_bit_identical_to_the_scalar_a8_kernel() {
     // compare the scalar kernel with itself), the others must decline it.
     assert_bit_identical_to_scalar("avx2", |m, lv, y, s, n, out| {
         let ran = crate::kernels::cq_a8::avx2::matmul_a8(m, lv, y, s, n, out);
-        assert_eq!(ran, (32..=256).contains(&m.group()), "AVX2 kernel ran: {ran} at group {}", m.group());
+        assert_eq!(
+            ran,
+            (32..=256).contains(&m.group()),
+            "AVX2 kernel ran: {ran} at group {}",
+            m.group()
+        );
         if !ran {
             matmul_a8_scalar(m, lv, y, s, n, out);
         }

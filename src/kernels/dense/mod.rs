@@ -27,7 +27,10 @@ pub struct Strided<'a> {
 /// `out[r * cols + c] = Σ_j x(r, j) · b[j * cols + c]` for `r < out.len() / cols`,
 /// `j < b.len() / cols`.
 pub fn matmul(x: Strided<'_>, b: &[f32], cols: usize, out: &mut [f32]) {
-    assert!(cols > 0 && b.len() % cols == 0 && out.len() % cols == 0, "dense::matmul: b and out must be whole rows of cols");
+    assert!(
+        cols > 0 && b.len() % cols == 0 && out.len() % cols == 0,
+        "dense::matmul: b and out must be whole rows of cols"
+    );
     let (rows, inner) = (out.len() / cols, b.len() / cols);
     if rows > 0 && inner > 0 {
         let last = (rows - 1) * x.row_stride + (inner - 1) * x.col_stride;
@@ -75,7 +78,11 @@ mod tests {
         let inner = b.len() / cols;
         for (r, row) in out.chunks_exact_mut(cols).enumerate() {
             for j in 0..inner {
-                axpy(x.data[r * x.row_stride + j * x.col_stride], &b[j * cols..(j + 1) * cols], row);
+                axpy(
+                    x.data[r * x.row_stride + j * x.col_stride],
+                    &b[j * cols..(j + 1) * cols],
+                    row,
+                );
             }
         }
     }
@@ -85,7 +92,10 @@ mod tests {
         for (rows, inner, cols) in [(32, 32, 32), (3, 5, 7), (2, 4, 37), (1, 1, 64), (4, 3, 70)] {
             let b = pseudo_random(inner * cols, 2);
             let xd = pseudo_random(rows * inner, 3);
-            for x in [Strided { data: &xd, row_stride: inner, col_stride: 1 }, Strided { data: &xd, row_stride: 1, col_stride: rows }] {
+            for x in [
+                Strided { data: &xd, row_stride: inner, col_stride: 1 },
+                Strided { data: &xd, row_stride: 1, col_stride: rows },
+            ] {
                 let (mut got, mut want) = (vec![f32::NAN; rows * cols], vec![0.0; rows * cols]);
                 matmul(x, &b, cols, &mut got);
                 by_axpy(x, &b, cols, &mut want);

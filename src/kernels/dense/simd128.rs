@@ -21,8 +21,20 @@ pub(crate) fn matmul(x: Strided<'_>, b: &[f32], cols: usize, out: &mut [f32]) {
 
 /// `o[c] = Σ_j x[j * cs] · b[j * cols + c]` for `o` of `4 * V` columns.
 #[inline(always)]
-fn block<const V: usize>(x: &[f32], cs: usize, b: &[f32], cols: usize, inner: usize, o: &mut [f32]) {
-    assert!(o.len() == 4 * V && inner > 0 && x.len() > (inner - 1) * cs && b.len() >= (inner - 1) * cols + 4 * V);
+fn block<const V: usize>(
+    x: &[f32],
+    cs: usize,
+    b: &[f32],
+    cols: usize,
+    inner: usize,
+    o: &mut [f32],
+) {
+    assert!(
+        o.len() == 4 * V
+            && inner > 0
+            && x.len() > (inner - 1) * cs
+            && b.len() >= (inner - 1) * cols + 4 * V
+    );
     let mut acc = [f32x4_splat(0.0); V];
     // SAFETY: the bounds above.
     unsafe {

@@ -30,7 +30,9 @@ pub(crate) fn fwht_scalar(x: &mut [f32]) {
 
 /// The unnormalised transform: `log2(n)` stages of `u + v`, `u - v` from stride 1 upwards (exact
 /// in integers, as the A8 kernels use it).
-pub(crate) fn butterflies<T: Copy + core::ops::Add<Output = T> + core::ops::Sub<Output = T>>(x: &mut [T]) {
+pub(crate) fn butterflies<T: Copy + core::ops::Add<Output = T> + core::ops::Sub<Output = T>>(
+    x: &mut [T],
+) {
     let n = x.len();
     let mut h = 1;
     while h < n {
@@ -62,12 +64,18 @@ mod tests {
         for n in [1usize, 2, 4, 8, 16, 32, 64, 128, 256] {
             let x = pseudo_random(n, n as u32);
             let h = explicit_hadamard(n);
-            let want: Vec<f64> =
-                (0..n).map(|i| (0..n).map(|j| f64::from(h[i * n + j]) * f64::from(x[j])).sum()).collect();
+            let want: Vec<f64> = (0..n)
+                .map(|i| (0..n).map(|j| f64::from(h[i * n + j]) * f64::from(x[j])).sum())
+                .collect();
             let mut got = x.clone();
             fwht(&mut got);
             for i in 0..n {
-                assert!((f64::from(got[i]) - want[i]).abs() <= 1e-5, "n={n} i={i}: {} vs {}", got[i], want[i]);
+                assert!(
+                    (f64::from(got[i]) - want[i]).abs() <= 1e-5,
+                    "n={n} i={i}: {} vs {}",
+                    got[i],
+                    want[i]
+                );
             }
         }
     }

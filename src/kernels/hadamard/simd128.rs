@@ -19,8 +19,10 @@ pub(crate) fn fwht(x: &mut [f32]) {
         let mut i = 0;
         while i < n {
             let v = v128_load(p.add(i) as *const v128);
-            let s1 =
-                f32x4_add(i32x4_shuffle::<0, 0, 2, 2>(v, v), v128_xor(i32x4_shuffle::<1, 1, 3, 3>(v, v), flip_odd));
+            let s1 = f32x4_add(
+                i32x4_shuffle::<0, 0, 2, 2>(v, v),
+                v128_xor(i32x4_shuffle::<1, 1, 3, 3>(v, v), flip_odd),
+            );
             let s2 = f32x4_add(
                 i32x4_shuffle::<0, 1, 0, 1>(s1, s1),
                 v128_xor(i32x4_shuffle::<2, 3, 2, 3>(s1, s1), flip_high),

@@ -19,7 +19,8 @@ pub(crate) const EXP_MAX: f32 = 88.376_26;
 pub(crate) const LOG2E: f32 = core::f32::consts::LOG2_E;
 pub(crate) const LN2_HI: f32 = 0.693_359_4;
 pub(crate) const LN2_LO: f32 = -2.121_944_4e-4;
-pub(crate) const P: [f32; 6] = [1.987_569_1e-4, 1.398_199_9e-3, 8.333_452e-3, 4.166_579_6e-2, 1.666_666_5e-1, 0.5];
+pub(crate) const P: [f32; 6] =
+    [1.987_569_1e-4, 1.398_199_9e-3, 8.333_452e-3, 4.166_579_6e-2, 1.666_666_5e-1, 0.5];
 
 /// `e^x` for the softmax and the logistic activations (accurate to 2 ulp for
 /// `EXP_MIN <= x <= EXP_MAX`, 0 below, `e^EXP_MAX` above).
@@ -117,7 +118,11 @@ mod tests {
         while t <= 130.0 {
             let want = libm::floorf(t);
             // Zero comes out +0 where floorf keeps -0 (exp never forms -0: t = c * LOG2E + 0.5).
-            assert_eq!(floor(t).to_bits(), if want == 0.0 { 0 } else { want.to_bits() }, "floor({t})");
+            assert_eq!(
+                floor(t).to_bits(),
+                if want == 0.0 { 0 } else { want.to_bits() },
+                "floor({t})"
+            );
             assert_eq!(exponent(want), want as i32, "exponent({want})");
             t += 0.001_7;
         }

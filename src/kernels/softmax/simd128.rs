@@ -9,7 +9,10 @@ pub(crate) fn exp4(x: v128) -> v128 {
     // `pmax`/`pmin` are the comparisons-and-select of the scalar clamp (NaN passes through).
     let c = f32x4_pmin(f32x4_pmax(x, f32x4_splat(EXP_MIN)), f32x4_splat(EXP_MAX));
     let n = f32x4_floor(f32x4_add(f32x4_mul(c, f32x4_splat(LOG2E)), f32x4_splat(0.5)));
-    let r = f32x4_sub(f32x4_sub(c, f32x4_mul(n, f32x4_splat(LN2_HI))), f32x4_mul(n, f32x4_splat(LN2_LO)));
+    let r = f32x4_sub(
+        f32x4_sub(c, f32x4_mul(n, f32x4_splat(LN2_HI))),
+        f32x4_mul(n, f32x4_splat(LN2_LO)),
+    );
     let mut p = f32x4_splat(P[0]);
     for &k in &P[1..] {
         p = f32x4_add(f32x4_mul(p, r), f32x4_splat(k));

@@ -15,7 +15,12 @@ const TILE_ROWS: usize = 6;
 
 /// Runs `axpy_i8_keys` with AVX-512 or AVX2 when the CPU has one; false otherwise. The caller
 /// checked that `w` holds whole rows of `n` weights, one per row of `y`.
-pub(crate) fn axpy_i8_keys<'a>(w: &[f32], n: usize, keys: impl Iterator<Item = (&'a [i8], f32)> + Clone, y: &mut [f32]) -> bool {
+pub(crate) fn axpy_i8_keys<'a>(
+    w: &[f32],
+    n: usize,
+    keys: impl Iterator<Item = (&'a [i8], f32)> + Clone,
+    y: &mut [f32],
+) -> bool {
     if crate::kernels::has_avx512() {
         // SAFETY: AVX-512 F/BW/VL are present (checked above).
         unsafe { with_avx512(w, n, keys, y) };
@@ -29,18 +34,33 @@ pub(crate) fn axpy_i8_keys<'a>(w: &[f32], n: usize, keys: impl Iterator<Item = (
 }
 
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-unsafe fn with_avx512<'a>(w: &[f32], n: usize, keys: impl Iterator<Item = (&'a [i8], f32)> + Clone, y: &mut [f32]) {
+unsafe fn with_avx512<'a>(
+    w: &[f32],
+    n: usize,
+    keys: impl Iterator<Item = (&'a [i8], f32)> + Clone,
+    y: &mut [f32],
+) {
     tiles::<64>(w, n, keys, y);
 }
 
 #[target_feature(enable = "avx2")]
-unsafe fn with_avx2<'a>(w: &[f32], n: usize, keys: impl Iterator<Item = (&'a [i8], f32)> + Clone, y: &mut [f32]) {
+unsafe fn with_avx2<'a>(
+    w: &[f32],
+    n: usize,
+    keys: impl Iterator<Item = (&'a [i8], f32)> + Clone,
+    y: &mut [f32],
+) {
     tiles::<16>(w, n, keys, y);
 }
 
 /// Every tile of `y` (rows of `d = y.len() / rows` columns), `C` columns wide.
 #[inline(always)]
-fn tiles<'a, const C: usize>(w: &[f32], n: usize, keys: impl Iterator<Item = (&'a [i8], f32)> + Clone, y: &mut [f32]) {
+fn tiles<'a, const C: usize>(
+    w: &[f32],
+    n: usize,
+    keys: impl Iterator<Item = (&'a [i8], f32)> + Clone,
+    y: &mut [f32],
+) {
     let rows = w.len().checked_div(n).unwrap_or(0);
     if rows == 0 || y.is_empty() {
         return;
@@ -64,7 +84,14 @@ fn tiles<'a, const C: usize>(w: &[f32], n: usize, keys: impl Iterator<Item = (&'
 
 /// Columns `c0..c0 + C` (fewer at the end of a row) of the `R` rows of `y`, over every key.
 #[inline(always)]
-fn tile<'a, const R: usize, const C: usize>(w: &[f32], n: usize, keys: impl Iterator<Item = (&'a [i8], f32)>, d: usize, c0: usize, y: &mut [f32]) {
+fn tile<'a, const R: usize, const C: usize>(
+    w: &[f32],
+    n: usize,
+    keys: impl Iterator<Item = (&'a [i8], f32)>,
+    d: usize,
+    c0: usize,
+    y: &mut [f32],
+) {
     let cols = (d - c0).min(C);
     let mut acc = [[0.0f32; C]; R];
     for (g, acc) in acc.iter_mut().enumerate() {
@@ -95,7 +122,6 @@ fn tile<'a, const R: usize, const C: usize>(w: &[f32], n: usize, keys: impl Iter
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,8 +133,12 @@ mod tests {
     #[test]
     fn every_level_equals_the_key_by_key_form() {
         let levels: [(&str, bool, Kernel); 2] = [
-            ("avx512", crate::kernels::has_avx512(), |w, n, k, y| unsafe { with_avx512(w, n, k, y) }),
-            ("avx2", std::is_x86_feature_detected!("avx2"), |w, n, k, y| unsafe { with_avx2(w, n, k, y) }),
+            ("avx512", crate::kernels::has_avx512(), |w, n, k, y| unsafe {
+                with_avx512(w, n, k, y)
+            }),
+            ("avx2", std::is_x86_feature_detected!("avx2"), |w, n, k, y| unsafe {
+                with_avx2(w, n, k, y)
+            }),
         ];
         for (name, present, kernel) in levels {
             if !present {
@@ -118,7 +148,8 @@ mod tests {
             for d in [1usize, 5, 16, 48, 64, 100] {
                 for rows in [1usize, 5, 6, 7, 16] {
                     let n = 37;
-                    let values: Vec<i8> = pseudo_random_bytes(n * d, 20).into_iter().map(|b| b as i8).collect();
+                    let values: Vec<i8> =
+                        pseudo_random_bytes(n * d, 20).into_iter().map(|b| b as i8).collect();
                     let scales = pseudo_random(n, 21);
                     let keys = values.chunks_exact(d).zip(scales.iter().copied());
                     let w = pseudo_random(rows * n, 22);
@@ -134,6 +165,9 @@ mod tests {
         }
     }
 
-    type Keys<'a> = core::iter::Zip<core::slice::ChunksExact<'a, i8>, core::iter::Copied<core::slice::Iter<'a, f32>>>;
+    type Keys<'a> = core::iter::Zip<
+        core::slice::ChunksExact<'a, i8>,
+        core::iter::Copied<core::slice::Iter<'a, f32>>,
+    >;
     type Kernel = unsafe fn(&[f32], usize, Keys<'_>, &mut [f32]);
 }

@@ -51,7 +51,11 @@ pub fn dot_i8_i8(a: &[i8], b: &[i8]) -> i32 {
 /// `out[g] = dot_i8_i8(row g of a, b)` for `a` holding `out.len()` rows of `b.len()`: several
 /// queries against one key row, which is loaded and widened once for all of them.
 pub fn dot_i8_i8_rows(a: &[i8], b: &[i8], out: &mut [i32]) {
-    assert_eq!(a.len(), out.len() * b.len(), "dot_i8_i8_rows: a must hold out.len() rows of b.len()");
+    assert_eq!(
+        a.len(),
+        out.len() * b.len(),
+        "dot_i8_i8_rows: a must hold out.len() rows of b.len()"
+    );
     // SSE2 is on every x86-64 CPU; the compiler's own vectorisation of the scalar loop is poor.
     dispatch!(x86: { sse2::dot_i8_i8_rows(a, b, out); true }; simd128::dot_i8_i8_rows, dot_i8_i8_rows_scalar, a, b, out)
 }
@@ -60,7 +64,11 @@ pub fn dot_i8_i8_rows(a: &[i8], b: &[i8], out: &mut [i32]) {
 /// one int8 value row into several outputs, dequantised once for all of them (the same
 /// per-element arithmetic as `axpy_i8`, so the same bits).
 pub fn axpy_i8_rows(alpha: &[f32], q: &[i8], scale: f32, y: &mut [f32]) {
-    assert_eq!(y.len(), alpha.len() * q.len(), "axpy_i8_rows: y must hold alpha.len() rows of q.len()");
+    assert_eq!(
+        y.len(),
+        alpha.len() * q.len(),
+        "axpy_i8_rows: y must hold alpha.len() rows of q.len()"
+    );
     dispatch!(simd128::axpy_i8_rows, axpy_i8_rows_scalar, alpha, q, scale, y)
 }
 
@@ -72,15 +80,31 @@ pub const KEYS_ROWS: usize = 16;
 /// `y`, `KEYS_ROWS` rows at most): attention's weighted sum of the cached values of its keys.
 /// Every element sees the same operations in the same key order as key-by-key calls, so the
 /// same bits, whichever variant runs.
-pub fn axpy_i8_keys<'a>(w: &[f32], n: usize, keys: impl Iterator<Item = (&'a [i8], f32)> + Clone, y: &mut [f32]) {
+pub fn axpy_i8_keys<'a>(
+    w: &[f32],
+    n: usize,
+    keys: impl Iterator<Item = (&'a [i8], f32)> + Clone,
+    y: &mut [f32],
+) {
     let rows = w.len().checked_div(n).unwrap_or(0);
-    assert!(rows <= KEYS_ROWS && rows * n == w.len(), "axpy_i8_keys: w must hold at most KEYS_ROWS rows of n weights");
-    assert!(rows == 0 || y.len().is_multiple_of(rows), "axpy_i8_keys: y must hold one row per row of w");
+    assert!(
+        rows <= KEYS_ROWS && rows * n == w.len(),
+        "axpy_i8_keys: w must hold at most KEYS_ROWS rows of n weights"
+    );
+    assert!(
+        rows == 0 || y.len().is_multiple_of(rows),
+        "axpy_i8_keys: y must hold one row per row of w"
+    );
     dispatch!(x86: avx::axpy_i8_keys(w, n, keys.clone(), y); axpy_i8_keys_rowwise; w, n, keys, y)
 }
 
 /// `axpy_i8_keys` one key at a time (the portable form, and the x86 variants' reference).
-pub(crate) fn axpy_i8_keys_rowwise<'a>(w: &[f32], n: usize, keys: impl Iterator<Item = (&'a [i8], f32)>, y: &mut [f32]) {
+pub(crate) fn axpy_i8_keys_rowwise<'a>(
+    w: &[f32],
+    n: usize,
+    keys: impl Iterator<Item = (&'a [i8], f32)>,
+    y: &mut [f32],
+) {
     let rows = w.len().checked_div(n).unwrap_or(0);
     let mut alpha = [0.0f32; KEYS_ROWS];
     for (i, (q, scale)) in keys.take(n).enumerate() {
@@ -191,7 +215,8 @@ mod tests {
         for n in [0usize, 1, 7, 16, 17, 64, 100, 768, 3001] {
             let (a, b) = (pseudo_random(n, 1), pseudo_random(n, 2));
             let want: f64 = a.iter().zip(&b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
-            let bound: f64 = a.iter().zip(&b).map(|(x, y)| f64::from((x * y).abs())).sum::<f64>() * 1e-6 + 1e-30;
+            let bound: f64 =
+                a.iter().zip(&b).map(|(x, y)| f64::from((x * y).abs())).sum::<f64>() * 1e-6 + 1e-30;
             assert!((f64::from(dot(&a, &b)) - want).abs() <= bound, "n={n}");
         }
     }
@@ -254,7 +279,8 @@ mod tests {
                 let b = as_i8(pseudo_random_bytes(n, 12));
                 let mut got = vec![0i32; rows];
                 dot_i8_i8_rows(&a, &b, &mut got);
-                let want: Vec<i32> = (0..rows).map(|g| dot_i8_i8(&a[g * n..(g + 1) * n], &b)).collect();
+                let want: Vec<i32> =
+                    (0..rows).map(|g| dot_i8_i8(&a[g * n..(g + 1) * n], &b)).collect();
                 assert_eq!(got, want, "dot rows n={n} rows={rows}");
                 let alpha = pseudo_random(rows, 13);
                 let y0 = pseudo_random(rows * n, 14);
@@ -274,7 +300,8 @@ mod tests {
     fn the_sse2_row_dot_equals_the_scalar_kernel() {
         for n in [0usize, 1, 15, 16, 17, 48, 100] {
             for rows in [1usize, 6, 8, 9, 17] {
-                let (a, b) = (as_i8(pseudo_random_bytes(rows * n, 18)), as_i8(pseudo_random_bytes(n, 19)));
+                let (a, b) =
+                    (as_i8(pseudo_random_bytes(rows * n, 18)), as_i8(pseudo_random_bytes(n, 19)));
                 let (mut got, mut want) = (vec![0i32; rows], vec![0i32; rows]);
                 crate::kernels::vector::sse2::dot_i8_i8_rows(&a, &b, &mut got);
                 dot_i8_i8_rows_scalar(&a, &b, &mut want);
@@ -318,7 +345,10 @@ mod tests {
             let (a, b) = (pseudo_random(n, 7 + n as u32), pseudo_random(n, 8));
             let (qa, qb) = (as_i8(pseudo_random_bytes(n, 9)), as_i8(pseudo_random_bytes(n, 10)));
             assert!(same(simd::dot(&a, &b), dot_scalar(&a, &b)), "dot n={n}");
-            assert!(same(simd::dot_i8(&a, &qa, 0.01), dot_i8_scalar(&a, &qa, 0.01)), "dot_i8 n={n}");
+            assert!(
+                same(simd::dot_i8(&a, &qa, 0.01), dot_i8_scalar(&a, &qa, 0.01)),
+                "dot_i8 n={n}"
+            );
             assert_eq!(simd::dot_i8_i8(&qa, &qb), dot_i8_i8_scalar(&qa, &qb), "dot_i8_i8 n={n}");
             let (mut y1, mut y2) = (b.clone(), b.clone());
             simd::axpy(0.3, &a, &mut y1);

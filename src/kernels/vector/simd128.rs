@@ -70,7 +70,10 @@ pub(crate) fn axpy(alpha: f32, x: &[f32], y: &mut [f32]) {
     for (u, v) in cx.zip(&mut cy) {
         // SAFETY: 4-float chunks.
         unsafe {
-            let r = f32x4_add(v128_load(v.as_ptr() as *const v128), f32x4_mul(a, v128_load(u.as_ptr() as *const v128)));
+            let r = f32x4_add(
+                v128_load(v.as_ptr() as *const v128),
+                f32x4_mul(a, v128_load(u.as_ptr() as *const v128)),
+            );
             v128_store(v.as_mut_ptr() as *mut v128, r);
         }
     }
@@ -116,9 +119,11 @@ pub(crate) fn dot_i8_i8(a: &[i8], b: &[i8]) -> i32 {
     let (ta, tb) = (ca.remainder(), cb.remainder());
     for (x, y) in ca.zip(cb) {
         // SAFETY: 16-byte chunks.
-        let (x, y) = unsafe { (v128_load(x.as_ptr() as *const v128), v128_load(y.as_ptr() as *const v128)) };
+        let (x, y) =
+            unsafe { (v128_load(x.as_ptr() as *const v128), v128_load(y.as_ptr() as *const v128)) };
         acc = i32x4_add(acc, i32x4_dot_i16x8(i16x8_extend_low_i8x16(x), i16x8_extend_low_i8x16(y)));
-        acc = i32x4_add(acc, i32x4_dot_i16x8(i16x8_extend_high_i8x16(x), i16x8_extend_high_i8x16(y)));
+        acc =
+            i32x4_add(acc, i32x4_dot_i16x8(i16x8_extend_high_i8x16(x), i16x8_extend_high_i8x16(y)));
     }
     let mut s = i32x4_extract_lane::<0>(acc)
         .wrapping_add(i32x4_extract_lane::<1>(acc))

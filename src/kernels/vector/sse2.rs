@@ -30,7 +30,10 @@ pub(crate) fn dot_i8_i8_rows(a: &[i8], b: &[i8], out: &mut [i32]) {
                 let (yl, yh) = widen(b.as_ptr().add(c));
                 for (g, acc) in acc[..o.len()].iter_mut().enumerate() {
                     let (xl, xh) = widen(a.as_ptr().add((g0 + g) * d + c));
-                    *acc = _mm_add_epi32(*acc, _mm_add_epi32(_mm_madd_epi16(xl, yl), _mm_madd_epi16(xh, yh)));
+                    *acc = _mm_add_epi32(
+                        *acc,
+                        _mm_add_epi32(_mm_madd_epi16(xl, yl), _mm_madd_epi16(xh, yh)),
+                    );
                 }
             }
         }
