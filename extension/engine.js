@@ -27,7 +27,11 @@ async function load() {
 function current() {
   const choice = chosenModel()?.sha256 ?? 'bundled';
   if (loaded && loaded.choice === choice) return loaded.needle;
-  if (loaded) loaded.needle.then((n) => n.dispose(), () => {});
+  if (loaded)
+    loaded.needle.then(
+      (n) => n.dispose(),
+      () => {},
+    );
   const needle = load();
   loaded = { choice, needle };
   needle.catch(() => loaded && loaded.needle === needle && (loaded = null)); // the next request tries again

@@ -29,13 +29,16 @@ function saved() {
 
 function save() {
   const custom = $('preset').value === 'custom';
-  localStorage.setItem(SAVED, JSON.stringify({
-    preset: $('preset').value,
-    query: $('query').value,
-    extractive: $('extractive').checked,
-    tools: custom ? $('tools').value : undefined,
-    system: custom ? $('system').value : undefined,
-  }));
+  localStorage.setItem(
+    SAVED,
+    JSON.stringify({
+      preset: $('preset').value,
+      query: $('query').value,
+      extractive: $('extractive').checked,
+      tools: custom ? $('tools').value : undefined,
+      system: custom ? $('system').value : undefined,
+    }),
+  );
 }
 
 /** The tools field's text when it is a JSON array, else null (the error shown, its box opened). */
@@ -51,11 +54,15 @@ function showResult(r) {
   calls.replaceChildren(...callCards(lastCalls));
   if (!lastCalls.length) {
     const none = document.createElement('p');
-    none.textContent = r.parse_error ? `No call could be read: ${r.parse_error}` : 'No call: none of the tools fits this request.';
+    none.textContent = r.parse_error
+      ? `No call could be read: ${r.parse_error}`
+      : 'No call: none of the tools fits this request.';
     calls.append(none);
   }
-  const confidence = typeof r.confidence === 'number' ? `confidence ${r.confidence.toFixed(2)} · ` : '';
-  $('meta').textContent = `${confidence}${r.usage.completion_tokens} tokens · ${r.timings.tokens_per_s.toFixed(0)} tokens/s`;
+  const confidence =
+    typeof r.confidence === 'number' ? `confidence ${r.confidence.toFixed(2)} · ` : '';
+  $('meta').textContent =
+    `${confidence}${r.usage.completion_tokens} tokens · ${r.timings.tokens_per_s.toFixed(0)} tokens/s`;
   $('copy').hidden = !lastCalls.length;
   $('thinking-box').hidden = !(r.reasoning || '').trim();
   $('thinking').textContent = (r.reasoning || '').trim();
@@ -72,8 +79,13 @@ async function run(event) {
   try {
     // Always schema-constrained (a popup has no use for a call its tools cannot take), each
     // value searched whole: it scored better than greedy values on the generator's held-out set.
-    const options = { tools, system: $('system').value || undefined, constrained: true, valueSearch: true,
-      extractive: $('extractive').checked };
+    const options = {
+      tools,
+      system: $('system').value || undefined,
+      constrained: true,
+      valueSearch: true,
+      extractive: $('extractive').checked,
+    };
     showResult(await engine.complete(query, options));
     setState('done', 'Done.');
   } catch (e) {
@@ -98,22 +110,31 @@ async function init() {
   if (known && last.query) $('query').value = last.query;
   if (typeof last.extractive === 'boolean') $('extractive').checked = last.extractive;
 
-  $('preset').addEventListener('change', () => (editor.apply($('preset').value), checkTools(), save()));
+  $('preset').addEventListener(
+    'change',
+    () => (editor.apply($('preset').value), checkTools(), save()),
+  );
   for (const id of ['tools', 'system']) {
-    $(id).addEventListener('input', () => ($('preset').value = 'custom', checkTools(), save()));
+    $(id).addEventListener('input', () => (($('preset').value = 'custom'), checkTools(), save()));
   }
   $('extractive').addEventListener('change', save);
   $('ask').addEventListener('submit', run);
-  $('copy').addEventListener('click', () => navigator.clipboard.writeText(JSON.stringify(lastCalls, null, 2)));
+  $('copy').addEventListener('click', () =>
+    navigator.clipboard.writeText(JSON.stringify(lastCalls, null, 2)),
+  );
   $('query').focus();
 
-  $('change-model').addEventListener('click', (e) => (e.preventDefault(), chrome.runtime.openOptionsPage()));
+  $('change-model').addEventListener(
+    'click',
+    (e) => (e.preventDefault(), chrome.runtime.openOptionsPage()),
+  );
 
   try {
     const connected = await connectEngine();
     const i = await connected.info(); // loads the model on the engine's first use only
     engine = connected;
-    $('model-name').textContent = `${i.name} · Needle ${i.generation} · d=${i.d_model} · ${i.num_layers} layers · ${i.variant} · offline`;
+    $('model-name').textContent =
+      `${i.name} · Needle ${i.generation} · d=${i.d_model} · ${i.num_layers} layers · ${i.variant} · offline`;
     document.body.dataset.modelLoadedAt = String(i.loadedAt);
     setState('ready', `Ready.${i.notice ? ` ${i.notice}` : ''}`);
   } catch (e) {

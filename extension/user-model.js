@@ -27,7 +27,10 @@ export function chosenModel() {
 export async function keepModel(bytes, { name, generation }) {
   const sha256 = await sha256Hex(bytes);
   const cache = await caches.open(CACHE);
-  await cache.put(KEY, new Response(bytes, { headers: { 'content-type': 'application/octet-stream' } }));
+  await cache.put(
+    KEY,
+    new Response(bytes, { headers: { 'content-type': 'application/octet-stream' } }),
+  );
   const meta = { name, bytes: bytes.length, sha256, generation, addedAt: new Date().toISOString() };
   localStorage.setItem(META, JSON.stringify(meta));
   return meta;

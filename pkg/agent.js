@@ -31,11 +31,16 @@ function untilAborted(promise, signal, partial) {
 
 /** One call's result: the function's value, or `{error}` (upstream's shapes). */
 async function execute(call, functions, fabricated, strict, signal, partial) {
-  if (strict && fabricated && fabricated.size) return { error: `ungrounded ${[...fabricated].sort().join(', ')}` };
+  if (strict && fabricated && fabricated.size)
+    return { error: `ungrounded ${[...fabricated].sort().join(', ')}` };
   const fn = functions.get(call.name);
   if (!fn) return { error: `unknown tool: ${call.name}` };
   try {
-    return await untilAborted(Promise.resolve().then(() => fn(call.arguments ?? {}, { signal, call })), signal, partial);
+    return await untilAborted(
+      Promise.resolve().then(() => fn(call.arguments ?? {}, { signal, call })),
+      signal,
+      partial,
+    );
   } catch (e) {
     if (e instanceof NeedleError && e.code === 'aborted' && signal && signal.aborted) throw e;
     return { error: e instanceof Error ? e.message : String(e) };
@@ -50,7 +55,8 @@ async function execute(call, functions, fabricated, strict, signal, partial) {
  */
 export async function runConversation(conversation, query, options = {}) {
   const { maxSteps = 8, strict = true, signal, onStep, ...rest } = options;
-  if (!(Number.isInteger(maxSteps) && maxSteps >= 0)) throw new NeedleError('invalid_argument', 'maxSteps must be a whole number');
+  if (!(Number.isInteger(maxSteps) && maxSteps >= 0))
+    throw new NeedleError('invalid_argument', 'maxSteps must be a whole number');
   const functions = conversation.functions;
   const steps = [];
   const results = [];
@@ -70,7 +76,9 @@ export async function runConversation(conversation, query, options = {}) {
     const stepResults = [];
     for (const call of calls) {
       if (signal && signal.aborted) throw abortError(signal, partial());
-      stepResults.push(await execute(call, functions, fabricated.get(call.name), strict, signal, partial));
+      stepResults.push(
+        await execute(call, functions, fabricated.get(call.name), strict, signal, partial),
+      );
     }
     steps.push({ function_calls: calls, results: stepResults });
     results.push(...stepResults);

@@ -50,7 +50,7 @@ const textOf = (parts, role) =>
 /** The SDK's prompt as OpenAI chat messages (what openai.js reads). */
 export function promptToMessages(prompt) {
   return prompt
-    .map((m) => {
+    .flatMap((m) => {
       if (m.role === 'system') return { role: 'system', content: m.content };
       if (m.role === 'user') return { role: 'user', content: textOf(m.content, 'user') };
       if (m.role === 'assistant') {
@@ -82,8 +82,7 @@ export function promptToMessages(prompt) {
           }));
       }
       throw new NeedleError('invalid_argument', `unknown message role ${m.role}`);
-    })
-    .flat();
+    });
 }
 
 /** The chat.completions request for a call's options, and the warnings for what it leaves out. */

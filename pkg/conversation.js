@@ -39,10 +39,14 @@ export function dateFact(now = new Date()) {
  * sees what upstream's would. Values JSON cannot hold become strings, as upstream's `default`.
  */
 export function toolResultsText(results) {
-  const replacer = (_key, value) => (typeof value === 'bigint' ? String(value) : value === undefined ? null : value);
+  const replacer = (_key, value) =>
+    typeof value === 'bigint' ? String(value) : value === undefined ? null : value;
   const list = results.map((r) => (r === undefined ? null : r));
   const compact = JSON.stringify(list, replacer);
-  return pythonSpacing(compact).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return pythonSpacing(compact).replace(
+    /[\u0080-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 /** Compact JSON with `, ` and `: ` between items, leaving string contents alone. */
@@ -78,7 +82,14 @@ export class Conversation {
   #queue = Promise.resolve();
 
   constructor(needle, options = {}) {
-    const { tools, system, autoDate = AUTO_DATE_DEFAULT, stateless = false, logger, ...defaults } = options;
+    const {
+      tools,
+      system,
+      autoDate = AUTO_DATE_DEFAULT,
+      stateless = false,
+      logger,
+      ...defaults
+    } = options;
     const split = splitTools(tools);
     this.#needle = needle;
     this.#tools = split.schemas;
@@ -140,7 +151,8 @@ export class Conversation {
 
   /** Sends a tool-result turn: the JSON list of `results` (the agent loop's next step). */
   sendResults(results, options = {}) {
-    if (!Array.isArray(results)) throw new NeedleError('invalid_argument', 'results must be an array');
+    if (!Array.isArray(results))
+      throw new NeedleError('invalid_argument', 'results must be an array');
     return this.#turn({ role: 'tool', content: toolResultsText(results) }, options);
   }
 
@@ -169,7 +181,12 @@ export class Conversation {
       date: this.#autoDate ? dateFact() : undefined,
     });
     if (epoch === this.#epoch) {
-      const answer = { role: 'assistant', content: result.text, function_calls: result.function_calls, reasoning: result.reasoning };
+      const answer = {
+        role: 'assistant',
+        content: result.text,
+        function_calls: result.function_calls,
+        reasoning: result.reasoning,
+      };
       this.#turns = [...history, turn, answer];
     }
     return result;

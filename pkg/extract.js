@@ -19,7 +19,10 @@ function asTool(schema) {
     }
   }
   if (!schema || typeof schema !== 'object' || Array.isArray(schema)) {
-    throw new NeedleError('invalid_argument', 'schema must be a tool ({name, parameters}) or a JSON Schema object');
+    throw new NeedleError(
+      'invalid_argument',
+      'schema must be a tool ({name, parameters}) or a JSON Schema object',
+    );
   }
   if (toolName(schema) !== undefined) return schema;
   const tool = { name: typeof schema.title === 'string' ? schema.title : 'extract' };
@@ -30,7 +33,8 @@ function asTool(schema) {
 
 /** `{tool, read}` for full-schema extraction: a named tool as given, else any JSON Schema. */
 function fullSchemaTool(schema) {
-  if (schema && typeof schema === 'object' && toolName(schema) !== undefined) return { tool: schema, read: (a) => a };
+  if (schema && typeof schema === 'object' && toolName(schema) !== undefined)
+    return { tool: schema, read: (a) => a };
   return schemaTool(schema, 'extract');
 }
 
@@ -50,8 +54,17 @@ function failures(result) {
  * Schema (an array, an enum, …) the matcher can hold.
  */
 export async function extract(needle, text, schema, options = {}) {
-  const { strict = true, autoDate = AUTO_DATE_DEFAULT, constrained = true, fullSchema = false, tools: _tools, ...rest } = options;
-  const { tool, read } = fullSchema ? fullSchemaTool(schema) : { tool: asTool(schema), read: (a) => a };
+  const {
+    strict = true,
+    autoDate = AUTO_DATE_DEFAULT,
+    constrained = true,
+    fullSchema = false,
+    tools: _tools,
+    ...rest
+  } = options;
+  const { tool, read } = fullSchema
+    ? fullSchemaTool(schema)
+    : { tool: asTool(schema), read: (a) => a };
   const result = await needle.complete(String(text), {
     ...rest,
     tools: [tool],
@@ -65,7 +78,11 @@ export async function extract(needle, text, schema, options = {}) {
   if (strict) {
     const paths = failures(result);
     if (paths.length) {
-      throw new NeedleError('ungrounded', `extraction returned values not grounded in the input: ${paths.join(', ')}`, { paths, result });
+      throw new NeedleError(
+        'ungrounded',
+        `extraction returned values not grounded in the input: ${paths.join(', ')}`,
+        { paths, result },
+      );
     }
   }
   return record;

@@ -23,7 +23,8 @@ export { NeedleError };
 function baseUrl() {
   if (typeof document !== 'undefined' && document.baseURI) return document.baseURI;
   if (typeof location !== 'undefined' && location.href) return location.href;
-  if (typeof process !== 'undefined' && process.cwd) return `file://${process.cwd().replace(/\\/g, '/')}/`;
+  if (typeof process !== 'undefined' && process.cwd)
+    return `file://${process.cwd().replace(/\\/g, '/')}/`;
   return undefined;
 }
 
@@ -38,13 +39,20 @@ export function resolveUrl(url) {
 
 /** A load source, checked: a URL (resolved), a Blob, or a view on the caller's bytes (not copied). */
 function toSource(source) {
-  if (typeof source === 'string' || source instanceof URL) return { kind: 'url', url: resolveUrl(source) };
+  if (typeof source === 'string' || source instanceof URL)
+    return { kind: 'url', url: resolveUrl(source) };
   if (typeof Blob !== 'undefined' && source instanceof Blob) return { kind: 'blob', blob: source };
   if (source instanceof ArrayBuffer) return { kind: 'bytes', bytes: new Uint8Array(source) };
   if (ArrayBuffer.isView(source)) {
-    return { kind: 'bytes', bytes: new Uint8Array(source.buffer, source.byteOffset, source.byteLength) };
+    return {
+      kind: 'bytes',
+      bytes: new Uint8Array(source.buffer, source.byteOffset, source.byteLength),
+    };
   }
-  throw new NeedleError('bad_source', 'source must be a URL, Uint8Array, ArrayBuffer, Blob or File');
+  throw new NeedleError(
+    'bad_source',
+    'source must be a URL, Uint8Array, ArrayBuffer, Blob or File',
+  );
 }
 
 /**
@@ -59,13 +67,21 @@ function toSource(source) {
 function handOver(src, host, transfer) {
   if (src.kind !== 'bytes') return { wire: src, transfer: [] };
   const { bytes } = src;
-  if (host.lend) return { wire: { ...src, kind: 'lent', bytes: undefined, handle: host.lend(bytes) }, transfer: [] };
-  const whole = bytes.buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+  if (host.lend)
+    return {
+      wire: { ...src, kind: 'lent', bytes: undefined, handle: host.lend(bytes) },
+      transfer: [],
+    };
+  const whole =
+    bytes.buffer instanceof ArrayBuffer &&
+    bytes.byteOffset === 0 &&
+    bytes.byteLength === bytes.buffer.byteLength;
   return { wire: src, transfer: transfer && whole ? [bytes.buffer] : [] };
 }
 
 // Here, at the package root, so `./worker.js` resolves beside the package in every layout.
-const spawnWebWorker = (name) => new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name });
+const spawnWebWorker = (name) =>
+  new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name });
 
 // The default model is its own entry (`needle-web/default-model`), so a bundle that never loads it
 // does not ship its 0.7 MB. A source-less `Needle.load()` still finds it where the package is
@@ -124,19 +140,41 @@ export class Needle {
     integrityHex(integrity); // a malformed one rejects before anything starts
     let wire = toSource(fallback ? fallback.url : await named(source, options));
     let cache = options.cache;
-    if (wire.kind === 'url' && (typeof options.fetch === 'function' || storage.isCustomStore(cache))) {
+    if (
+      wire.kind === 'url' &&
+      (typeof options.fetch === 'function' || storage.isCustomStore(cache))
+    ) {
       // Functions cannot cross to the worker: this thread downloads (and stores), the worker gets bytes.
-      const got = await fetchModel(wire.url, { integrity, cache, fetch: options.fetch, onProgress, signal, log });
-      wire = { kind: 'bytes', bytes: got.bytes, sha256: got.sha256, from: got.from, storage: got.storage };
+      const got = await fetchModel(wire.url, {
+        integrity,
+        cache,
+        fetch: options.fetch,
+        onProgress,
+        signal,
+        log,
+      });
+      wire = {
+        kind: 'bytes',
+        bytes: got.bytes,
+        sha256: got.sha256,
+        from: got.from,
+        storage: got.storage,
+      };
       cache = 'none';
     }
-    const host = await startHost(options.worker ?? 'auto', workerSpawner(options, import.meta.url, spawnWebWorker));
+    const host = await startHost(
+      options.worker ?? 'auto',
+      workerSpawner(options, import.meta.url, spawnWebWorker),
+    );
     const needle = new Needle(host, log);
     const handed = handOver(wire, host, options.transfer === true);
     const opts = {
       integrity,
       cache,
-      fetch: options.fetch && typeof options.fetch === 'object' ? { headers: Object.fromEntries(new Headers(options.fetch.headers)) } : undefined,
+      fetch:
+        options.fetch && typeof options.fetch === 'object'
+          ? { headers: Object.fromEntries(new Headers(options.fetch.headers)) }
+          : undefined,
       kv: options.kv,
       numerics: options.numerics,
       layers: options.layers,
@@ -250,7 +288,11 @@ export class Needle {
       items.push(item);
       if (wake) wake();
     };
-    const done = this.complete(query, { ...options, signal: stop.signal, onToken: (chunk) => push({ chunk }) }).then(
+    const done = this.complete(query, {
+      ...options,
+      signal: stop.signal,
+      onToken: (chunk) => push({ chunk }),
+    }).then(
       (value) => push({ value }),
       (error) => push({ error }),
     );
@@ -374,8 +416,10 @@ export class Needle {
 
   #call(type, payload, { signal, onToken, onProgress, transfer } = {}) {
     if (this.#death) return Promise.reject(this.#death);
-    if (this.#disposed) return Promise.reject(new NeedleError('disposed', 'this model was disposed'));
-    if (signal && signal.aborted) return Promise.reject(new NeedleError('aborted', 'aborted before it started'));
+    if (this.#disposed)
+      return Promise.reject(new NeedleError('disposed', 'this model was disposed'));
+    if (signal && signal.aborted)
+      return Promise.reject(new NeedleError('aborted', 'aborted before it started'));
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
       const onAbort = () => this.#host.port.postMessage({ type: Req.ABORT, target: id });
@@ -426,7 +470,10 @@ export class Needle {
   /** The engine's worker is gone (crashed, killed, out of memory): this instance is disposed for good. */
   #die(why) {
     if (this.#disposed) return;
-    this.#death = new NeedleError('worker_died', `the engine's worker died (${why}); load the model again`);
+    this.#death = new NeedleError(
+      'worker_died',
+      `the engine's worker died (${why}); load the model again`,
+    );
     this.dispose();
   }
 }
@@ -441,7 +488,9 @@ async function named(source, options) {
 
 /** A caller's argument that could not be converted or posted, as a typed error. */
 function asArgumentError(e) {
-  return e instanceof NeedleError ? e : new NeedleError('invalid_argument', `cannot send this request: ${(e && e.message) || e}`);
+  return e instanceof NeedleError
+    ? e
+    : new NeedleError('invalid_argument', `cannot send this request: ${(e && e.message) || e}`);
 }
 
 /** An optional text argument: null when absent, else its string form. */
@@ -455,7 +504,11 @@ function optionalText(v) {
  */
 function toRequest(query, o) {
   const { signal: _signal, onToken: _onToken, layers, kv, numerics, tools, ...rest } = o;
-  const engine = { layers: layers === undefined || layers === null ? null : Number(layers), kv: optionalText(kv), numerics: optionalText(numerics) };
+  const engine = {
+    layers: layers === undefined || layers === null ? null : Number(layers),
+    kv: optionalText(kv),
+    numerics: optionalText(numerics),
+  };
   return { engine, request: { ...rest, query: String(query), tools: toolsToJson(tools) } };
 }
 

@@ -14,5 +14,8 @@ export function splitThinking(raw) {
   const from = open + THINK_START.length;
   const close = raw.indexOf(THINK_END, from);
   if (close < 0) return { reasoning: raw.slice(from), answer: raw.slice(0, open) };
-  return { reasoning: raw.slice(from, close), answer: raw.slice(0, open) + raw.slice(close + THINK_END.length) };
+  return {
+    reasoning: raw.slice(from, close),
+    answer: raw.slice(0, open) + raw.slice(close + THINK_END.length),
+  };
 }

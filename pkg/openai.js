@@ -51,7 +51,8 @@ function contentText(content) {
 function assistantText(message) {
   if (generated.has(message)) return generated.get(message);
   const calls = message.tool_calls || [];
-  if (calls.length === 0) return contentText(message.content) || `${TOOL_CALL_START}[]${TOOL_CALL_END}`;
+  if (calls.length === 0)
+    return contentText(message.content) || `${TOOL_CALL_START}[]${TOOL_CALL_END}`;
   const list = calls.map((c) => {
     const fn = (c && c.function) || {};
     let args = fn.arguments ?? '{}';
@@ -79,7 +80,8 @@ function toolResult(message) {
 
 /** `{system, turns, last}`: the conversation before the new turn, and the new turn. */
 export function messagesToTurns(messages) {
-  if (!Array.isArray(messages) || messages.length === 0) throw bad('messages must be a non-empty array');
+  if (!Array.isArray(messages) || messages.length === 0)
+    throw bad('messages must be a non-empty array');
   const system = [];
   const turns = [];
   let results = null; // the tool-result turn being collected
@@ -95,7 +97,8 @@ export function messagesToTurns(messages) {
     }
     flush();
     if (role === 'system' || role === 'developer') {
-      if (turns.length) throw bad('system messages must come before the conversation: Needle has one system text');
+      if (turns.length)
+        throw bad('system messages must come before the conversation: Needle has one system text');
       system.push(contentText(m.content));
     } else if (role === 'user') {
       turns.push({ role: 'user', content: contentText(m.content) });
@@ -107,7 +110,8 @@ export function messagesToTurns(messages) {
   }
   flush();
   const last = turns.pop();
-  if (!last || last.role === 'assistant') throw bad('the last message must be from the user or a tool');
+  if (!last || last.role === 'assistant')
+    throw bad('the last message must be from the user or a tool');
   return { system: system.length ? system.join('\n') : undefined, turns, last };
 }
 
@@ -115,14 +119,18 @@ export function messagesToTurns(messages) {
 function chooseTools(tools, choice) {
   const list = tools ?? [];
   if (!Array.isArray(list)) throw bad('tools must be an array');
-  if (choice === undefined || choice === null || choice === 'auto') return { tools: list, requireCall: false };
+  if (choice === undefined || choice === null || choice === 'auto')
+    return { tools: list, requireCall: false };
   if (choice === 'none') return { tools: [], requireCall: false };
   if (choice === 'required') {
     if (list.length === 0) throw bad("tool_choice 'required' needs tools");
     return { tools: list, requireCall: true };
   }
   const name = choice && choice.function && choice.function.name;
-  if (typeof name !== 'string') throw bad("tool_choice must be 'none', 'auto', 'required' or {type: 'function', function: {name}}");
+  if (typeof name !== 'string')
+    throw bad(
+      "tool_choice must be 'none', 'auto', 'required' or {type: 'function', function: {name}}",
+    );
   const only = list.filter((t) => toolName(t) === name);
   if (only.length === 0) throw bad(`tool_choice names ${name}, which is not among the tools`);
   return { tools: only, requireCall: true };
@@ -131,12 +139,19 @@ function chooseTools(tools, choice) {
 /** The answer text outside the reasoning and the tool-call markup, as far as it is written. */
 export function visibleText(text) {
   let out = text.split(IM_END)[0];
-  for (const [start, end] of [[THINK_START, THINK_END], [TOOL_CALL_START, TOOL_CALL_END]]) {
+  for (const [start, end] of [
+    [THINK_START, THINK_END],
+    [TOOL_CALL_START, TOOL_CALL_END],
+  ]) {
     out = out.replace(new RegExp(`${start}[\\s\\S]*?(${end}|$)`, 'g'), '');
   }
   // Hold back what may be the start of a marker still being written.
   const open = out.lastIndexOf('<');
-  if (open >= 0 && !out.slice(open).includes('>') && [THINK_START, TOOL_CALL_START, IM_END].some((m) => m.startsWith(out.slice(open)))) {
+  if (
+    open >= 0 &&
+    !out.slice(open).includes('>') &&
+    [THINK_START, TOOL_CALL_START, IM_END].some((m) => m.startsWith(out.slice(open)))
+  ) {
     out = out.slice(0, open);
   }
   return out;
@@ -176,7 +191,10 @@ export function partialCalls(text) {
   return calls.map(({ start, argsStart, argsEnd }) => {
     const head = payload.slice(start, argsStart < 0 ? undefined : argsStart);
     const name = /"name"\s*:\s*("(?:[^"\\]|\\.)*")/.exec(head);
-    return { name: name ? JSON.parse(name[1]) : null, args: argsStart < 0 ? '' : payload.slice(argsStart, argsEnd < 0 ? undefined : argsEnd) };
+    return {
+      name: name ? JSON.parse(name[1]) : null,
+      args: argsStart < 0 ? '' : payload.slice(argsStart, argsEnd < 0 ? undefined : argsEnd),
+    };
   });
 }
 
@@ -196,7 +214,12 @@ function toolCalls(result) {
 /** OpenAI's usage; the prompt tokens the engine reused are OpenAI's cached tokens. */
 function usage(result) {
   const { prompt_tokens, completion_tokens, cached_tokens = 0 } = result.usage;
-  return { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens, prompt_tokens_details: { cached_tokens } };
+  return {
+    prompt_tokens,
+    completion_tokens,
+    total_tokens: prompt_tokens + completion_tokens,
+    prompt_tokens_details: { cached_tokens },
+  };
 }
 
 /** `{tool, read}` for a response_format asking for JSON, or null for text. */
@@ -205,10 +228,13 @@ function responseFormat(format) {
   if (format.type === 'json_object') return schemaTool({ type: 'object' });
   if (format.type === 'json_schema') {
     const spec = format.json_schema;
-    if (!spec || typeof spec !== 'object') throw bad('response_format json_schema needs json_schema: {name, schema}');
+    if (!spec || typeof spec !== 'object')
+      throw bad('response_format json_schema needs json_schema: {name, schema}');
     return schemaTool(spec.schema ?? { type: 'object' }, spec.name ?? 'respond', spec.description);
   }
-  throw bad(`response_format type must be 'text', 'json_object' or 'json_schema', not ${format && format.type}`);
+  throw bad(
+    `response_format type must be 'text', 'json_object' or 'json_schema', not ${format && format.type}`,
+  );
 }
 
 /** The complete() options of a request (validated), the new turn's text, its stops and format. */
@@ -218,7 +244,8 @@ function toRequest(body, log) {
   const { system, turns, last } = messagesToTurns(body.messages);
   const chosen = chooseTools(body.tools, body.tool_choice);
   const format = responseFormat(body.response_format);
-  if (format && chosen.tools.length) throw bad("response_format asks for JSON content: pass no tools (or tool_choice 'none')");
+  if (format && chosen.tools.length)
+    throw bad("response_format asks for JSON content: pass no tools (or tool_choice 'none')");
   const options = {
     tools: format ? [format.tool] : chosen.tools,
     system,
@@ -233,7 +260,12 @@ function toRequest(body, log) {
     topP: body.top_p ?? undefined,
     topK: body.top_k ?? undefined,
   };
-  return { text: last.role === 'tool' ? '' : last.content, options, stops: stopSequences(body.stop), format };
+  return {
+    text: last.role === 'tool' ? '' : last.content,
+    options,
+    stops: stopSequences(body.stop),
+    format,
+  };
 }
 
 /** The content of a JSON response: the value's JSON, or what was written of it when cut off. */
@@ -261,16 +293,23 @@ export class Completions {
    */
   async create(body, options = {}) {
     const { text, options: request, stops, format } = toRequest(body, this.#log);
-    const meta = { id: randomId('chatcmpl-'), created: Math.floor(Date.now() / 1000), model: body.model ?? 'needle' };
+    const meta = {
+      id: randomId('chatcmpl-'),
+      created: Math.floor(Date.now() / 1000),
+      model: body.model ?? 'needle',
+    };
     const streamed = { ...request, signal: options.signal };
     if (body.stream) return this.#chunks(text, streamed, meta, body.stream_options, stops, format);
     const { result, stopped } = await this.#completeUntil(text, streamed, stops);
     const calls = format ? [] : toolCalls(result);
-    const content = format ? formatContent(result, format) : cutAtStop(visibleText(result.text), stops).text;
+    const content = format
+      ? formatContent(result, format)
+      : cutAtStop(visibleText(result.text), stops).text;
     const message = { role: 'assistant', content: content || null };
     if (calls.length) message.tool_calls = calls;
     generated.set(message, result.text);
-    const finish = stopped || (format && finishReason(result) === 'tool_calls') ? 'stop' : finishReason(result);
+    const finish =
+      stopped || (format && finishReason(result) === 'tool_calls') ? 'stop' : finishReason(result);
     return {
       ...meta,
       object: 'chat.completion',
@@ -281,7 +320,8 @@ export class Completions {
 
   /** complete(), ended early once the visible text holds a stop sequence: `{result, stopped}`. */
   async #completeUntil(text, request, stops) {
-    if (stops.length === 0) return { result: await this.#needle.complete(text, request), stopped: false };
+    if (stops.length === 0)
+      return { result: await this.#needle.complete(text, request), stopped: false };
     const stop = new AbortController();
     const outer = request.signal;
     const forward = () => stop.abort();
@@ -299,7 +339,10 @@ export class Completions {
       }
     };
     try {
-      return { result: await this.#needle.complete(text, { ...request, signal: stop.signal, onToken }), stopped };
+      return {
+        result: await this.#needle.complete(text, { ...request, signal: stop.signal, onToken }),
+        stopped,
+      };
     } catch (e) {
       if (stopped && e && e.code === 'aborted' && e.result) return { result: e.result, stopped };
       throw e;
@@ -329,7 +372,8 @@ export class Completions {
         if (content.length > shown.length) yield chunk({ content: content.slice(shown.length) });
       }
       yield chunk({}, finish(result, stopped));
-      if (streamOptions && streamOptions.include_usage) yield { ...meta, object: 'chat.completion.chunk', choices: [], usage: usage(result) };
+      if (streamOptions && streamOptions.include_usage)
+        yield { ...meta, object: 'chat.completion.chunk', choices: [], usage: usage(result) };
     };
     const stop = new AbortController();
     const outer = request.signal;
@@ -359,7 +403,9 @@ export class Completions {
         }
         const cut = cutAtStop(visibleText(raw), stops);
         // Text that may begin a stop sequence waits until it is known not to.
-        const visible = cut.stopped ? cut.text : cut.text.slice(0, cut.text.length - stopPrefixLength(cut.text, stops));
+        const visible = cut.stopped
+          ? cut.text
+          : cut.text.slice(0, cut.text.length - stopPrefixLength(cut.text, stops));
         if (visible.length > shown.length && visible.startsWith(shown)) {
           yield chunk({ content: visible.slice(shown.length) });
           shown = visible;
@@ -376,10 +422,18 @@ export class Completions {
           if (call.name === null) return;
           if (!sent[index]) {
             sent[index] = { id: randomId('call_'), args: '' };
-            deltas.push({ index, id: sent[index].id, type: 'function', function: { name: call.name, arguments: '' } });
+            deltas.push({
+              index,
+              id: sent[index].id,
+              type: 'function',
+              function: { name: call.name, arguments: '' },
+            });
           }
           if (call.args.length > sent[index].args.length) {
-            deltas.push({ index, function: { arguments: call.args.slice(sent[index].args.length) } });
+            deltas.push({
+              index,
+              function: { arguments: call.args.slice(sent[index].args.length) },
+            });
             sent[index].args = call.args;
           }
         });

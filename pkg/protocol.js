@@ -71,7 +71,8 @@ export function errorToWire(e) {
   if (e && typeof e === 'object' && typeof e.code === 'string' && e.name === 'NeedleError') {
     return { code: e.code, message: String(e.message) };
   }
-  if (e && e.name === 'AbortError') return { code: 'aborted', message: String(e.message || 'aborted') };
+  if (e && e.name === 'AbortError')
+    return { code: 'aborted', message: String(e.message || 'aborted') };
   if (typeof WebAssembly !== 'undefined' && e instanceof WebAssembly.RuntimeError) {
     return { code: 'engine_trap', message: `the engine trapped: ${e.message}` };
   }
@@ -90,7 +91,10 @@ export function toolsToJson(tools) {
   if (tools === undefined || tools === null) return '[]';
   if (typeof tools === 'string') return tools;
   if (typeof tools !== 'object') {
-    throw new NeedleError('invalid_argument', `tools must be an array of tool objects or JSON text, not a ${typeof tools}`);
+    throw new NeedleError(
+      'invalid_argument',
+      `tools must be an array of tool objects or JSON text, not a ${typeof tools}`,
+    );
   }
   try {
     // JSON.stringify keeps insertion order, which is the order the prompt must show.

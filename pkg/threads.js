@@ -36,9 +36,13 @@ import { ThreadMsg } from './protocol.js';
 
 /** Threads a pool may use here, or why there can be none. */
 export function threadSupport(inWorker) {
-  if (!inWorker || typeof Worker !== 'function') return { ok: false, why: 'threads run only in a Web Worker engine' };
+  if (!inWorker || typeof Worker !== 'function')
+    return { ok: false, why: 'threads run only in a Web Worker engine' };
   if (globalThis.crossOriginIsolated !== true) {
-    return { ok: false, why: 'threads need a cross-origin isolated page (COOP: same-origin, COEP: require-corp)' };
+    return {
+      ok: false,
+      why: 'threads need a cross-origin isolated page (COOP: same-origin, COEP: require-corp)',
+    };
   }
   if (!sharedWasmMemory()) {
     return { ok: false, why: 'this engine cannot share WebAssembly memory with other workers' };
@@ -84,7 +88,10 @@ export async function startThreads(glue, count, timeoutMs = 30000) {
     });
   });
   const late = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`the threads were not up within ${timeoutMs} ms`)), timeoutMs);
+    timer = setTimeout(
+      () => reject(new Error(`the threads were not up within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
   });
   try {
     await Promise.race([Promise.all(up), late]);

@@ -9,7 +9,10 @@ import { NeedleError } from './protocol.js';
 /** The name a schema declares (flat or OpenAI style), or undefined. */
 export function toolName(schema) {
   if (!schema || typeof schema !== 'object') return undefined;
-  const fn = schema.type === 'function' && schema.function && typeof schema.function === 'object' ? schema.function : schema;
+  const fn =
+    schema.type === 'function' && schema.function && typeof schema.function === 'object'
+      ? schema.function
+      : schema;
   return typeof fn.name === 'string' ? fn.name : undefined;
 }
 
@@ -28,16 +31,21 @@ function isFunctionMap(entry) {
 export function splitTools(tools) {
   if (tools === undefined || tools === null) return { schemas: [], functions: new Map() };
   if (typeof tools === 'string') return { schemas: tools, functions: new Map() };
-  if (!Array.isArray(tools)) throw new NeedleError('invalid_argument', 'tools must be an array (or JSON text)');
+  if (!Array.isArray(tools))
+    throw new NeedleError('invalid_argument', 'tools must be an array (or JSON text)');
   const schemas = [];
   const functions = new Map();
   const bind = (name, fn) => {
-    if (functions.has(name)) throw new NeedleError('invalid_argument', `two functions for tool ${name}`);
+    if (functions.has(name))
+      throw new NeedleError('invalid_argument', `two functions for tool ${name}`);
     functions.set(name, fn);
   };
   for (const entry of tools) {
     if (typeof entry === 'function') {
-      throw new NeedleError('invalid_argument', `function ${entry.name || '(anonymous)'} needs a schema: pass {name, description, parameters, fn}`);
+      throw new NeedleError(
+        'invalid_argument',
+        `function ${entry.name || '(anonymous)'} needs a schema: pass {name, description, parameters, fn}`,
+      );
     }
     if (isFunctionMap(entry)) {
       for (const [name, fn] of Object.entries(entry)) bind(name, fn);
@@ -46,8 +54,10 @@ export function splitTools(tools) {
     if (entry && typeof entry === 'object' && 'fn' in entry) {
       const { fn, ...schema } = entry;
       const name = toolName(schema);
-      if (typeof fn !== 'function') throw new NeedleError('invalid_argument', `tool ${name}: fn is not a function`);
-      if (name === undefined) throw new NeedleError('invalid_argument', 'a tool with fn has no name');
+      if (typeof fn !== 'function')
+        throw new NeedleError('invalid_argument', `tool ${name}: fn is not a function`);
+      if (name === undefined)
+        throw new NeedleError('invalid_argument', 'a tool with fn has no name');
       bind(name, fn);
       schemas.push(schema);
     } else {
@@ -56,7 +66,8 @@ export function splitTools(tools) {
   }
   const named = new Set(schemas.map(toolName));
   for (const name of functions.keys()) {
-    if (!named.has(name)) throw new NeedleError('invalid_argument', `function ${name} has no schema among the tools`);
+    if (!named.has(name))
+      throw new NeedleError('invalid_argument', `function ${name} has no schema among the tools`);
   }
   return { schemas, functions };
 }

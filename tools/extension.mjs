@@ -9,13 +9,42 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
-const PKG_FILES = ['index.js', 'protocol.js', 'markers.js', 'log.js', 'models.js', 'stall.js', 'storage', 'host', 'worker.js', 'engine', 'threads.js', 'thread.js', 'default-model.js', 'tools.js', 'conversation.js', 'agent.js', 'extract.js', 'openai.js'];
+const PKG_FILES = [
+  'index.js',
+  'protocol.js',
+  'markers.js',
+  'log.js',
+  'models.js',
+  'stall.js',
+  'storage',
+  'host',
+  'worker.js',
+  'engine',
+  'threads.js',
+  'thread.js',
+  'default-model.js',
+  'tools.js',
+  'conversation.js',
+  'agent.js',
+  'extract.js',
+  'openai.js',
+];
 // The worker imports all three builds; an extension page is not cross-origin isolated, so it runs
 // the SIMD one (the threaded glue is only loaded, never started).
-const WASM_FILES = ['threaded/needle.js', 'threaded/needle_bg.wasm', 'simd/needle.js', 'simd/needle_bg.wasm', 'baseline/needle.js', 'baseline/needle_bg.wasm'];
+const WASM_FILES = [
+  'threaded/needle.js',
+  'threaded/needle_bg.wasm',
+  'simd/needle.js',
+  'simd/needle_bg.wasm',
+  'baseline/needle.js',
+  'baseline/needle_bg.wasm',
+];
 
 /** Writes the unpacked extension to `out` (replacing it); returns `{ out }`. */
-export function assembleExtension({ out = join(ROOT, 'target/extension'), model = join(ROOT, 'www/models/default.cact') } = {}) {
+export function assembleExtension({
+  out = join(ROOT, 'target/extension'),
+  model = join(ROOT, 'www/models/default.cact'),
+} = {}) {
   const copy = (from, to) => {
     const src = join(ROOT, from);
     if (!existsSync(src)) throw new Error(`${from} is missing (run ./build.sh first)`);
@@ -23,7 +52,17 @@ export function assembleExtension({ out = join(ROOT, 'target/extension'), model 
     cpSync(src, join(out, to), { recursive: true });
   };
   rmSync(out, { recursive: true, force: true });
-  for (const f of ['popup.html', 'popup.js', 'popup.css', 'options.html', 'options.js', 'user-model.js', 'background.js', 'engine.html', 'engine.js']) {
+  for (const f of [
+    'popup.html',
+    'popup.js',
+    'popup.css',
+    'options.html',
+    'options.js',
+    'user-model.js',
+    'background.js',
+    'engine.html',
+    'engine.js',
+  ]) {
     copy(`extension/${f}`, f);
   }
   for (const n of [16, 32, 48, 128]) copy(`extension/icons/${n}.png`, `icons/${n}.png`);

@@ -30,7 +30,10 @@ function memoryStore() {
 
 async function child(kind, model, simd, worker) {
   const { Needle } = await import('../pkg/index.js');
-  const options = { simd: simd === 'false' ? false : 'auto', worker: worker === 'false' ? false : 'auto' };
+  const options = {
+    simd: simd === 'false' ? false : 'auto',
+    worker: worker === 'false' ? false : 'auto',
+  };
   let source;
   let server = null;
   if (kind === 'file-url') source = pathToFileURL(model);
@@ -56,7 +59,9 @@ async function child(kind, model, simd, worker) {
   needle.dispose();
   if (server) await server.close();
   const maxRss = process.resourceUsage().maxRSS * 1024;
-  console.log(JSON.stringify({ kind, ms, rssBefore, maxRss, source: info.source, load_ms: info.load_ms }));
+  console.log(
+    JSON.stringify({ kind, ms, rssBefore, maxRss, source: info.source, load_ms: info.load_ms }),
+  );
 }
 
 function median(xs) {
@@ -68,24 +73,33 @@ async function main() {
   const model = arg('model', fileURLToPath(new URL('../www/models/default.cact', import.meta.url)));
   const runs = Number(arg('runs', 5));
   const simd = arg('simd', 'auto');
-  if (process.argv[2] === '--child') return child(process.argv[3], model, simd, arg('worker', 'auto'));
+  if (process.argv[2] === '--child')
+    return child(process.argv[3], model, simd, arg('worker', 'auto'));
   const results = Object.fromEntries(KINDS.map((k) => [k, []]));
   for (let r = 0; r < runs; r++) {
     for (const kind of KINDS) {
-      const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--child', kind, ...process.argv.slice(2)], {
-        encoding: 'utf8',
-      });
+      const out = execFileSync(
+        process.execPath,
+        [fileURLToPath(import.meta.url), '--child', kind, ...process.argv.slice(2)],
+        {
+          encoding: 'utf8',
+        },
+      );
       results[kind].push(JSON.parse(out.trim().split('\n').at(-1)));
     }
   }
   const mb = (n) => (n / 2 ** 20).toFixed(0);
-  console.log(`model ${model} (${mb(statSync(model).size)} MiB), ${runs} runs, medians; Node ${process.version}, worker ${arg('worker', 'auto')}`);
+  console.log(
+    `model ${model} (${mb(statSync(model).size)} MiB), ${runs} runs, medians; Node ${process.version}, worker ${arg('worker', 'auto')}`,
+  );
   console.log('kind          load ms   init ms   peak RSS MiB');
   for (const kind of KINDS) {
     const rs = results[kind];
     const ms = median(rs.map((r) => r.ms)).toFixed(0);
     const init = median(rs.map((r) => r.load_ms.init)).toFixed(0);
-    console.log(`${kind.padEnd(12)} ${ms.padStart(8)} ${init.padStart(9)} ${mb(median(rs.map((r) => r.maxRss))).padStart(14)}`);
+    console.log(
+      `${kind.padEnd(12)} ${ms.padStart(8)} ${init.padStart(9)} ${mb(median(rs.map((r) => r.maxRss))).padStart(14)}`,
+    );
   }
 }
 

@@ -55,8 +55,17 @@ function locate(pathname, mounts, model) {
  * `mounts`: more `[urlPrefix, directory]` pairs, served before the others (the benchmark's pages).
  * `isolated: false` leaves out COOP/COEP (the tests of the package without cross-origin isolation).
  */
-export async function startServer({ port = 8080, model, root, onRequest, mounts: extra = [], isolated = true } = {}) {
-  const modelFile = root ? null : resolve(ROOT, model || process.env.NEEDLE_MODEL || 'tests/fixtures/v3/default/model.cact');
+export async function startServer({
+  port = 8080,
+  model,
+  root,
+  onRequest,
+  mounts: extra = [],
+  isolated = true,
+} = {}) {
+  const modelFile = root
+    ? null
+    : resolve(ROOT, model || process.env.NEEDLE_MODEL || 'tests/fixtures/v3/default/model.cact');
   const mounts = [
     ...extra,
     ...(root
@@ -75,7 +84,10 @@ export async function startServer({ port = 8080, model, root, onRequest, mounts:
       pathname = null;
     }
     const done = (status, headers, body) => {
-      res.writeHead(status, { ...(isolated ? ISOLATION : { 'X-Content-Type-Options': 'nosniff' }), ...headers });
+      res.writeHead(status, {
+        ...(isolated ? ISOLATION : { 'X-Content-Type-Options': 'nosniff' }),
+        ...headers,
+      });
       res.end(req.method === 'HEAD' ? undefined : body);
       if (onRequest) onRequest({ method: req.method, path: url.pathname, status });
     };

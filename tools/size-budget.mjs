@@ -24,7 +24,9 @@ if (process.argv.includes('--update')) {
     console.log(`size budget: ${k} ${now[k]} bytes (recorded ${budget[k]}, limit +5%)`);
   }
   if (over.length) {
-    console.error(`size budget: ${MODULE} grew more than 5% (${over.join(', ')}); if that is wanted, run node tools/size-budget.mjs --update and say why in the commit`);
+    console.error(
+      `size budget: ${MODULE} grew more than 5% (${over.join(', ')}); if that is wanted, run node tools/size-budget.mjs --update and say why in the commit`,
+    );
     process.exit(1);
   }
 }

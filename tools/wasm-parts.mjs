@@ -5,7 +5,22 @@
 //   node tools/wasm-parts.mjs FILE.wasm [--top N]
 import { readFileSync } from 'node:fs';
 
-const SECTION = ['custom', 'type', 'import', 'function', 'table', 'memory', 'global', 'export', 'start', 'element', 'code', 'data', 'datacount', 'tag'];
+const SECTION = [
+  'custom',
+  'type',
+  'import',
+  'function',
+  'table',
+  'memory',
+  'global',
+  'export',
+  'start',
+  'element',
+  'code',
+  'data',
+  'datacount',
+  'tag',
+];
 
 class Reader {
   constructor(bytes, at = 0, end = bytes.length) {
@@ -59,11 +74,11 @@ function parse(bytes) {
         s.name();
         s.name();
         const kind = s.u8();
-        if (kind === 0) (s.uleb(), imported++);
-        else if (kind === 1) (s.u8(), s.limits());
+        if (kind === 0) s.uleb(), imported++;
+        else if (kind === 1) s.u8(), s.limits();
         else if (kind === 2) s.limits();
-        else if (kind === 3) (s.u8(), s.u8());
-        else if (kind === 4) (s.u8(), s.uleb());
+        else if (kind === 3) s.u8(), s.u8();
+        else if (kind === 4) s.u8(), s.uleb();
       }
     } else if (id === 10) {
       for (let n = s.uleb(); n > 0; n--) {
@@ -75,7 +90,13 @@ function parse(bytes) {
     sections.push({ label, size });
     r.at = start + size;
   }
-  return { sections, functions: bodies.map((size, i) => ({ size, name: names.get(imported + i) ?? `func ${imported + i}` })) };
+  return {
+    sections,
+    functions: bodies.map((size, i) => ({
+      size,
+      name: names.get(imported + i) ?? `func ${imported + i}`,
+    })),
+  };
 }
 
 function readNames(s, names) {
@@ -131,7 +152,8 @@ function rustPath(symbol) {
 /** Which part of the module a function counts toward: the crate, and our module or std's. */
 export function part(symbol) {
   if (symbol.startsWith('__wbg') || symbol.startsWith('__wbindgen')) return 'wasm-bindgen glue';
-  if (!symbol.startsWith('_ZN') && !symbol.startsWith('_R') && !symbol.includes('::')) return 'other (unmangled)';
+  if (!symbol.startsWith('_ZN') && !symbol.startsWith('_R') && !symbol.includes('::'))
+    return 'other (unmangled)';
   const [crate, module] = rustPath(symbol);
   if (!crate) return 'other';
   if (['core', 'alloc', 'std', 'needle_web'].includes(crate)) return `${crate}::${module ?? ''}`;

@@ -25,7 +25,9 @@ export async function initAgentView({ getNeedle }) {
   const log = $('agent-log');
   const house = createHouse();
   showHouse($('house'), house);
-  const env = await fetch(new URL('./presets/smart_home.json', import.meta.url)).then((r) => r.json());
+  const env = await fetch(new URL('./presets/smart_home.json', import.meta.url)).then((r) =>
+    r.json(),
+  );
   const convo = { current: null, needle: null };
   let running = null;
 
@@ -41,13 +43,22 @@ export async function initAgentView({ getNeedle }) {
     $('agent-examples').append(chip);
   }
 
-  const setState = stateSetter(view, { run: $('agent-run'), stop: $('agent-stop'), status: $('agent-status') });
+  const setState = stateSetter(view, {
+    run: $('agent-run'),
+    stop: $('agent-stop'),
+    status: $('agent-status'),
+  });
 
   /** One conversation per model, made with the environment and the house's functions. */
   const conversation = (needle) => {
     if (convo.needle !== needle) {
       const { stateless, ...options } = AGENT_OPTIONS;
-      convo.current = needle.conversation({ tools: [...env.tools, house.functions], system: env.system, stateless, ...options });
+      convo.current = needle.conversation({
+        tools: [...env.tools, house.functions],
+        system: env.system,
+        stateless,
+        ...options,
+      });
       convo.needle = needle;
     }
     return convo.current;

@@ -16,7 +16,11 @@ let needle = null;
 let running = null; // AbortController of the generation in flight
 
 const fmtBytes = (n) =>
-  n >= 1 << 30 ? `${(n / (1 << 30)).toFixed(2)} GB` : n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MB` : `${(n / 1024).toFixed(1)} KB`;
+  n >= 1 << 30
+    ? `${(n / (1 << 30)).toFixed(2)} GB`
+    : n >= 1 << 20
+      ? `${(n / (1 << 20)).toFixed(1)} MB`
+      : `${(n / 1024).toFixed(1)} KB`;
 const fmtMs = (ms) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(1)} ms`);
 
 function setState(state, message) {
@@ -53,9 +57,19 @@ function showProgress({ phase, loaded, total }) {
   $('progress').hidden = false;
   const pct = total ? Math.min(100, (100 * loaded) / total) : phase === 'init' ? 100 : 50;
   $('progress-fill').style.width = `${pct}%`;
-  const label = { download: 'Downloading', cache: 'Reading cache', read: 'Reading file', init: 'Starting engine' }[phase] || phase;
+  const label =
+    {
+      download: 'Downloading',
+      cache: 'Reading cache',
+      read: 'Reading file',
+      init: 'Starting engine',
+    }[phase] || phase;
   $('progress-text').textContent =
-    phase === 'init' ? `${label}…` : total ? `${label} ${fmtBytes(loaded)} / ${fmtBytes(total)}` : `${label} ${fmtBytes(loaded)}`;
+    phase === 'init'
+      ? `${label}…`
+      : total
+        ? `${label} ${fmtBytes(loaded)} / ${fmtBytes(total)}`
+        : `${label} ${fmtBytes(loaded)}`;
 }
 
 async function loadModel() {
@@ -67,7 +81,10 @@ async function loadModel() {
   setState('loading', 'Loading model…');
   const t0 = performance.now();
   try {
-    needle = await Needle.load(source, { onProgress: showProgress, kv: $('kv').value || undefined });
+    needle = await Needle.load(source, {
+      onProgress: showProgress,
+      kv: $('kv').value || undefined,
+    });
     const i = needle.info;
     const ms = performance.now() - t0;
     $('model-info').textContent =
@@ -89,7 +106,9 @@ async function refreshCache() {
   const usage = await Needle.cacheUsage().catch(() => null);
   list.replaceChildren();
   if (!usage) return;
-  $('cache-total').textContent = usage.models.length ? `(${usage.models.length}, ${fmtBytes(usage.bytes)})` : '(none)';
+  $('cache-total').textContent = usage.models.length
+    ? `(${usage.models.length}, ${fmtBytes(usage.bytes)})`
+    : '(none)';
   for (const m of usage.models) {
     const li = document.createElement('li');
     const name = document.createElement('span');
@@ -209,7 +228,8 @@ async function run(event) {
         document.body.dataset.streamed = String(count);
         const { reasoning, answer } = splitThinking(raw);
         showText(reasoning, answer);
-        $('status').textContent = `Generating… ${count} tokens, ${((count * 1000) / (performance.now() - t0)).toFixed(1)} tokens/s`;
+        $('status').textContent =
+          `Generating… ${count} tokens, ${((count * 1000) / (performance.now() - t0)).toFixed(1)} tokens/s`;
       } else {
         showResult(item, false);
         setState('done', 'Done.');
@@ -251,7 +271,9 @@ async function init() {
   });
   initTabs($('tabs'));
   initConversationView({ getNeedle: () => needle, getOptions: requestOptions });
-  initAgentView({ getNeedle: () => needle }).catch((e) => ($('agent-status').textContent = `The agent mode is unavailable: ${e.message}`));
+  initAgentView({ getNeedle: () => needle }).catch(
+    (e) => ($('agent-status').textContent = `The agent mode is unavailable: ${e.message}`),
+  );
   $('isolation').textContent = globalThis.crossOriginIsolated ? '(cross-origin isolated)' : '';
   if ('serviceWorker' in navigator) navigator.serviceWorker.register('./sw.js').catch(() => {});
   setState('empty');

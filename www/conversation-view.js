@@ -12,7 +12,11 @@ export function initConversationView({ getNeedle, getOptions }) {
   let made = ''; // the tools and system the conversation was made with
   const details = new Map(); // history index -> full result
   let running = null; // AbortController of the turn in flight
-  const setState = stateSetter(view, { run: $('convo-send'), stop: $('convo-stop'), status: $('convo-status') });
+  const setState = stateSetter(view, {
+    run: $('convo-send'),
+    stop: $('convo-stop'),
+    status: $('convo-status'),
+  });
   const notice = (text) => {
     $('convo-notice').hidden = !text;
     $('convo-notice').textContent = text || '';
@@ -56,13 +60,21 @@ export function initConversationView({ getNeedle, getOptions }) {
     let raw = '';
     running = new AbortController();
     try {
-      const result = await convo.send(text, { ...options, signal: running.signal, onToken: (t) => pending.update((raw += t.text)) });
+      const result = await convo.send(text, {
+        ...options,
+        signal: running.signal,
+        onToken: (t) => pending.update((raw += t.text)),
+      });
       details.set(before + 1, result);
       $('convo-input').value = '';
-      setState('done', `Turn ${convo.history.length / 2} · ${result.usage.prompt_tokens} prompt tokens`);
+      setState(
+        'done',
+        `Turn ${convo.history.length / 2} · ${result.usage.prompt_tokens} prompt tokens`,
+      );
     } catch (e) {
       // A stopped or failed turn does not join the conversation.
-      if (e.name === 'AbortError') setState('aborted', 'Stopped: that turn was left out of the conversation.');
+      if (e.name === 'AbortError')
+        setState('aborted', 'Stopped: that turn was left out of the conversation.');
       else setState('error', `Error: ${e.message} (${e.code})`);
     } finally {
       running = null;

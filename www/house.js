@@ -3,7 +3,13 @@
 export const ROOMS = ['kitchen', 'living_room', 'bedroom', 'study'];
 const FAN_ROOMS = ['living_room', 'bedroom', 'study'];
 const VACUUM_ROOMS = ['kitchen', 'living_room', 'bedroom'];
-const COLORS = { 'warm white': '#ffd27a', 'cool white': '#e8f1ff', red: '#ff6b6b', green: '#5fd38d', blue: '#6aa7ff' };
+const COLORS = {
+  'warm white': '#ffd27a',
+  'cool white': '#e8f1ff',
+  red: '#ff6b6b',
+  green: '#5fd38d',
+  blue: '#6aa7ff',
+};
 
 const label = (room) => room.replace('_', ' ');
 // Devices answer after a moment, as real ones do; the agent loop awaits them.
@@ -11,13 +17,16 @@ const DEVICE_MS = 120;
 const settle = () => new Promise((r) => setTimeout(r, DEVICE_MS));
 
 function oneOf(name, value, allowed) {
-  if (!allowed.includes(value)) throw new Error(`${name} must be one of ${allowed.join(', ')} (got ${JSON.stringify(value)})`);
+  if (!allowed.includes(value))
+    throw new Error(`${name} must be one of ${allowed.join(', ')} (got ${JSON.stringify(value)})`);
 }
 
 /** A fresh house: `state`, the tools' `functions` (by tool name) and `onChange(listener)`. */
 export function createHouse() {
   const state = {
-    lights: Object.fromEntries(ROOMS.map((r) => [r, { on: false, brightness: 100, color: 'warm white' }])),
+    lights: Object.fromEntries(
+      ROOMS.map((r) => [r, { on: false, brightness: 100, color: 'warm white' }]),
+    ),
     blinds: Object.fromEntries(ROOMS.map((r) => [r, 'open'])),
     fans: Object.fromEntries(FAN_ROOMS.map((r) => [r, { on: false, speed: null }])),
     thermostat: 19,
@@ -33,7 +42,14 @@ export function createHouse() {
       oneOf('room', room, ROOMS);
       oneOf('action', action, ['on', 'off', 'dim']);
       if (color !== undefined) oneOf('color', color, Object.keys(COLORS));
-      if (brightness_percent !== undefined && !(Number.isInteger(brightness_percent) && brightness_percent >= 0 && brightness_percent <= 100)) {
+      if (
+        brightness_percent !== undefined &&
+        !(
+          Number.isInteger(brightness_percent) &&
+          brightness_percent >= 0 &&
+          brightness_percent <= 100
+        )
+      ) {
         throw new Error('brightness_percent must be a whole number from 0 to 100');
       }
       await settle();
@@ -48,7 +64,9 @@ export function createHouse() {
     },
     async set_thermostat({ temperature }) {
       if (!(Number.isInteger(temperature) && temperature >= 10 && temperature <= 30)) {
-        throw new Error(`the thermostat takes whole degrees from 10 to 30 (got ${JSON.stringify(temperature)})`);
+        throw new Error(
+          `the thermostat takes whole degrees from 10 to 30 (got ${JSON.stringify(temperature)})`,
+        );
       }
       await settle();
       state.thermostat = temperature;
@@ -60,7 +78,10 @@ export function createHouse() {
       oneOf('action', action, ['on', 'off']);
       if (speed !== undefined) oneOf('speed', speed, ['low', 'medium', 'high']);
       await settle();
-      state.fans[room] = { on: action === 'on', speed: action === 'on' ? speed ?? 'medium' : null };
+      state.fans[room] = {
+        on: action === 'on',
+        speed: action === 'on' ? (speed ?? 'medium') : null,
+      };
       changed('fan', room);
       return { room, ...state.fans[room] };
     },
@@ -76,7 +97,10 @@ export function createHouse() {
       oneOf('action', action, ['start', 'stop', 'dock']);
       if (room !== undefined) oneOf('room', room, VACUUM_ROOMS);
       await settle();
-      state.vacuum = action === 'start' ? { status: 'cleaning', room: room ?? null } : { status: action === 'dock' ? 'docked' : 'stopped', room: null };
+      state.vacuum =
+        action === 'start'
+          ? { status: 'cleaning', room: room ?? null }
+          : { status: action === 'dock' ? 'docked' : 'stopped', room: null };
       changed('vacuum');
       return { ...state.vacuum };
     },
@@ -100,7 +124,11 @@ export function showHouse(root, house) {
     const thermo = el('div', 'device thermostat', `Thermostat ${thermostat} °C`);
     thermo.dataset.device = 'thermostat';
     thermo.dataset.value = String(thermostat);
-    const vac = el('div', 'device vacuum', `Vacuum: ${vacuum.status}${vacuum.room ? ` (${label(vacuum.room)})` : ''}`);
+    const vac = el(
+      'div',
+      'device vacuum',
+      `Vacuum: ${vacuum.status}${vacuum.room ? ` (${label(vacuum.room)})` : ''}`,
+    );
     vac.dataset.device = 'vacuum';
     vac.dataset.value = vacuum.status;
     top.append(thermo, vac);
@@ -111,9 +139,16 @@ export function showHouse(root, house) {
       const light = lights[room];
       card.classList.toggle('lit', light.on);
       if (light.on) card.style.setProperty('--glow', COLORS[light.color]);
-      card.style.setProperty('--level', String(light.on ? 0.25 + (0.75 * light.brightness) / 100 : 0));
+      card.style.setProperty(
+        '--level',
+        String(light.on ? 0.25 + (0.75 * light.brightness) / 100 : 0),
+      );
       card.append(el('h4', null, label(room)));
-      const bulb = el('div', 'device light', light.on ? `Light on · ${light.brightness}% · ${light.color}` : 'Light off');
+      const bulb = el(
+        'div',
+        'device light',
+        light.on ? `Light on · ${light.brightness}% · ${light.color}` : 'Light off',
+      );
       bulb.dataset.device = 'light';
       bulb.dataset.value = light.on ? 'on' : 'off';
       const blind = el('div', `device blinds ${blinds[room]}`, `Blinds ${blinds[room]}`);
@@ -121,7 +156,11 @@ export function showHouse(root, house) {
       blind.dataset.value = blinds[room];
       card.append(bulb, blind);
       if (fans[room]) {
-        const fan = el('div', 'device fan', fans[room].on ? `Fan on · ${fans[room].speed}` : 'Fan off');
+        const fan = el(
+          'div',
+          'device fan',
+          fans[room].on ? `Fan on · ${fans[room].speed}` : 'Fan off',
+        );
         fan.dataset.device = 'fan';
         fan.dataset.value = fans[room].on ? 'on' : 'off';
         card.append(fan);

@@ -112,7 +112,10 @@ const HAND_WRITTEN = [
         description: 'Set an alarm at a local time.',
         parameters: {
           type: 'object',
-          properties: { time: { type: 'string', description: 'HH:MM, 24-hour.' }, label: { type: 'string' } },
+          properties: {
+            time: { type: 'string', description: 'HH:MM, 24-hour.' },
+            label: { type: 'string' },
+          },
           required: ['time'],
         },
       },

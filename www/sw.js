@@ -69,7 +69,12 @@ self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim(
 
 self.addEventListener('fetch', (event) => {
   const url = new URL(event.request.url);
-  if (event.request.method !== 'GET' || url.origin !== location.origin || url.pathname.startsWith('/models/')) return;
+  if (
+    event.request.method !== 'GET' ||
+    url.origin !== location.origin ||
+    url.pathname.startsWith('/models/')
+  )
+    return;
   event.respondWith(
     (async () => {
       const cache = await caches.open(SHELL);

@@ -18,7 +18,12 @@ function reasoningBox(text) {
 
 /** One result card: a value, or an `{error}` in red. */
 function resultCard(call, result) {
-  const failed = result && typeof result === 'object' && !Array.isArray(result) && 'error' in result && Object.keys(result).length === 1;
+  const failed =
+    result &&
+    typeof result === 'object' &&
+    !Array.isArray(result) &&
+    'error' in result &&
+    Object.keys(result).length === 1;
   const card = el('article', `result ${failed ? 'failed' : 'ok'}`);
   card.append(el('h3', null, `${failed ? '✗' : '✓'} ${call ? call.name : 'result'}`));
   card.append(el('pre', null, failed ? String(result.error) : JSON.stringify(result, null, 2)));
@@ -47,7 +52,8 @@ export function turnItems(history, details = new Map(), { stoppedAtLimit = false
         const list = el('div', 'calls');
         list.append(...callCards(calls));
         li.append(list);
-        if (stoppedAtLimit && i === history.length - 1) li.append(el('p', 'muted', 'Not run: the step limit was reached.'));
+        if (stoppedAtLimit && i === history.length - 1)
+          li.append(el('p', 'muted', 'Not run: the step limit was reached.'));
       } else if (i > 0 && history[i - 1].role === 'tool') {
         // No further calls after the results: the agent loop is done.
         li.append(el('p', 'done', 'Done: no further calls.'));
@@ -56,9 +62,13 @@ export function turnItems(history, details = new Map(), { stoppedAtLimit = false
       }
       const meta = [];
       if (r && typeof r.confidence === 'number') meta.push(`confidence ${r.confidence.toFixed(3)}`);
-      if (r && r.usage) meta.push(`${r.usage.prompt_tokens} prompt tokens (${r.usage.cached_tokens ?? 0} reused), ${r.timings.prefill_ms.toFixed(0)} ms prefill`);
+      if (r && r.usage)
+        meta.push(
+          `${r.usage.prompt_tokens} prompt tokens (${r.usage.cached_tokens ?? 0} reused), ${r.timings.prefill_ms.toFixed(0)} ms prefill`,
+        );
       const ungrounded = (r && r.validation && r.validation.ungrounded) || [];
-      if (ungrounded.length) li.append(el('p', 'error', `Not grounded in the request: ${ungrounded.join(', ')}`));
+      if (ungrounded.length)
+        li.append(el('p', 'error', `Not grounded in the request: ${ungrounded.join(', ')}`));
       if (meta.length) li.append(el('p', 'muted', meta.join(' · ')));
     } else {
       let results;
@@ -68,7 +78,11 @@ export function turnItems(history, details = new Map(), { stoppedAtLimit = false
         results = [turn.content];
       }
       const list = el('div', 'results');
-      list.append(...(Array.isArray(results) ? results : [results]).map((res, k) => resultCard(lastCalls[k], res)));
+      list.append(
+        ...(Array.isArray(results) ? results : [results]).map((res, k) =>
+          resultCard(lastCalls[k], res),
+        ),
+      );
       li.append(list);
     }
     items.push(li);

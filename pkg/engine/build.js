@@ -9,13 +9,15 @@ import * as baselineGlue from '../wasm/baseline/needle.js';
 import { AUTO_MAX_THREADS, startThreads, threadSupport } from '../threads.js';
 
 const isNode = typeof process !== 'undefined' && !!(process.versions && process.versions.node);
-export const inWorker = typeof WorkerGlobalScope !== 'undefined' && globalThis instanceof WorkerGlobalScope;
+export const inWorker =
+  typeof WorkerGlobalScope !== 'undefined' && globalThis instanceof WorkerGlobalScope;
 const nodeImport = (name) => import(/* webpackIgnore: true */ /* @vite-ignore */ name);
 
 // The smallest module that uses a SIMD128 instruction (i8x16.splat, i8x16.popcnt): an engine
 // that validates it runs the SIMD build.
 const SIMD_PROBE = new Uint8Array([
-  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11,
+  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15,
+  253, 98, 11,
 ]);
 
 export function simdSupported() {
@@ -50,7 +52,10 @@ async function loadWasm(variant) {
     wasmModules.set(variant, glue);
     return glue;
   } catch (e) {
-    throw new NeedleError('wasm_failed', `cannot load the ${variant} WebAssembly module: ${e.message}`);
+    throw new NeedleError(
+      'wasm_failed',
+      `cannot load the ${variant} WebAssembly module: ${e.message}`,
+    );
   }
 }
 
@@ -62,16 +67,24 @@ async function loadWasm(variant) {
  */
 export function chooseBuild({ simd: wantSimd, threads: want = 'auto' } = {}) {
   const simd = wantSimd !== false && simdSupported();
-  if (wantSimd === true && !simd) throw new NeedleError('unsupported', 'this engine has no WebAssembly SIMD128');
+  if (wantSimd === true && !simd)
+    throw new NeedleError('unsupported', 'this engine has no WebAssembly SIMD128');
   const single = { variant: simd ? 'simd' : 'baseline', threads: 1, forced: false };
   if (want === false || want === null) return single;
   const support = threadSupport(inWorker);
   if (want === 'auto') {
     if (!support.ok || !simd || support.cores < 2) return single;
-    return { variant: 'threaded', threads: Math.min(support.cores, AUTO_MAX_THREADS), forced: false };
+    return {
+      variant: 'threaded',
+      threads: Math.min(support.cores, AUTO_MAX_THREADS),
+      forced: false,
+    };
   }
   if (!(Number.isInteger(want) && want >= 1 && want <= 256)) {
-    throw new NeedleError('invalid_argument', `threads must be 'auto', false or a whole number from 1 to 256, not ${want}`);
+    throw new NeedleError(
+      'invalid_argument',
+      `threads must be 'auto', false or a whole number from 1 to 256, not ${want}`,
+    );
   }
   if (!support.ok) throw new NeedleError('unsupported', support.why);
   if (!simd) throw new NeedleError('unsupported', 'the threaded build needs WebAssembly SIMD128');
@@ -80,13 +93,17 @@ export function chooseBuild({ simd: wantSimd, threads: want = 'auto' } = {}) {
 
 /** The initialised glue of `choice`'s build, its threads started: `{ variant, glue, threads }`. */
 export async function loadBuild(choice, warn) {
-  if (choice.variant !== 'threaded') return { variant: choice.variant, glue: await loadWasm(choice.variant), threads: 1 };
+  if (choice.variant !== 'threaded')
+    return { variant: choice.variant, glue: await loadWasm(choice.variant), threads: 1 };
   try {
     const glue = await loadWasm('threaded');
     await startThreads(glue, choice.threads);
     return { variant: 'threaded', glue, threads: glue.poolThreads() };
   } catch (e) {
-    if (choice.forced) throw e instanceof NeedleError ? e : new NeedleError('unsupported', `the threads could not start: ${e.message}`);
+    if (choice.forced)
+      throw e instanceof NeedleError
+        ? e
+        : new NeedleError('unsupported', `the threads could not start: ${e.message}`);
     warn(`the threads could not start (${e.message}); the engine runs on one thread`);
     return { variant: 'simd', glue: await loadWasm('simd'), threads: 1 };
   }

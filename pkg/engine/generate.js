@@ -51,7 +51,11 @@ export async function generate(s, id, request, { send, aborted }) {
   const t0 = now();
   // A number JSON cannot write (NaN, Infinity) goes as text, so the core refuses it as mistyped
   // rather than reading null (its default).
-  s.start(JSON.stringify(request, (_k, v) => (typeof v === 'number' && !Number.isFinite(v) ? String(v) : v)));
+  s.start(
+    JSON.stringify(request, (_k, v) =>
+      typeof v === 'number' && !Number.isFinite(v) ? String(v) : v,
+    ),
+  );
   // Chunk by chunk, so an abort (or an inline dispose, which aborts first) stops a long prefill.
   let wasAborted = false;
   for (let chunk = 1, done = false; !done && !wasAborted; ) {
@@ -77,7 +81,8 @@ export async function generate(s, id, request, { send, aborted }) {
   decodeMs += now() - t;
   const result = toResult(c, { prefillMs, decodeMs }, s.kv_bytes());
   // An abort that arrived after the model had already stopped changes nothing.
-  if (wasAborted && c.stop_reason === 'aborted') throw new NeedleError('aborted', 'generation aborted', { result });
+  if (wasAborted && c.stop_reason === 'aborted')
+    throw new NeedleError('aborted', 'generation aborted', { result });
   return result;
 }
 

@@ -34,7 +34,13 @@ export async function loadSession(source, options, { post, signal, lent, before 
   before();
   const config = engineConfig(options);
   glue.reserve(src.bytes.length);
-  const session = new glue.Session(src.bytes, config.kv, config.numerics, config.layers, config.context);
+  const session = new glue.Session(
+    src.bytes,
+    config.kv,
+    config.numerics,
+    config.layers,
+    config.context,
+  );
   post({ type: Reply.PROGRESS, phase: 'init', loaded: 1, total: 1 });
   const base = {
     variant,
@@ -45,5 +51,10 @@ export async function loadSession(source, options, { post, signal, lent, before 
     sha256: src.sha256,
     load_ms: { fetch: t1 - t0, init: now() - t1 },
   };
-  return { session, config, base, requestOptions: new Set(glue.requestOptions().map((o) => o.name)) };
+  return {
+    session,
+    config,
+    base,
+    requestOptions: new Set(glue.requestOptions().map((o) => o.name)),
+  };
 }

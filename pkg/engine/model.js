@@ -12,7 +12,10 @@ const sameConfig = (a, b) =>
 function tokenIds(ids, vocab) {
   for (const id of ids) {
     if (!(Number.isInteger(id) && id >= 0 && id < vocab)) {
-      throw new NeedleError('token_out_of_vocab', `token id ${id} is outside the vocabulary of ${vocab}`);
+      throw new NeedleError(
+        'token_out_of_vocab',
+        `token id ${id} is outside the vocabulary of ${vocab}`,
+      );
     }
   }
   return Uint32Array.from(ids);
@@ -36,7 +39,10 @@ export class Model {
   need() {
     if (this.#disposed) throw new NeedleError('disposed', 'this model was disposed');
     if (this.#crashed) {
-      throw new NeedleError('engine_trap', `the engine stopped after a trap (${this.#crashed}); load the model again`);
+      throw new NeedleError(
+        'engine_trap',
+        `the engine stopped after a trap (${this.#crashed}); load the model again`,
+      );
     }
     if (!this.#session) throw new NeedleError('disposed', 'no model is loaded');
     return this.#session;
@@ -62,7 +68,8 @@ export class Model {
     const s = this.need();
     // The core refuses an unknown name too; this says which one.
     const unknown = Object.keys(request).find((k) => !this.#requestOptions.has(k));
-    if (unknown !== undefined) throw new NeedleError('invalid_argument', `complete(): unknown option ${unknown}`);
+    if (unknown !== undefined)
+      throw new NeedleError('invalid_argument', `complete(): unknown option ${unknown}`);
     const want = {
       ...this.#loadConfig,
       kv: e.kv ?? this.#loadConfig.kv,

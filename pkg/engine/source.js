@@ -12,13 +12,31 @@ export async function sourceBytes(source, options, post, signal, lent) {
   const onProgress = (p) => post({ type: Reply.PROGRESS, ...p });
   if (source.kind === 'url') {
     // Warnings (storage refused, a full quota) and resumes go to the client's logger.
-    const log = Object.fromEntries(['error', 'warn', 'info', 'debug'].map((level) => [level, (message) => post({ type: Reply.LOG, level, message })]));
-    return fetched(source.url, { integrity: options.integrity, cache: options.cache, fetch: options.fetch, onProgress, signal, log });
+    const log = Object.fromEntries(
+      ['error', 'warn', 'info', 'debug'].map((level) => [
+        level,
+        (message) => post({ type: Reply.LOG, level, message }),
+      ]),
+    );
+    return fetched(source.url, {
+      integrity: options.integrity,
+      cache: options.cache,
+      fetch: options.fetch,
+      onProgress,
+      signal,
+      log,
+    });
   }
   if (source.kind === 'lent') source = { ...source, kind: 'bytes', bytes: lent(source.handle) };
   let src;
   // The client already fetched (and checked) it with its own `fetch` function or store.
-  if (source.kind === 'bytes' && source.from) return { bytes: source.bytes, sha256: source.sha256 ?? null, from: source.from, storage: source.storage };
+  if (source.kind === 'bytes' && source.from)
+    return {
+      bytes: source.bytes,
+      sha256: source.sha256 ?? null,
+      from: source.from,
+      storage: source.storage,
+    };
   if (source.kind === 'bytes') src = { bytes: source.bytes, from: 'bytes' };
   else if (source.kind === 'blob') {
     const bytes = new Uint8Array(await source.blob.arrayBuffer());
@@ -27,7 +45,11 @@ export async function sourceBytes(source, options, post, signal, lent) {
   } else throw new NeedleError('bad_source', `unknown source kind ${source.kind}`);
   const want = integrityHex(options.integrity);
   const sha256 = want ? await sha256Hex(src.bytes) : null;
-  if (want && sha256 !== want) throw new NeedleError('integrity', `the ${src.from} source: expected sha256 ${want}, got sha256 ${sha256}`);
+  if (want && sha256 !== want)
+    throw new NeedleError(
+      'integrity',
+      `the ${src.from} source: expected sha256 ${want}, got sha256 ${sha256}`,
+    );
   return { ...src, sha256 };
 }
 

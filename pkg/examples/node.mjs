@@ -16,7 +16,9 @@ const needle = await Needle.load(); // the bundled default model
 try {
   const result = await needle.complete(query, { ...environment, constrained: true });
   console.log(JSON.stringify(result.function_calls));
-  console.error(`${result.usage.completion_tokens} tokens at ${result.timings.tokens_per_s.toFixed(0)} tok/s`);
+  console.error(
+    `${result.usage.completion_tokens} tokens at ${result.timings.tokens_per_s.toFixed(0)} tok/s`,
+  );
 } finally {
   needle.dispose();
 }

@@ -18,13 +18,20 @@ export function onEnsureEngine(url) {
     const existing = await chrome.runtime.getContexts({ contextTypes: ['OFFSCREEN_DOCUMENT'] });
     if (existing.length) return;
     creating ??= chrome.offscreen
-      .createDocument({ url, reasons: ['WORKERS'], justification: 'runs the Needle model in a Web Worker, loaded once for every popup' })
+      .createDocument({
+        url,
+        reasons: ['WORKERS'],
+        justification: 'runs the Needle model in a Web Worker, loaded once for every popup',
+      })
       .finally(() => (creating = null));
     await creating;
   };
   chrome.runtime.onMessage.addListener((msg, _sender, reply) => {
     if (!msg || msg.type !== ENSURE) return false;
-    ensure().then(() => reply({ ok: true }), (e) => reply({ ok: false, message: String(e && e.message) }));
+    ensure().then(
+      () => reply({ ok: true }),
+      (e) => reply({ ok: false, message: String(e && e.message) }),
+    );
     return true; // the reply comes asynchronously
   });
 }
@@ -52,7 +59,11 @@ export function serveEngine(getNeedle) {
         const value =
           msg.type === Req.INFO
             ? needle.info
-            : await needle.complete(msg.query, { ...msg.options, signal: ctl.signal, onToken: (t) => send({ id: msg.id, type: Reply.TOKEN, ...t }) });
+            : await needle.complete(msg.query, {
+                ...msg.options,
+                signal: ctl.signal,
+                onToken: (t) => send({ id: msg.id, type: Reply.TOKEN, ...t }),
+              });
         send({ id: msg.id, type: Reply.RESULT, value });
       } catch (e) {
         send({ id: msg.id, type: Reply.ERROR, error: errorToWire(e) });
@@ -66,34 +77,44 @@ export function serveEngine(getNeedle) {
 /** In a popup: the shared engine (the offscreen document is created if it is not there yet). */
 export async function connectEngine() {
   const ready = await chrome.runtime.sendMessage({ type: ENSURE });
-  if (!ready || !ready.ok) throw new NeedleError('worker_died', `the engine document could not start: ${ready && ready.message}`);
+  if (!ready || !ready.ok)
+    throw new NeedleError(
+      'worker_died',
+      `the engine document could not start: ${ready && ready.message}`,
+    );
   const port = chrome.runtime.connect({ name: PORT });
   const pending = new Map();
   let nextId = 1;
   port.onMessage.addListener((msg) => {
     const p = pending.get(msg.id);
     if (!p) return;
-    if (msg.type === Reply.TOKEN) return p.onToken && p.onToken({ token: msg.token, text: msg.text });
+    if (msg.type === Reply.TOKEN)
+      return p.onToken && p.onToken({ token: msg.token, text: msg.text });
     pending.delete(msg.id);
     if (msg.type === Reply.RESULT) p.resolve(msg.value);
     else p.reject(errorFromWire(msg.error));
   });
   port.onDisconnect.addListener(() => {
-    for (const p of pending.values()) p.reject(new NeedleError('worker_died', 'the engine document went away'));
+    for (const p of pending.values())
+      p.reject(new NeedleError('worker_died', 'the engine document went away'));
     pending.clear();
   });
   const call = (payload, { signal, onToken } = {}) =>
     new Promise((resolve, reject) => {
       const id = nextId++;
       pending.set(id, { resolve, reject, onToken });
-      if (signal) signal.addEventListener('abort', () => port.postMessage({ type: Req.ABORT, target: id }), { once: true });
+      if (signal)
+        signal.addEventListener('abort', () => port.postMessage({ type: Req.ABORT, target: id }), {
+          once: true,
+        });
       port.postMessage({ id, ...payload });
     });
   return {
     /** The model's info, as `needle.info` (loading the model first if this is the first use). */
     info: () => call({ type: Req.INFO }),
     /** As `needle.complete`; `signal` sends an abort message. Functions other than onToken stay here. */
-    complete: (query, { signal, onToken, ...options } = {}) => call({ type: Req.COMPLETE, query, options }, { signal, onToken }),
+    complete: (query, { signal, onToken, ...options } = {}) =>
+      call({ type: Req.COMPLETE, query, options }, { signal, onToken }),
     close: () => port.disconnect(),
   };
 }

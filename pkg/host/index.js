@@ -14,7 +14,12 @@ const NODE_WORKER = './node-worker.js';
 function webWorker(spawn) {
   const name = `needle-web ${uniqueId()}`;
   const worker = spawn(name);
-  return { port: worker, terminate: () => worker.terminate(), worker, onDeath: (cb) => watchWebWorker(worker, name, cb) };
+  return {
+    port: worker,
+    terminate: () => worker.terminate(),
+    worker,
+    onDeath: (cb) => watchWebWorker(worker, name, cb),
+  };
 }
 
 /**
@@ -42,7 +47,9 @@ function watchWebWorker(worker, name, onDead) {
 
 function uniqueId() {
   const c = globalThis.crypto;
-  return c && typeof c.randomUUID === 'function' ? c.randomUUID() : `${Date.now()}-${Math.random().toString(36).slice(2)}`;
+  return c && typeof c.randomUUID === 'function'
+    ? c.randomUUID()
+    : `${Date.now()}-${Math.random().toString(36).slice(2)}`;
 }
 
 async function nodeWorker() {
@@ -50,7 +57,11 @@ async function nodeWorker() {
   const { nodeWorkerHost } = await import('./node.js');
   // execArgv: [] — the engine needs none of the caller's flags, and some (`--input-type`, `-e`)
   // make a worker fail to start.
-  return nodeWorkerHost(new NodeWorker(new URL(/* webpackIgnore: true */ NODE_WORKER, import.meta.url), { execArgv: [] }));
+  return nodeWorkerHost(
+    new NodeWorker(new URL(/* webpackIgnore: true */ NODE_WORKER, import.meta.url), {
+      execArgv: [],
+    }),
+  );
 }
 
 async function inline() {

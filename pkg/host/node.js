@@ -7,7 +7,8 @@ export function nodeWorkerHost(worker) {
   let waiting = 0;
   worker.unref();
   const settle = (msg) => {
-    if (msg && (msg.type === Reply.RESULT || msg.type === Reply.ERROR) && --waiting === 0) worker.unref();
+    if (msg && (msg.type === Reply.RESULT || msg.type === Reply.ERROR) && --waiting === 0)
+      worker.unref();
   };
   const port = {
     postMessage(msg, transfer) {

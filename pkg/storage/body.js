@@ -18,9 +18,16 @@ export function concat(chunks, length) {
  * `start`: bytes already held from an earlier response (a resumed download counts on from there).
  * `sink(chunk)`: where chunks go; without it they are collected and returned.
  */
-export async function readBody(response, phase, onProgress = () => {}, signal = undefined, { start = 0, total: known, sink } = {}) {
+export async function readBody(
+  response,
+  phase,
+  onProgress = () => {},
+  signal = undefined,
+  { start = 0, total: known, sink } = {},
+) {
   const header = Number(response.headers.get('content-length'));
-  let total = known !== undefined ? known : Number.isFinite(header) && header > 0 ? start + header : null;
+  let total =
+    known !== undefined ? known : Number.isFinite(header) && header > 0 ? start + header : null;
   if (!response.body || typeof response.body.getReader !== 'function') {
     const bytes = new Uint8Array(await response.arrayBuffer());
     if (sink) sink(bytes);

@@ -11,7 +11,12 @@ const BACKOFF_MS = 200;
 const sleep = (ms, signal) =>
   new Promise((ok, fail) => {
     const t = setTimeout(ok, ms);
-    if (signal) signal.addEventListener('abort', () => (clearTimeout(t), fail(new NeedleError('aborted', 'load aborted'))), { once: true });
+    if (signal)
+      signal.addEventListener(
+        'abort',
+        () => (clearTimeout(t), fail(new NeedleError('aborted', 'load aborted'))),
+        { once: true },
+      );
   });
 
 /** `If-Range` needs a strong validator: a strong ETag, else Last-Modified. */
@@ -60,14 +65,18 @@ export async function download(url, options = {}) {
 
   const retry = async (why) => {
     if (signal && signal.aborted) throw new NeedleError('aborted', 'load aborted');
-    if (failures >= retries) throw new NeedleError('fetch_failed', `GET ${url}: ${why} (after ${failures + 1} tries)`);
+    if (failures >= retries)
+      throw new NeedleError('fetch_failed', `GET ${url}: ${why} (after ${failures + 1} tries)`);
     const wait = backoffMs * 2 ** failures;
     failures += 1;
     if (!resumable && loaded > 0) {
       chunks = [];
       loaded = 0;
     }
-    if (log) log.info(`needle-web: ${why}; ${loaded ? `resuming at byte ${loaded}` : 'starting again'} in ${wait} ms`);
+    if (log)
+      log.info(
+        `needle-web: ${why}; ${loaded ? `resuming at byte ${loaded}` : 'starting again'} in ${wait} ms`,
+      );
     await sleep(wait, signal);
   };
 
@@ -92,16 +101,23 @@ export async function download(url, options = {}) {
       chunks = [];
       loaded = 0;
       const length = Number(response.headers.get('content-length'));
-      total = Number.isFinite(length) && length > 0 && !response.headers.get('content-encoding') ? length : null;
+      total =
+        Number.isFinite(length) && length > 0 && !response.headers.get('content-encoding')
+          ? length
+          : null;
       validator = validatorOf(response);
       resumable = response.headers.get('accept-ranges') === 'bytes' && total !== null;
     } else if (response.status >= 500 || response.status === 206) {
       await retry(`HTTP ${response.status}`);
       continue;
     } else {
-      throw new NeedleError('fetch_failed', `GET ${url}: HTTP ${response.status} ${response.statusText}`.trim(), {
-        status: response.status,
-      });
+      throw new NeedleError(
+        'fetch_failed',
+        `GET ${url}: HTTP ${response.status} ${response.statusText}`.trim(),
+        {
+          status: response.status,
+        },
+      );
     }
     try {
       await readBody(response, 'download', onProgress, signal, {

@@ -26,17 +26,25 @@ const NONE = Object.freeze({
 
 /** Whether `cache` is a caller's own store rather than a backend name. */
 export function isCustomStore(cache) {
-  return !!cache && typeof cache === 'object' && ['get', 'put', 'delete', 'keys'].every((m) => typeof cache[m] === 'function');
+  return (
+    !!cache &&
+    typeof cache === 'object' &&
+    ['get', 'put', 'delete', 'keys'].every((m) => typeof cache[m] === 'function')
+  );
 }
 
 /** The storage a `cache` option names (true/undefined: 'auto'; false: 'none'). */
 export async function openStore(cache = 'auto', log = quiet) {
   if (cache === false || cache === 'none') return NONE;
   if (isCustomStore(cache)) return { kind: 'custom', ...bind(cache) };
-  const names = cache === true || cache === 'auto' || cache === undefined || cache === null ? AUTO : [cache];
+  const names =
+    cache === true || cache === 'auto' || cache === undefined || cache === null ? AUTO : [cache];
   for (const name of names) {
     if (!BACKENDS[name]) {
-      throw new NeedleError('invalid_argument', `cache must be 'auto', 'cache-api', 'indexeddb', 'none' or {get, put, delete, keys}; got ${String(name)}`);
+      throw new NeedleError(
+        'invalid_argument',
+        `cache must be 'auto', 'cache-api', 'indexeddb', 'none' or {get, put, delete, keys}; got ${String(name)}`,
+      );
     }
   }
   // An API that does not exist here (Node, some runtimes) is expected and only a debug line; one
@@ -47,10 +55,14 @@ export async function openStore(cache = 'auto', log = quiet) {
       return await BACKENDS[name]();
     } catch (e) {
       refused ||= !e.absent;
-      log[e.absent ? 'debug' : 'warn'](`needle-web: ${name} storage is unavailable (${describe(e)})`);
+      log[e.absent ? 'debug' : 'warn'](
+        `needle-web: ${name} storage is unavailable (${describe(e)})`,
+      );
     }
   }
-  log[refused ? 'warn' : 'debug']('needle-web: no model storage works here; models are downloaded on each load');
+  log[refused ? 'warn' : 'debug'](
+    'needle-web: no model storage works here; models are downloaded on each load',
+  );
   return NONE;
 }
 
@@ -72,7 +84,9 @@ export async function readEntry(store, url, options, log = quiet) {
     return await store.get(url, options);
   } catch (e) {
     if (e instanceof NeedleError && e.code === 'aborted') throw e;
-    log.warn(`needle-web: reading ${url} from ${store.kind} storage failed (${describe(e)}); downloading it`);
+    log.warn(
+      `needle-web: reading ${url} from ${store.kind} storage failed (${describe(e)}); downloading it`,
+    );
     return undefined;
   }
 }
@@ -83,8 +97,11 @@ export async function writeEntry(store, url, entry, log = quiet) {
     await store.put(url, entry);
     return true;
   } catch (e) {
-    const why = e && e.name === 'QuotaExceededError' ? "the origin's storage quota is full" : describe(e);
-    log.warn(`needle-web: ${url} was not cached in ${store.kind} storage (${why}); it runs from memory`);
+    const why =
+      e && e.name === 'QuotaExceededError' ? "the origin's storage quota is full" : describe(e);
+    log.warn(
+      `needle-web: ${url} was not cached in ${store.kind} storage (${why}); it runs from memory`,
+    );
     await store.delete(url).catch(() => {});
     return false;
   }
@@ -109,7 +126,8 @@ export async function cacheUsage(cache) {
   for (const url of await store.keys()) {
     const entry = store.describe ? await store.describe(url) : await store.get(url);
     if (!entry) continue;
-    const bytes = typeof entry.bytes === 'number' ? entry.bytes : entry.bytes ? entry.bytes.length : 0;
+    const bytes =
+      typeof entry.bytes === 'number' ? entry.bytes : entry.bytes ? entry.bytes.length : 0;
     models.push({ url, bytes, sha256: entry.sha256 ?? null, cachedAt: entry.cachedAt ?? null });
   }
   let quota = null;
@@ -120,5 +138,11 @@ export async function cacheUsage(cache) {
     quota = est.quota ?? null;
     usage = est.usage ?? null;
   }
-  return { backend: store.kind, models, bytes: models.reduce((n, m) => n + m.bytes, 0), usage, quota };
+  return {
+    backend: store.kind,
+    models,
+    bytes: models.reduce((n, m) => n + m.bytes, 0),
+    usage,
+    quota,
+  };
 }

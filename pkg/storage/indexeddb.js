@@ -10,7 +10,10 @@ const promised = (request) =>
   });
 
 function openDb() {
-  if (typeof indexedDB === 'undefined' || !indexedDB) return Promise.reject(Object.assign(new Error('IndexedDB is not available here'), { absent: true }));
+  if (typeof indexedDB === 'undefined' || !indexedDB)
+    return Promise.reject(
+      Object.assign(new Error('IndexedDB is not available here'), { absent: true }),
+    );
   const request = indexedDB.open(DB_NAME, 1);
   request.onupgradeneeded = () => request.result.createObjectStore(STORE);
   return promised(request);
@@ -34,11 +37,14 @@ export async function openIndexedDb() {
     async get(url, { onProgress } = {}) {
       const entry = await run('readonly', (s) => s.get(url));
       if (!entry) return undefined;
-      if (onProgress) onProgress({ phase: 'cache', loaded: entry.bytes.length, total: entry.bytes.length });
+      if (onProgress)
+        onProgress({ phase: 'cache', loaded: entry.bytes.length, total: entry.bytes.length });
       return entry;
     },
     put: (url, { bytes, sha256, cachedAt }) =>
-      run('readwrite', (s) => s.put({ bytes, length: bytes.length, sha256: sha256 ?? null, cachedAt }, url)),
+      run('readwrite', (s) =>
+        s.put({ bytes, length: bytes.length, sha256: sha256 ?? null, cachedAt }, url),
+      ),
     async delete(url) {
       const had = (await run('readonly', (s) => s.count(url))) > 0;
       if (had) await run('readwrite', (s) => s.delete(url));

@@ -22,9 +22,13 @@ export function integrityHex(integrity) {
   if (/^[0-9a-fA-F]{64}$/.test(s)) return s.toLowerCase();
   if (/^sha256-[A-Za-z0-9+/]{43}=$/.test(s)) {
     const raw = atob(s.slice(7));
-    if (raw.length === 32) return Array.from(raw, (c) => c.charCodeAt(0).toString(16).padStart(2, '0')).join('');
+    if (raw.length === 32)
+      return Array.from(raw, (c) => c.charCodeAt(0).toString(16).padStart(2, '0')).join('');
   }
-  throw new NeedleError('invalid_argument', `integrity must be a SHA-256 (hex or sha256-<base64>), got "${integrity}"`);
+  throw new NeedleError(
+    'invalid_argument',
+    `integrity must be a SHA-256 (hex or sha256-<base64>), got "${integrity}"`,
+  );
 }
 
 async function readFileUrl(url, onProgress) {
@@ -89,6 +93,7 @@ export async function fetchModel(url, options = {}) {
   const bytes = await download(href, { ...options, log });
   const sha = await sha256Hex(bytes);
   if (want && sha !== want) throw integrityError(href, want, sha);
-  if (store.kind !== 'none') await writeEntry(store, href, { bytes, sha256: sha, cachedAt: Date.now() }, log);
+  if (store.kind !== 'none')
+    await writeEntry(store, href, { bytes, sha256: sha, cachedAt: Date.now() }, log);
   return { bytes, sha256: sha, from: 'network', storage: store.kind };
 }

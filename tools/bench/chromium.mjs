@@ -24,9 +24,16 @@ const numerics = opt('--numerics', undefined);
 // The demo's server (cross-origin isolated: precise timers, SharedArrayBuffer for a threaded
 // build), with this folder at /bench/ and the container at /models/default.cact.
 const here = resolve(fileURLToPath(new URL('.', import.meta.url)));
-const server = await startServer({ port: 0, model: resolve(opt('--model')), mounts: [['/bench/', here]] });
+const server = await startServer({
+  port: 0,
+  model: resolve(opt('--model')),
+  mounts: [['/bench/', here]],
+});
 
-const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
+const browser = await chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  args: ['--no-sandbox'],
+});
 try {
   const page = await browser.newPage();
   await page.goto(`${server.url}bench/page.html`);

@@ -8,7 +8,15 @@
 
 /** Runs `requests` ({name, query, system, tools, max_tokens}) in one session, in order.
  * `numerics`: "exact" | "deploy" (undefined: exact). */
-export function runBench({ glue, memory, bytes, requests, kv, numerics, now = () => performance.now() }) {
+export function runBench({
+  glue,
+  memory,
+  bytes,
+  requests,
+  kv,
+  numerics,
+  now = () => performance.now(),
+}) {
   const records = [];
   const t0 = now();
   const session = new glue.Session(bytes, kv, numerics, undefined, undefined);
@@ -25,7 +33,12 @@ export function runBench({ glue, memory, bytes, requests, kv, numerics, now = ()
 function runRequest(session, r, now) {
   const t0 = now();
   // Greedy, the core's defaults otherwise; the whole prompt in one prefill call, as the CLI runs it.
-  const request = { query: r.query, tools: r.tools, system: r.system ?? null, maxTokens: r.max_tokens };
+  const request = {
+    query: r.query,
+    tools: r.tools,
+    system: r.system ?? null,
+    maxTokens: r.max_tokens,
+  };
   const promptTokens = session.start(JSON.stringify(request));
   session.prefill(2 ** 32 - 1);
   const prefillMs = now() - t0;

@@ -22,10 +22,13 @@ const emit = (record) => console.log(JSON.stringify(record));
 
 const requests = JSON.parse(await readFile(opt('--requests'), 'utf8'));
 const glue = await import(new URL(`pkg/wasm/${variant}/needle.js`, root));
-const exports = await glue.default({ module_or_path: await readFile(new URL(`pkg/wasm/${variant}/needle_bg.wasm`, root)) });
+const exports = await glue.default({
+  module_or_path: await readFile(new URL(`pkg/wasm/${variant}/needle_bg.wasm`, root)),
+});
 const bytes = new Uint8Array(await readFile(opt('--model')));
 
-for (const record of runBench({ glue, memory: exports.memory, bytes, requests, kv, numerics })) emit(record);
+for (const record of runBench({ glue, memory: exports.memory, bytes, requests, kv, numerics }))
+  emit(record);
 emit({ kind: 'rss', rss_bytes: process.resourceUsage().maxRSS * 1024 });
 
 if (variant === 'simd' || variant === 'baseline') {

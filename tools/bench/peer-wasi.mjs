@@ -6,7 +6,13 @@ import process from 'node:process';
 import { WASI } from 'node:wasi';
 
 const [file, ...args] = process.argv.slice(2);
-const wasi = new WASI({ version: 'preview1', args: [file, ...args], env: {}, preopens: { '/': '/' }, returnOnExit: true });
+const wasi = new WASI({
+  version: 'preview1',
+  args: [file, ...args],
+  env: {},
+  preopens: { '/': '/' },
+  returnOnExit: true,
+});
 const module = await WebAssembly.compile(await readFile(file));
 const instance = await WebAssembly.instantiate(module, wasi.getImportObject());
 process.exit(wasi.start(instance));

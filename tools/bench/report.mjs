@@ -46,7 +46,14 @@ export function summarize(variants) {
     const per = v.runs.map(metrics);
     const keys = per.length ? Object.keys(per[0]) : [];
     const med = Object.fromEntries(keys.map((k) => [k, median(per.map((m) => m[k]))]));
-    return { name: v.name, side: v.side, env: v.env, runs: per.length, failed: v.errors.length, ...med };
+    return {
+      name: v.name,
+      side: v.side,
+      env: v.env,
+      runs: per.length,
+      failed: v.errors.length,
+      ...med,
+    };
   });
 }
 
@@ -65,7 +72,16 @@ const COLUMNS = [
   ['KV MB', 'kv_mb', 2],
 ];
 // Ratios to the peer: time and memory, lower is better for us.
-const RATIOS = ['load_ms', 'short_prefill', 'short_decode', 'long_prefill', 'long_decode', 'ttft_repeat', 'peak_mb', 'kv_mb'];
+const RATIOS = [
+  'load_ms',
+  'short_prefill',
+  'short_decode',
+  'long_prefill',
+  'long_decode',
+  'ttft_repeat',
+  'peak_mb',
+  'kv_mb',
+];
 
 // Each threaded variant and its one-thread twin (same build otherwise, same environment).
 const TWINS = [
@@ -80,7 +96,10 @@ const row = (cells) => `| ${cells.join(' | ')} |`;
 /** The medians, then each of our variants over the peer in the same environment (native / wasm). */
 export function table(summary) {
   const used = COLUMNS.filter(([, key]) => summary.some((s) => Number.isFinite(s[key])));
-  const lines = [row(['variant', 'runs', ...used.map(([h]) => h)]), row(['---', '---:', ...used.map(() => '---:')])];
+  const lines = [
+    row(['variant', 'runs', ...used.map(([h]) => h)]),
+    row(['---', '---:', ...used.map(() => '---:')]),
+  ];
   for (const s of summary) {
     const runs = s.failed ? `${s.runs} (${s.failed} failed)` : String(s.runs);
     lines.push(row([s.name, runs, ...used.map(([, key, d]) => fmt(s[key], d))]));
@@ -90,7 +109,11 @@ export function table(summary) {
   if (ours.length) {
     const keys = RATIOS.filter((k) => used.some(([, key]) => key === k));
     const heads = keys.map((k) => COLUMNS.find(([, key]) => key === k)[0]);
-    lines.push('', 'Ratio to the peer in the same environment (ours / peer; below 1: we are faster or smaller):', '');
+    lines.push(
+      '',
+      'Ratio to the peer in the same environment (ours / peer; below 1: we are faster or smaller):',
+      '',
+    );
     lines.push(row(['variant', 'vs', ...heads]), row(['---', '---', ...heads.map(() => '---:')]));
     for (const s of ours) {
       const p = peers[s.env];
@@ -102,11 +125,20 @@ export function table(summary) {
   if (twins.length) {
     const keys = SPEEDUPS.filter((k) => used.some(([, key]) => key === k));
     const heads = keys.map((k) => COLUMNS.find(([, key]) => key === k)[0]);
-    lines.push('', 'Threads: speed-up over the same build on one thread (one thread / threaded; above 1: threads pay):', '');
+    lines.push(
+      '',
+      'Threads: speed-up over the same build on one thread (one thread / threaded; above 1: threads pay):',
+      '',
+    );
     lines.push(row(['variant', 'vs', ...heads]), row(['---', '---', ...heads.map(() => '---:')]));
-    for (const [t, one] of twins) lines.push(row([t, one, ...keys.map((k) => fmt(byName[one][k] / byName[t][k], 2))]));
+    for (const [t, one] of twins)
+      lines.push(row([t, one, ...keys.map((k) => fmt(byName[one][k] / byName[t][k], 2))]));
   }
   const early = summary.filter((s) => Number.isFinite(s.decoded) && s.decoded < 15);
-  if (early.length) lines.push('', `stopped early (decoded tokens): ${early.map((s) => `${s.name} ${s.decoded}`).join(', ')}`);
+  if (early.length)
+    lines.push(
+      '',
+      `stopped early (decoded tokens): ${early.map((s) => `${s.name} ${s.decoded}`).join(', ')}`,
+    );
   return `${lines.join('\n')}\n`;
 }

@@ -48,15 +48,70 @@ const requests = workload({ quick });
 writeFileSync(requestsFile, JSON.stringify(requests));
 
 /** Every variant: its column name, how to run one measurement, and what it needs to exist. */
-const node = (script, variant) => ['node', [at(`tools/bench/${script}`), '--variant', variant, '--model', model, '--requests', requestsFile, '--kv', kv]];
+const node = (script, variant) => [
+  'node',
+  [
+    at(`tools/bench/${script}`),
+    '--variant',
+    variant,
+    '--model',
+    model,
+    '--requests',
+    requestsFile,
+    '--kv',
+    kv,
+  ],
+];
 const VARIANTS = [
-  { name: 'native', side: 'ours', env: 'native', needs: CLI, cmd: [CLI, ['bench', '--model', model, '--requests', requestsFile, '--kv', kv]] },
-  { name: 'native-threaded', side: 'ours', env: 'native', needs: CLI_THREADS, cmd: [CLI_THREADS, ['bench', '--model', model, '--requests', requestsFile, '--kv', kv]] },
-  { name: 'node-simd', side: 'ours', env: 'wasm', needs: wasmBuild('simd'), cmd: node('node.mjs', 'simd') },
-  { name: 'node-baseline', side: 'ours', env: 'wasm', needs: wasmBuild('baseline'), cmd: node('node.mjs', 'baseline') },
-  { name: 'chromium-simd', side: 'ours', env: 'wasm', needs: wasmBuild('simd'), cmd: node('chromium.mjs', 'simd') },
-  { name: 'chromium-threaded', side: 'ours', env: 'wasm', needs: wasmBuild('threaded'), cmd: node('chromium.mjs', 'threaded') },
-  { name: 'peer-native', side: 'peer', env: 'native', needs: PEER, cmd: [PEER, ['--model', model, '--plan', planFile, '--kv', kv]] },
+  {
+    name: 'native',
+    side: 'ours',
+    env: 'native',
+    needs: CLI,
+    cmd: [CLI, ['bench', '--model', model, '--requests', requestsFile, '--kv', kv]],
+  },
+  {
+    name: 'native-threaded',
+    side: 'ours',
+    env: 'native',
+    needs: CLI_THREADS,
+    cmd: [CLI_THREADS, ['bench', '--model', model, '--requests', requestsFile, '--kv', kv]],
+  },
+  {
+    name: 'node-simd',
+    side: 'ours',
+    env: 'wasm',
+    needs: wasmBuild('simd'),
+    cmd: node('node.mjs', 'simd'),
+  },
+  {
+    name: 'node-baseline',
+    side: 'ours',
+    env: 'wasm',
+    needs: wasmBuild('baseline'),
+    cmd: node('node.mjs', 'baseline'),
+  },
+  {
+    name: 'chromium-simd',
+    side: 'ours',
+    env: 'wasm',
+    needs: wasmBuild('simd'),
+    cmd: node('chromium.mjs', 'simd'),
+  },
+  {
+    name: 'chromium-threaded',
+    side: 'ours',
+    env: 'wasm',
+    needs: wasmBuild('threaded'),
+    cmd: node('chromium.mjs', 'threaded'),
+  },
+  {
+    name: 'peer-native',
+    side: 'peer',
+    env: 'native',
+    needs: PEER,
+    cmd: [PEER, ['--model', model, '--plan', planFile, '--kv', kv]],
+  },
   {
     name: 'peer-wasm',
     side: 'peer',
@@ -64,14 +119,37 @@ const VARIANTS = [
     needs: PEER_WASM,
     // Node 20.20's concurrent marker aborts ("unreachable code" in ProcessEphemerons) when this
     // module grows its memory past the container; the peer's loop allocates no JS objects.
-    cmd: ['node', ['--no-warnings', '--single-threaded-gc', at('tools/bench/peer-wasi.mjs'), PEER_WASM, '--model', model, '--plan', planFile, '--kv', kv]],
+    cmd: [
+      'node',
+      [
+        '--no-warnings',
+        '--single-threaded-gc',
+        at('tools/bench/peer-wasi.mjs'),
+        PEER_WASM,
+        '--model',
+        model,
+        '--plan',
+        planFile,
+        '--kv',
+        kv,
+      ],
+    ],
   },
 ];
 
 /** An `ours` variant with deploy numerics. */
-const deploy = (v) => ({ ...v, name: `${v.name}-deploy`, cmd: [v.cmd[0], [...v.cmd[1], '--numerics', 'deploy']] });
-const NUMERICS = { exact: (v) => [v], deploy: (v) => [v.side === 'ours' ? deploy(v) : v], both: (v) => (v.side === 'ours' ? [v, deploy(v)] : [v]) };
-if (!NUMERICS[numerics]) throw new Error(`--numerics must be exact, deploy or both, not ${numerics}`);
+const deploy = (v) => ({
+  ...v,
+  name: `${v.name}-deploy`,
+  cmd: [v.cmd[0], [...v.cmd[1], '--numerics', 'deploy']],
+});
+const NUMERICS = {
+  exact: (v) => [v],
+  deploy: (v) => [v.side === 'ours' ? deploy(v) : v],
+  both: (v) => (v.side === 'ours' ? [v, deploy(v)] : [v]),
+};
+if (!NUMERICS[numerics])
+  throw new Error(`--numerics must be exact, deploy or both, not ${numerics}`);
 
 const skipped = [];
 const variants = VARIANTS.flatMap((v) => NUMERICS[numerics](v)).filter((v) => {
@@ -80,12 +158,22 @@ const variants = VARIANTS.flatMap((v) => NUMERICS[numerics](v)).filter((v) => {
   return existsSync(v.needs);
 });
 if (!existsSync(model)) throw new Error(`no container at ${model}`);
-if (!existsSync(CLI)) throw new Error(`the prompt ids come from ${CLI}: build it first (cargo build --release --features cli)`);
+if (!existsSync(CLI))
+  throw new Error(
+    `the prompt ids come from ${CLI}: build it first (cargo build --release --features cli)`,
+  );
 
 // The peer runs the very ids our engine renders and tokenizes.
 const ids = run(CLI, ['bench', '--model', model, '--requests', requestsFile, '--ids']);
 if (ids.error) throw new Error(`needle bench --ids: ${ids.error}`);
-writeFileSync(planFile, ids.records.map((r) => `${r.name} ${requests.find((q) => q.name === r.name).max_tokens} ${r.ids.join(',')}\n`).join(''));
+writeFileSync(
+  planFile,
+  ids.records
+    .map(
+      (r) => `${r.name} ${requests.find((q) => q.name === r.name).max_tokens} ${r.ids.join(',')}\n`,
+    )
+    .join(''),
+);
 const promptTokens = Object.fromEntries(ids.records.map((r) => [r.name, r.ids.length]));
 
 const t0 = Date.now();
@@ -95,7 +183,9 @@ for (let i = 1; i <= runs; i++) {
     const r = run(...v.cmd);
     if (r.error) results[v.name].errors.push(r.error);
     else results[v.name].runs.push(r.records);
-    process.stderr.write(`run ${i}/${runs} ${v.name}: ${r.error ? `FAILED ${r.error.split('\n')[0]}` : `${(r.ms / 1e3).toFixed(1)} s`}\n`);
+    process.stderr.write(
+      `run ${i}/${runs} ${v.name}: ${r.error ? `FAILED ${r.error.split('\n')[0]}` : `${(r.ms / 1e3).toFixed(1)} s`}\n`,
+    );
   }
 }
 const wall = (Date.now() - t0) / 1e3;
@@ -108,9 +198,18 @@ const header = [
   `prompts: short ${promptTokens.short} tokens + ${requests[0].max_tokens} generated, ` +
     `long ${promptTokens.long} + ${requests[1].max_tokens}, repeat ${promptTokens.repeat} (same system + tools as long)`,
 ];
-const text = [...header.map((l) => `${l}\n`), '', table(summary), skipped.length ? `\nskipped: ${skipped.join('; ')}\n` : ''].join('\n');
-for (const r of Object.values(results)) for (const e of r.errors) process.stderr.write(`${r.name} failed: ${e}\n`);
-writeFileSync(resolve(out, 'results.json'), JSON.stringify({ header, promptTokens, requests, results, summary }, null, 1));
+const text = [
+  ...header.map((l) => `${l}\n`),
+  '',
+  table(summary),
+  skipped.length ? `\nskipped: ${skipped.join('; ')}\n` : '',
+].join('\n');
+for (const r of Object.values(results))
+  for (const e of r.errors) process.stderr.write(`${r.name} failed: ${e}\n`);
+writeFileSync(
+  resolve(out, 'results.json'),
+  JSON.stringify({ header, promptTokens, requests, results, summary }, null, 1),
+);
 writeFileSync(resolve(out, 'table.md'), text);
 process.stdout.write(text);
 
@@ -120,7 +219,8 @@ function run(cmd, argv) {
   const p = spawnSync(cmd, argv, { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 << 20 });
   const ms = Date.now() - start;
   if (p.error) return { error: String(p.error), ms };
-  if (p.status !== 0) return { error: `exit ${p.status}: ${(p.stderr || '').trim().slice(-2000)}`, ms };
+  if (p.status !== 0)
+    return { error: `exit ${p.status}: ${(p.stderr || '').trim().slice(-2000)}`, ms };
   try {
     return { records: parseRecords(p.stdout), ms };
   } catch (e) {

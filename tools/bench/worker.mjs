@@ -9,8 +9,18 @@ self.onmessage = async ({ data: { variant, bytes, requests, kv, numerics } }) =>
     const glue = await import(new URL('needle.js', base).href);
     const exports = await glue.default({ module_or_path: new URL('needle_bg.wasm', base) });
     // The threaded build starts its pool as the package does: one thread per core.
-    if (variant === 'threaded') await (await import('/pkg/threads.js')).startThreads(glue, navigator.hardwareConcurrency);
-    self.postMessage({ records: runBench({ glue, memory: exports.memory, bytes: new Uint8Array(bytes), requests, kv, numerics }) });
+    if (variant === 'threaded')
+      await (await import('/pkg/threads.js')).startThreads(glue, navigator.hardwareConcurrency);
+    self.postMessage({
+      records: runBench({
+        glue,
+        memory: exports.memory,
+        bytes: new Uint8Array(bytes),
+        requests,
+        kv,
+        numerics,
+      }),
+    });
   } catch (e) {
     self.postMessage({ error: String((e && e.stack) || e) });
   }

@@ -9,7 +9,8 @@
 // tokens it decoded.
 import { readFileSync } from 'node:fs';
 
-const preset = (name) => JSON.parse(readFileSync(new URL(`../../www/presets/${name}.json`, import.meta.url), 'utf8'));
+const preset = (name) =>
+  JSON.parse(readFileSync(new URL(`../../www/presets/${name}.json`, import.meta.url), 'utf8'));
 
 // Prompt lengths with the shipped-geometry containers' tokenizer (v3): short 134 tokens, long
 // (one environment, system and five tools) 964, repeat 936. All six environments (30 tools,
@@ -22,7 +23,11 @@ const SHORT_TOOLS = [
     description: 'Turn a room light on or off and set its brightness',
     parameters: {
       type: 'object',
-      properties: { room: { type: 'string' }, on: { type: 'boolean' }, brightness: { type: 'integer' } },
+      properties: {
+        room: { type: 'string' },
+        on: { type: 'boolean' },
+        brightness: { type: 'integer' },
+      },
       required: ['room', 'on'],
     },
   },
@@ -39,7 +44,12 @@ export function workload({ quick = false } = {}) {
       tools: JSON.stringify(SHORT_TOOLS),
       max_tokens: 64,
     },
-    { name: 'long', query: 'Reply to Sam that I will be there in ten minutes, then start a run', ...long, max_tokens: quick ? 16 : 64 },
+    {
+      name: 'long',
+      query: 'Reply to Sam that I will be there in ten minutes, then start a run',
+      ...long,
+      max_tokens: quick ? 16 : 64,
+    },
     { name: 'repeat', query: 'Set a timer for five minutes', ...long, max_tokens: 1 },
   ];
 }

@@ -15,10 +15,21 @@ const SLACK_MB = 16;
 const root = new URL('../../', import.meta.url);
 const env = JSON.parse(readFileSync(new URL('www/presets/smart_home.json', root), 'utf8'));
 const base = { tools: env.tools, system: env.system, autoDate: false };
-const QUERIES = ['Turn on the kitchen lights', 'Set the thermostat to 21 degrees', 'Dim the bedroom to 30%', 'Close the blinds'];
-const SCHEMA = { type: 'object', properties: { name: { type: 'string' }, age: { type: 'integer' } }, required: ['name'] };
+const QUERIES = [
+  'Turn on the kitchen lights',
+  'Set the thermostat to 21 degrees',
+  'Dim the bedroom to 30%',
+  'Close the blinds',
+];
+const SCHEMA = {
+  type: 'object',
+  properties: { name: { type: 'string' }, age: { type: 'integer' } },
+  required: ['name'],
+};
 
-const needle = await Needle.load(new Uint8Array(readFileSync(new URL('www/models/default.cact', root))));
+const needle = await Needle.load(
+  new Uint8Array(readFileSync(new URL('www/models/default.cact', root))),
+);
 const convo = needle.conversation({ ...base, constrained: true, maxTokens: 32 });
 const mb = (n) => Math.round(n / (1 << 20));
 const samples = [];
@@ -33,7 +44,12 @@ async function one(i) {
       return convo.send(q);
     case 2: {
       const ac = new AbortController();
-      const r = needle.complete(q, { ...base, maxTokens: 64, signal: ac.signal, onToken: () => ac.abort() });
+      const r = needle.complete(q, {
+        ...base,
+        maxTokens: 64,
+        signal: ac.signal,
+        onToken: () => ac.abort(),
+      });
       return r.then(
         () => null,
         (e) => {
@@ -44,9 +60,22 @@ async function one(i) {
     case 3:
       return needle.extract(`My name is Ada and I am ${20 + (i % 50)}`, SCHEMA);
     case 4:
-      return needle.complete(q, { ...base, requireCall: true, maxTokens: 24, temperature: 2, seed: i });
+      return needle.complete(q, {
+        ...base,
+        requireCall: true,
+        maxTokens: 24,
+        temperature: 2,
+        seed: i,
+      });
     case 5:
-      return needle.complete(q, { ...base, temperature: 1 + (i % 5), seed: i, topK: i % 3 ? 0 : 20, topP: 0.9, maxTokens: 32 });
+      return needle.complete(q, {
+        ...base,
+        temperature: 1 + (i % 5),
+        seed: i,
+        topK: i % 3 ? 0 : 20,
+        topP: 0.9,
+        maxTokens: 32,
+      });
     default:
       return needle.chat.completions.create({
         messages: [
@@ -67,7 +96,13 @@ for (let i = 0; i <= REQUESTS; i++) {
     // With --expose-gc (./dev.sh soak) the heap is measured after a collection, not before one.
     if (globalThis.gc) globalThis.gc();
     const m = process.memoryUsage();
-    const s = { requests: i, seconds: (Date.now() - t0) / 1000, rss_mb: mb(m.rss), heap_mb: mb(m.heapUsed), kv_kb: Math.round(info.kv_bytes / 1024) };
+    const s = {
+      requests: i,
+      seconds: (Date.now() - t0) / 1000,
+      rss_mb: mb(m.rss),
+      heap_mb: mb(m.heapUsed),
+      kv_kb: Math.round(info.kv_bytes / 1024),
+    };
     samples.push(s);
     console.log(JSON.stringify(s));
   }
