@@ -34,7 +34,7 @@ fn schema(name: &str) -> PathBuf {
     path
 }
 
-fn extract(schema: &PathBuf, text: &str, extra: &[&str]) -> Output {
+fn extract(schema: &std::path::Path, text: &str, extra: &[&str]) -> Output {
     let mut args = vec![
         "extract",
         "--schema",

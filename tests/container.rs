@@ -4,6 +4,8 @@
 //! corrupted.
 mod common;
 mod container {
+    // Shared with tests/crafted_tokenizer.rs; each test crate uses part of it.
+    #[allow(dead_code)]
     pub mod builder;
 }
 

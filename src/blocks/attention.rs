@@ -80,7 +80,7 @@ impl Heads {
     /// [`ROWS`].
     pub(crate) fn pass(&self) -> usize {
         let group = self.heads / self.kv_heads;
-        (1..=group.min(ROWS)).rev().find(|p| group % p == 0).unwrap_or(1)
+        (1..=group.min(ROWS)).rev().find(|p| group.is_multiple_of(*p)).unwrap_or(1)
     }
 
     /// Width of the concatenated `[q | k | v]` projections.

@@ -68,7 +68,7 @@ impl EngramGeometry {
             return bad("engram_layers", num_layers, "site is not a layer of the stack");
         }
         let orders = self.orders.len();
-        if orders == 0 || self.orders.contains(&0) || self.tables % orders != 0 {
+        if orders == 0 || self.orders.contains(&0) || !self.tables.is_multiple_of(orders) {
             return bad(
                 "engram_orders",
                 orders,

@@ -170,7 +170,7 @@ impl KvRing {
         let d = self.qk;
         let rows = q.len() / d;
         assert!(
-            rows <= ROWS && out.len() % rows.max(1) == 0,
+            rows <= ROWS && out.len().is_multiple_of(rows.max(1)),
             "scores: at most ROWS query heads, one score row each"
         );
         let n = out.len() / rows.max(1);
@@ -211,7 +211,7 @@ impl KvRing {
         let d = self.v;
         let rows = out.len() / d;
         assert!(
-            rows <= ROWS && w.len() % rows.max(1) == 0,
+            rows <= ROWS && w.len().is_multiple_of(rows.max(1)),
             "mix: at most ROWS heads, one weight row each"
         );
         let n = w.len() / rows.max(1);

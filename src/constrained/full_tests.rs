@@ -77,9 +77,9 @@ fn walk(schemas: &FullSchemas, seed: u64) -> String {
             allowed.iter().copied().filter(|(b, _)| (0x20..0x7f).contains(b)).collect();
         let closing: Vec<(u8, Step)> =
             allowed.iter().copied().filter(|(b, _)| CLOSING.contains(b)).collect();
-        let (b, s) = if step > 400 && !closing.is_empty() && rng.next() % 4 != 0 {
+        let (b, s) = if step > 400 && !closing.is_empty() && !rng.next().is_multiple_of(4) {
             rng.pick(&closing)
-        } else if !printable.is_empty() && rng.next() % 16 != 0 {
+        } else if !printable.is_empty() && !rng.next().is_multiple_of(16) {
             rng.pick(&printable)
         } else {
             rng.pick(&allowed)

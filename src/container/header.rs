@@ -79,7 +79,7 @@ impl Core {
             ));
         }
         nonzero("mhc_lanes", self.mhc_lanes)?;
-        if self.num_heads % self.num_kv_heads != 0 {
+        if !self.num_heads.is_multiple_of(self.num_kv_heads) {
             return Err(bad("num_kv_heads", self.num_kv_heads.into(), "must divide num_heads"));
         }
         if !(1..=MAX_LAYERS).contains(&self.num_layers) {
@@ -156,7 +156,7 @@ impl Engram<'_> {
         nonzero("engram_slots", self.slots)?;
         nonzero("engram_conv_taps", self.conv_taps)?;
         nonzero("num_engram_tables", self.num_tables)?;
-        if self.num_tables % self.num_orders != 0 {
+        if !self.num_tables.is_multiple_of(self.num_orders) {
             return Err(bad(
                 "num_engram_tables",
                 self.num_tables.into(),

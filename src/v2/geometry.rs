@@ -83,10 +83,10 @@ impl Geometry {
                 "vocab, d_model, mhc_lanes and num_layers (<= 64) must be non-zero",
             );
         }
-        if self.num_kv_heads == 0 || self.num_heads % self.num_kv_heads != 0 {
+        if self.num_kv_heads == 0 || !self.num_heads.is_multiple_of(self.num_kv_heads) {
             return bad("num_kv_heads", self.num_kv_heads, "must divide num_heads");
         }
-        if self.head_dim == 0 || self.head_dim % 2 != 0 {
+        if self.head_dim == 0 || !self.head_dim.is_multiple_of(2) {
             return bad("head_dim", self.head_dim, "must be even and non-zero");
         }
         if self.hada_n < self.d_model || !self.hada_n.is_power_of_two() {

@@ -93,10 +93,10 @@ impl Geometry {
                 "d_model, mhc_lanes and num_layers (<= 64) must be non-zero",
             );
         }
-        if self.num_kv_heads == 0 || self.num_heads % self.num_kv_heads != 0 {
+        if self.num_kv_heads == 0 || !self.num_heads.is_multiple_of(self.num_kv_heads) {
             return bad("num_kv_heads", self.num_kv_heads, "must divide num_heads");
         }
-        if self.qk_head_dim == 0 || self.qk_head_dim % 2 != 0 || self.v_head_dim == 0 {
+        if self.qk_head_dim == 0 || !self.qk_head_dim.is_multiple_of(2) || self.v_head_dim == 0 {
             return bad("qk_head_dim", self.qk_head_dim, "head widths must be non-zero, qk even");
         }
         if self.hada_n < self.d_model || !self.hada_n.is_power_of_two() {

@@ -325,6 +325,8 @@ unsafe fn micro<const P: usize, const J: usize>(
         let (w, x) = (w.as_ptr(), x.as_ptr());
         for c in 0..vecs {
             let wv: [__m256; P] = core::array::from_fn(|i| *w.add(c * P + i));
+            // Indexes, not iterators: `acc` is indexed by row then column.
+            #[allow(clippy::needless_range_loop)]
             for j in 0..J {
                 let xv = _mm256_broadcast_ps(&*(x.add(j * stride + 4 * c) as *const __m128));
                 for i in 0..P {

@@ -150,7 +150,7 @@ fn worst_case(group: usize, rows: usize) -> (RandomCq, Vec<i32>) {
     let q: Vec<i32> =
         (0..group)
             .map(|k| {
-                if ((k >> half) & k & ((1 << half) - 1)).count_ones() % 2 == 0 {
+                if ((k >> half) & k & ((1 << half) - 1)).count_ones().is_multiple_of(2) {
                     -128
                 } else {
                     127

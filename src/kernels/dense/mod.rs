@@ -28,7 +28,7 @@ pub struct Strided<'a> {
 /// `j < b.len() / cols`.
 pub fn matmul(x: Strided<'_>, b: &[f32], cols: usize, out: &mut [f32]) {
     assert!(
-        cols > 0 && b.len() % cols == 0 && out.len() % cols == 0,
+        cols > 0 && b.len().is_multiple_of(cols) && out.len().is_multiple_of(cols),
         "dense::matmul: b and out must be whole rows of cols"
     );
     let (rows, inner) = (out.len() / cols, b.len() / cols);
