@@ -69,7 +69,9 @@ mod tests {
 
     fn explicit_walsh(n: usize) -> Vec<f64> {
         let s = 1.0 / (n as f64).sqrt();
-        (0..n * n).map(|k| if ((k / n) & (k % n)).count_ones().is_multiple_of(2) { s } else { -s }).collect()
+        (0..n * n)
+            .map(|k| if ((k / n) & (k % n)).count_ones().is_multiple_of(2) { s } else { -s })
+            .collect()
     }
 
     #[test]

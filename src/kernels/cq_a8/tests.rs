@@ -147,16 +147,15 @@ fn levels_split_into_planes_within_the_bound_that_recombine_to_the_rounded_level
 fn worst_case(group: usize, rows: usize) -> (RandomCq, Vec<i32>) {
     // q_k = ±128 by a bent sign (-1)^(popcount(k_hi & k_lo)): for G = 4^m its transform is flat.
     let half = group.trailing_zeros() / 2;
-    let q: Vec<i32> =
-        (0..group)
-            .map(|k| {
-                if ((k >> half) & k & ((1 << half) - 1)).count_ones().is_multiple_of(2) {
-                    -128
-                } else {
-                    127
-                }
-            })
-            .collect();
+    let q: Vec<i32> = (0..group)
+        .map(|k| {
+            if ((k >> half) & k & ((1 << half) - 1)).count_ones().is_multiple_of(2) {
+                -128
+            } else {
+                127
+            }
+        })
+        .collect();
     let mut y = q.clone();
     fwht_reference(&mut y);
     let mut o = RandomCq::new(rows, group, group, CqWidth::B4, 1);
