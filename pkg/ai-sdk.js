@@ -49,40 +49,39 @@ const textOf = (parts, role) =>
 
 /** The SDK's prompt as OpenAI chat messages (what openai.js reads). */
 export function promptToMessages(prompt) {
-  return prompt
-    .flatMap((m) => {
-      if (m.role === 'system') return { role: 'system', content: m.content };
-      if (m.role === 'user') return { role: 'user', content: textOf(m.content, 'user') };
-      if (m.role === 'assistant') {
-        const calls = m.content.filter((p) => p.type === 'tool-call');
-        const text = textOf(
-          m.content.filter((p) => p.type !== 'tool-call' && p.type !== 'tool-result'),
-          'assistant',
-        );
-        const message = { role: 'assistant', content: text || null };
-        if (calls.length) {
-          message.tool_calls = calls.map((c) => ({
-            id: c.toolCallId,
-            type: 'function',
-            function: {
-              name: c.toolName,
-              arguments: typeof c.input === 'string' ? c.input : JSON.stringify(c.input ?? {}),
-            },
-          }));
-        }
-        return message;
+  return prompt.flatMap((m) => {
+    if (m.role === 'system') return { role: 'system', content: m.content };
+    if (m.role === 'user') return { role: 'user', content: textOf(m.content, 'user') };
+    if (m.role === 'assistant') {
+      const calls = m.content.filter((p) => p.type === 'tool-call');
+      const text = textOf(
+        m.content.filter((p) => p.type !== 'tool-call' && p.type !== 'tool-result'),
+        'assistant',
+      );
+      const message = { role: 'assistant', content: text || null };
+      if (calls.length) {
+        message.tool_calls = calls.map((c) => ({
+          id: c.toolCallId,
+          type: 'function',
+          function: {
+            name: c.toolName,
+            arguments: typeof c.input === 'string' ? c.input : JSON.stringify(c.input ?? {}),
+          },
+        }));
       }
-      if (m.role === 'tool') {
-        return m.content
-          .filter((p) => p.type === 'tool-result')
-          .map((p) => ({
-            role: 'tool',
-            tool_call_id: p.toolCallId,
-            content: resultContent(p.output),
-          }));
-      }
-      throw new NeedleError('invalid_argument', `unknown message role ${m.role}`);
-    });
+      return message;
+    }
+    if (m.role === 'tool') {
+      return m.content
+        .filter((p) => p.type === 'tool-result')
+        .map((p) => ({
+          role: 'tool',
+          tool_call_id: p.toolCallId,
+          content: resultContent(p.output),
+        }));
+    }
+    throw new NeedleError('invalid_argument', `unknown message role ${m.role}`);
+  });
 }
 
 /** The chat.completions request for a call's options, and the warnings for what it leaves out. */
