@@ -101,6 +101,12 @@ pub(super) struct Turn {
     grounds: Grounds,
 }
 
+// An engine moves to the thread that hosts it (a worker, a fuzz harness, a server).
+const _: fn() = || {
+    fn send<T: Send>() {}
+    send::<Engine<'static>>();
+};
+
 pub struct Engine<'a> {
     pub(super) net: Box<dyn Net + 'a>,
     tokenizer: Tokenizer,

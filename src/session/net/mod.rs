@@ -15,7 +15,8 @@ mod v2;
 mod v3;
 
 /// A loaded model and its sequence state, as the session drives them.
-pub(super) trait Net {
+// Send: an engine moves to the thread that hosts it (a worker, a fuzz harness, a server).
+pub(super) trait Net: Send {
     fn info(&self) -> ModelInfo;
     /// Forgets the sequence.
     fn reset(&mut self);
@@ -39,7 +40,7 @@ pub(super) trait Net {
 pub(super) struct NetMark(Box<dyn Any + Send>);
 
 /// What a generation's model adds to the shared state to become a [`Net`].
-trait NetModel: Sync + Sized {
+trait NetModel: Send + Sync + Sized {
     type Gen: state::Generation + 'static;
     fn prefill(&self, state: &mut State<Self::Gen>, ids: &[u32], logits: &mut [f32]) -> Result<()>;
     fn prefill_rows(
