@@ -17,6 +17,7 @@ pub mod context;
 pub mod sampling;
 pub mod response;
 pub mod grounding;
+pub(crate) mod sha256;
 mod blocks;
 pub mod v2;
 pub mod v3;

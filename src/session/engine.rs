@@ -103,7 +103,10 @@ pub struct Engine<'a> {
     /// Decoded bytes per token, built on the first constrained request.
     pub(super) token_table: Option<TokenTable>,
     pub(super) turn: Option<Turn>,
-    prefix: PrefixCache,
+    pub(super) prefix: PrefixCache,
+    /// The container bytes and their SHA-256 once taken (what a snapshot names).
+    pub(super) model: &'a [u8],
+    pub(super) model_sha256: Option<[u8; 32]>,
 }
 
 impl<'a> Engine<'a> {
@@ -114,7 +117,7 @@ impl<'a> Engine<'a> {
         let net = net::load(container, options)?;
         let info = net.info();
         let im_end = tokenizer.piece_id(prompt::IM_END);
-        Ok(Engine { net, tokenizer, logits: vec![0.0; info.logits_len], info, im_end, token_table: None, turn: None, prefix: PrefixCache::default() })
+        Ok(Engine { net, tokenizer, logits: vec![0.0; info.logits_len], info, im_end, token_table: None, turn: None, prefix: PrefixCache::default(), model: bytes, model_sha256: None })
     }
 
     pub fn info(&self) -> &ModelInfo {
@@ -355,7 +358,7 @@ impl<'a> Engine<'a> {
 }
 
 /// The tool list of a request, OpenAI-style entries unwrapped (`None`: no tool list).
-fn parse_tools(tools_json: &str) -> Result<Option<json::Value>> {
+pub(super) fn parse_tools(tools_json: &str) -> Result<Option<json::Value>> {
     if tools_json.trim().is_empty() {
         return Ok(None);
     }

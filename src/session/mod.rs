@@ -11,9 +11,11 @@ mod net;
 mod prefix;
 mod request;
 mod search;
+mod snapshot;
 
 pub use conversation::{Conversation, UNRESET_TURNS};
 pub use engine::{Engine, LoadOptions, ModelInfo};
 pub use request::{Completion, Request, StopReason, Token};
+pub use snapshot::FORMAT_VERSION as SNAPSHOT_FORMAT_VERSION;
 
 pub use crate::v3::{HeadKind, KvPrecision, Numerics};
