@@ -55,6 +55,13 @@ fn ids_bytes(ids: &[u32]) -> Vec<u8> {
 }
 
 impl Engine<'_> {
+    /// Gives the SHA-256 of the container bytes a host has already taken (`pkg/storage` keys
+    /// models by it), so a snapshot does not hash the model again. A wrong digest only makes
+    /// snapshots of this model refused, or another model's of the same shape accepted.
+    pub fn set_model_sha256(&mut self, digest: [u8; 32]) {
+        self.model_sha256 = Some(digest);
+    }
+
     /// The SHA-256 of the model's container bytes (taken once per engine).
     fn model_sha256(&mut self) -> [u8; 32] {
         *self.model_sha256.get_or_insert_with(|| sha256(self.model))
