@@ -3,8 +3,8 @@
 //! [`Engine`] (engine.rs) runs one request at a time over the generation-agnostic model
 //! and state (net.rs); [`Request`], [`Token`] and [`Completion`] (request.rs) are what crosses its edge;
 //! value search (search.rs) is a decoding mode of the engine; prefix.rs lets consecutive
-//! requests reuse what the state holds; [`Conversation`] (conversation.rs) keeps the turns
-//! above the engine.
+//! requests reuse what the state holds, and snapshot.rs saves and loads its system + tools
+//! copy as bytes; [`Conversation`] (conversation.rs) keeps the turns above the engine.
 mod conversation;
 mod engine;
 mod net;
