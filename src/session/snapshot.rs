@@ -121,6 +121,10 @@ impl Engine<'_> {
         let ids = self.check_snapshot(bytes)?;
         let n = ids.len() / 4;
         self.net.load_state(&bytes[HEADER + ids.len()..])?;
+        if self.net.position() != n {
+            self.net.reset();
+            return Err(bad("the state's position is not its prefix length"));
+        }
         let ids: Vec<u32> = ids.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))).collect();
         self.prefix.seed(&ids, self.net.mark());
         Ok(n)
