@@ -1,6 +1,6 @@
 //! SHA-256 (FIPS 180-4), for naming what a prefix snapshot was made from: the model's bytes
 //! (the same digest the JS side takes with SubtleCrypto in `pkg/storage`) and the prefix ids.
-//! Thirty lines here rather than a dependency for the one hash the core needs.
+//! A few dozen lines here rather than a dependency for the one hash the core needs.
 
 const K: [u32; 64] = [
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -15,8 +15,10 @@ const K: [u32; 64] = [
 
 /// The SHA-256 digest of `data`.
 pub fn sha256(data: &[u8]) -> [u8; 32] {
-    let mut h: [u32; 8] =
-        [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
+    let mut h: [u32; 8] = [
+        0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
+        0x5be0cd19,
+    ];
     let blocks = data.chunks_exact(64);
     let rest = blocks.remainder();
     for block in blocks {
@@ -74,15 +76,36 @@ mod tests {
     /// FIPS 180-4's examples, plus lengths around the one- and two-block tails.
     #[test]
     fn matches_the_standards_vectors() {
-        assert_eq!(hex(sha256(b"abc")), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-        assert_eq!(hex(sha256(b"")), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+        assert_eq!(
+            hex(sha256(b"abc")),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(
+            hex(sha256(b"")),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
         let two = b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
-        assert_eq!(hex(sha256(two)), "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+        assert_eq!(
+            hex(sha256(two)),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
+        );
         let million = alloc::vec![b'a'; 1_000_000];
-        assert_eq!(hex(sha256(&million)), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+        assert_eq!(
+            hex(sha256(&million)),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"
+        );
         // 55 bytes: the length fits the first tail block; 56 and 64: it needs a second.
-        assert_eq!(hex(sha256(&[b'x'; 55])), "d5e285683cd4efc02d021a5c62014694958901005d6f71e89e0989fac77e4072");
-        assert_eq!(hex(sha256(&[b'x'; 56])), "04c26261370ee7541549d16dee320c723e3fd14671e66a099afe0a377c16888e");
-        assert_eq!(hex(sha256(&[b'x'; 64])), "7ce100971f64e7001e8fe5a51973ecdfe1ced42befe7ee8d5fd6219506b5393c");
+        assert_eq!(
+            hex(sha256(&[b'x'; 55])),
+            "d5e285683cd4efc02d021a5c62014694958901005d6f71e89e0989fac77e4072"
+        );
+        assert_eq!(
+            hex(sha256(&[b'x'; 56])),
+            "04c26261370ee7541549d16dee320c723e3fd14671e66a099afe0a377c16888e"
+        );
+        assert_eq!(
+            hex(sha256(&[b'x'; 64])),
+            "7ce100971f64e7001e8fe5a51973ecdfe1ced42befe7ee8d5fd6219506b5393c"
+        );
     }
 }

@@ -12,7 +12,8 @@ fn needle(args: &[&str]) -> Output {
 }
 
 fn run(extra: &[&str]) -> Value {
-    let mut args = vec!["run", "--preset", "smart_home", "--query", "Dim the study to 40 percent", "--json"];
+    let mut args =
+        vec!["run", "--preset", "smart_home", "--query", "Dim the study to 40 percent", "--json"];
     args.extend_from_slice(extra);
     let out = needle(&args);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -38,6 +39,10 @@ fn a_preset_snapshot_gives_the_fresh_runs_answer_and_a_corrupt_one_is_refused() 
     std::fs::write(&file, &bytes).unwrap();
     let out = needle(&["run", "--preset", "smart_home", "--query", "hi", "--snapshot", path]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("[bad_snapshot]"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("[bad_snapshot]"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     std::fs::remove_file(&file).ok();
 }

@@ -34,7 +34,10 @@ fn bits(x: &[f32]) -> Vec<u32> {
 /// The request of a case (its system prompt and tools), with the windows its model runs.
 fn request(case: &Case) -> (Request<'_>, Option<usize>) {
     let prompt = case.json.get("prompt").unwrap();
-    let mut req = Request::new(prompt.get("query").unwrap().as_str().unwrap(), prompt.get("tools_json").unwrap().as_str().unwrap());
+    let mut req = Request::new(
+        prompt.get("query").unwrap().as_str().unwrap(),
+        prompt.get("tools_json").unwrap().as_str().unwrap(),
+    );
     req.system = prompt.get("system").and_then(Value::as_str);
     req.max_tokens = 6;
     let window = [("upstream_config", "sliding_window"), ("export", "kv_window")]
@@ -70,7 +73,11 @@ fn a_loaded_snapshot_gives_a_fresh_prefills_bits() {
             assert_eq!(done.prompt_ids, want.prompt_ids, "{label}");
             assert!(bits(&logits) == bits(&want_logits), "{label}: logits after the prompt differ");
             assert_eq!(done.tokens, want.tokens, "{label}: tokens");
-            assert_eq!(done.confidence.map(f32::to_bits), want.confidence.map(f32::to_bits), "{label}");
+            assert_eq!(
+                done.confidence.map(f32::to_bits),
+                want.confidence.map(f32::to_bits),
+                "{label}"
+            );
             // The engine that made it runs on from it as well.
             let (logits, made) = run(&mut maker, &req);
             assert_eq!(made.cached_tokens, n, "{label}");
@@ -111,12 +118,21 @@ fn a_snapshot_holds_only_the_system_and_tools_head() {
         let n = loaded.load_snapshot(&snapshot).unwrap();
         let ids = loaded.snapshot_ids(&a).unwrap();
         assert_eq!(ids.len(), n, "{}", case.name);
-        assert!(n <= second.cached_tokens && n + 1 >= second.cached_tokens, "{}: {n} ids vs the cache's {}", case.name, second.cached_tokens);
+        assert!(
+            n <= second.cached_tokens && n + 1 >= second.cached_tokens,
+            "{}: {n} ids vs the cache's {}",
+            case.name,
+            second.cached_tokens
+        );
         assert_eq!(ids, second.prompt_ids[..n], "{}", case.name);
         let (_, first) = run(&mut loaded, &a);
         assert_eq!(first.cached_tokens, n, "{}", case.name);
         let (_, after) = run(&mut loaded, &b);
-        assert_eq!(after.cached_tokens, second.cached_tokens, "{}: the cache's own copy after a snapshot", case.name);
+        assert_eq!(
+            after.cached_tokens, second.cached_tokens,
+            "{}: the cache's own copy after a snapshot",
+            case.name
+        );
     }
 }
 
@@ -169,7 +185,15 @@ fn needle_2_snapshots_are_refused_as_unsupported() {
         let mut engine = Engine::load(&case.bytes, &LoadOptions::default()).unwrap();
         assert_eq!(engine.save_snapshot(&req).unwrap_err().code(), "unsupported", "{}", case.name);
         let v3 = &cases()[0];
-        let snapshot = Engine::load(&v3.bytes, &LoadOptions::default()).unwrap().save_snapshot(&request(v3).0).unwrap();
-        assert_eq!(engine.load_snapshot(&snapshot).unwrap_err().code(), "unsupported", "{}", case.name);
+        let snapshot = Engine::load(&v3.bytes, &LoadOptions::default())
+            .unwrap()
+            .save_snapshot(&request(v3).0)
+            .unwrap();
+        assert_eq!(
+            engine.load_snapshot(&snapshot).unwrap_err().code(),
+            "unsupported",
+            "{}",
+            case.name
+        );
     }
 }

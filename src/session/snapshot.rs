@@ -72,18 +72,23 @@ impl Engine<'_> {
     pub fn snapshot_ids(&self, req: &Request) -> Result<Vec<u32>> {
         self.check_generation()?;
         let tools = parse_tools(req.tools_json)?;
-        let dated = req.date.map(|d| grounding::with_date_fact(req.system.unwrap_or(""), d)).transpose()?;
+        let dated =
+            req.date.map(|d| grounding::with_date_fact(req.system.unwrap_or(""), d)).transpose()?;
         let system = dated.as_deref().or(req.system);
         let rendered = prompt::render_conversation(&[], "", tools.as_ref(), system)?;
         let tok = self.tokenizer();
-        let mut ids = context::encode_prefix(tok, &rendered, req.allow_control_tokens, rendered.head);
+        let mut ids =
+            context::encode_prefix(tok, &rendered, req.allow_control_tokens, rendered.head);
         // The prefix cache keeps its copy one token short of the ids a request shares with
         // the head (`Engine::start`), and a query's first text may join the head's last
         // token: two short ends at or before every query's copy, so a request after a loaded
         // snapshot keeps its own copy there for the next one.
         ids.truncate(ids.len().saturating_sub(2));
         if ids.len() < 2 || ids.len() >= self.info.capacity {
-            return Err(Error::InvalidArgument { name: "snapshot", reason: "no system prompt or tools to save, or too long" });
+            return Err(Error::InvalidArgument {
+                name: "snapshot",
+                reason: "no system prompt or tools to save, or too long",
+            });
         }
         Ok(ids)
     }
@@ -125,7 +130,10 @@ impl Engine<'_> {
             self.net.reset();
             return Err(bad("the state's position is not its prefix length"));
         }
-        let ids: Vec<u32> = ids.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))).collect();
+        let ids: Vec<u32> = ids
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
+            .collect();
         self.prefix.seed(&ids, self.net.mark());
         Ok(n)
     }
@@ -160,7 +168,13 @@ impl Engine<'_> {
         }
         let ours = options(&self.info);
         let theirs = &bytes[76..96];
-        for (field, at) in [("generation", 0..1), ("KV precision", 1..2), ("numerics", 2..4), ("depth", 4..12), ("capacity", 12..20)] {
+        for (field, at) in [
+            ("generation", 0..1),
+            ("KV precision", 1..2),
+            ("numerics", 2..4),
+            ("depth", 4..12),
+            ("capacity", 12..20),
+        ] {
             if theirs[at.clone()] != ours[at] {
                 return Err(mismatch(field));
             }

@@ -9,7 +9,8 @@ use crate::model::{self, ms_since};
 use crate::presets;
 use crate::{Args, Failure};
 
-pub const USAGE: &str = "snapshot [--model F] (--preset NAME | --tools T.json) [--system S] [--date D] \
+pub const USAGE: &str =
+    "snapshot [--model F] (--preset NAME | --tools T.json) [--system S] [--date D] \
 [--raw-markers] [--kv f32|int8] [--numerics exact|deploy] [--layers N] [--max-context N] --out F";
 
 pub fn run(mut args: Args) -> Result<(), Failure> {
@@ -41,5 +42,7 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
 
 /// Takes `--snapshot F`: the snapshot's bytes.
 pub fn load(args: &mut Args) -> Result<Option<Vec<u8>>, Failure> {
-    args.value("--snapshot")?.map(|path| std::fs::read(&path).map_err(|e| Failure::Io(path, e))).transpose()
+    args.value("--snapshot")?
+        .map(|path| std::fs::read(&path).map_err(|e| Failure::Io(path, e)))
+        .transpose()
 }
