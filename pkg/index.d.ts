@@ -13,6 +13,10 @@ export type NeedleErrorCode =
   | 'invalid_utf8'
   | 'invalid_argument'
   | 'unsupported'
+  /** A prefix snapshot that is not one, or is corrupt or truncated. */
+  | 'bad_snapshot'
+  /** A prefix snapshot made from another model, format version or engine option. */
+  | 'snapshot_mismatch'
   | 'aborted'
   | 'bad_source'
   | 'fetch_failed'

@@ -31,6 +31,10 @@ pub enum Error {
     InvalidArgument { name: &'static str, reason: &'static str },
     /// A well-formed input asks for something this runtime does not do.
     Unsupported { what: &'static str },
+    /// A prefix snapshot is not one, or is corrupt or truncated.
+    BadSnapshot { reason: &'static str },
+    /// A sound prefix snapshot made from another model, format version or engine option.
+    SnapshotMismatch { field: &'static str },
 }
 
 impl Error {
@@ -49,6 +53,8 @@ impl Error {
             Error::InvalidUtf8 { .. } => "invalid_utf8",
             Error::InvalidArgument { .. } => "invalid_argument",
             Error::Unsupported { .. } => "unsupported",
+            Error::BadSnapshot { .. } => "bad_snapshot",
+            Error::SnapshotMismatch { .. } => "snapshot_mismatch",
         }
     }
 }
@@ -89,6 +95,10 @@ impl fmt::Display for Error {
                 write!(f, "invalid argument {name}: {reason}")
             }
             Error::Unsupported { what } => write!(f, "unsupported: {what}"),
+            Error::BadSnapshot { reason } => write!(f, "bad prefix snapshot: {reason}"),
+            Error::SnapshotMismatch { field } => {
+                write!(f, "prefix snapshot made with another {field} than this engine's")
+            }
         }
     }
 }

@@ -19,6 +19,7 @@ pub mod prompt;
 pub mod response;
 pub mod sampling;
 pub mod session;
+pub(crate) mod sha256;
 pub mod tokenizer;
 pub mod v2;
 pub mod v3;

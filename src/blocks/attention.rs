@@ -16,6 +16,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::kv::{KvRing, ROWS};
+use super::persist::{Reader, Writer};
 use super::tensors::{cq, floats, gain};
 use super::EPS;
 use crate::container::{Codebooks, TensorView};
@@ -285,6 +286,14 @@ impl ConvTail {
 
     pub(crate) fn bytes(&self) -> usize {
         4 * self.rows.len()
+    }
+
+    pub(crate) fn save(&self, w: &mut Writer) {
+        w.f32s(&self.rows);
+    }
+
+    pub(crate) fn load(&mut self, r: &mut Reader<'_>) -> Result<()> {
+        r.f32s(&mut self.rows)
     }
 
     /// The row of position `pos` (one of the last `taps - 1`).

@@ -15,6 +15,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
+use super::persist::{Reader, Writer};
 use super::tensors::{cq, floats};
 use super::{sigmoid, EPS};
 use crate::container::{Codebooks, EngramSite};
@@ -191,6 +192,14 @@ impl ValueTail {
 
     pub(crate) fn bytes(&self) -> usize {
         4 * self.values.len()
+    }
+
+    pub(crate) fn save(&self, w: &mut Writer) {
+        w.f32s(&self.values);
+    }
+
+    pub(crate) fn load(&mut self, r: &mut Reader<'_>) -> Result<()> {
+        r.f32s(&mut self.values)
     }
 
     fn get(&self, pos: usize) -> &[f32] {

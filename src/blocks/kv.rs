@@ -9,7 +9,9 @@
 //! codes and one f32 scale, dequantised inside the attention dot products.
 use alloc::vec::Vec;
 
+use super::persist::{Reader, Writer};
 use crate::kernels::{axpy, axpy_i8_keys, dot, dot_i8_i8_rows, quantize_i8};
+use crate::Result;
 
 /// How the KV cache stores keys and values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,6 +113,43 @@ impl KvRing {
             Store::F32 { k, v } => 4 * (k.capacity() + v.capacity()),
             Store::Int8 { k, v, k_scale, v_scale } => {
                 k.capacity() + v.capacity() + 4 * (k_scale.capacity() + v_scale.capacity())
+            }
+        }
+    }
+
+    /// Writes the entries of the positions a sequence at `pos` has written (every slot once
+    /// the ring wrapped).
+    pub(crate) fn save(&self, w: &mut Writer, pos: usize) {
+        let n = pos.min(self.slots) * self.kv_heads;
+        match &self.store {
+            Store::F32 { k, v } => {
+                w.f32s(&k[..n * self.qk]);
+                w.f32s(&v[..n * self.v]);
+            }
+            Store::Int8 { k, v, k_scale, v_scale } => {
+                w.i8s(&k[..n * self.qk]);
+                w.i8s(&v[..n * self.v]);
+                w.f32s(&k_scale[..n]);
+                w.f32s(&v_scale[..n]);
+            }
+        }
+    }
+
+    /// Reads what [`KvRing::save`] wrote for a sequence at `pos` (the caller checked `pos`
+    /// against the capacity, so the growth is bounded by the model).
+    pub(crate) fn load(&mut self, r: &mut Reader<'_>, pos: usize) -> Result<()> {
+        self.reserve(pos);
+        let n = pos.min(self.slots) * self.kv_heads;
+        match &mut self.store {
+            Store::F32 { k, v } => {
+                r.f32s(&mut k[..n * self.qk])?;
+                r.f32s(&mut v[..n * self.v])
+            }
+            Store::Int8 { k, v, k_scale, v_scale } => {
+                r.i8s(&mut k[..n * self.qk])?;
+                r.i8s(&mut v[..n * self.v])?;
+                r.f32s(&mut k_scale[..n])?;
+                r.f32s(&mut v_scale[..n])
             }
         }
     }

@@ -7,6 +7,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
+use super::persist::{Reader, Writer};
 use crate::kernels::{axpy, dot};
 use crate::{Error, Result};
 
@@ -39,6 +40,18 @@ impl SoftmaxPool {
         self.max.fill(f32::NEG_INFINITY);
         self.sum.fill(0.0);
         self.acc.fill(0.0);
+    }
+
+    pub(crate) fn save(&self, w: &mut Writer) {
+        w.f32s(&self.max);
+        w.f32s(&self.sum);
+        w.f32s(&self.acc);
+    }
+
+    pub(crate) fn load(&mut self, r: &mut Reader<'_>) -> Result<()> {
+        r.f32s(&mut self.max)?;
+        r.f32s(&mut self.sum)?;
+        r.f32s(&mut self.acc)
     }
 
     /// Adds `cell` with softmax logit `score` to pool `slot`.

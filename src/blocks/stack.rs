@@ -18,6 +18,7 @@ use super::attention::{Attention, ConvTail, Heads};
 use super::engram::{EngramGeometry, Site, ValueTail};
 use super::kv::{KvPrecision, KvRing};
 use super::mhc::MhcLayer;
+use super::persist::{mismatch, Reader, Writer};
 use super::pool::{Probe, Tracked};
 use super::scratch::Scratch;
 use crate::kernels::CqMatrix;
@@ -308,6 +309,54 @@ impl<S> Sequence<S> {
         self.site_tails.clone_from(&mark.site_tails);
         self.recent.clone_from(&mark.recent);
         self.pos = mark.pos;
+    }
+
+    /// Writes what the sequence carries from one token to the next (what a [`Mark`] holds),
+    /// its layer plan first: a state of another depth or window refuses the bytes.
+    pub(crate) fn save(&self, w: &mut Writer) {
+        w.u64(self.plan.len() as u64);
+        for p in &self.plan {
+            for x in [p.layer, p.window.map_or(0, |w| w + 1), p.slots] {
+                w.u64(x as u64);
+            }
+        }
+        w.u64(self.pos as u64);
+        w.u32s(&self.recent);
+        for (ring, conv) in self.rings.iter().zip(&self.conv) {
+            ring.save(w, self.pos);
+            conv.save(w);
+        }
+        for tail in self.site_tails.iter().flatten() {
+            tail.save(w);
+        }
+    }
+
+    /// Reads what [`Sequence::save`] wrote into this (reset) sequence.
+    pub(crate) fn load(&mut self, r: &mut Reader<'_>) -> Result<()> {
+        if r.u64()? != self.plan.len() as u64 {
+            return Err(mismatch("layer plan"));
+        }
+        for p in &self.plan {
+            for x in [p.layer, p.window.map_or(0, |w| w + 1), p.slots] {
+                if r.u64()? != x as u64 {
+                    return Err(mismatch("layer plan"));
+                }
+            }
+        }
+        let pos = r.u64()?;
+        if pos > self.capacity as u64 {
+            return Err(Error::BadSnapshot { reason: "position past the capacity" });
+        }
+        self.pos = pos as usize;
+        r.u32s(&mut self.recent)?;
+        for (ring, conv) in self.rings.iter_mut().zip(&mut self.conv) {
+            ring.load(r, self.pos)?;
+            conv.load(r)?;
+        }
+        for tail in self.site_tails.iter_mut().flatten() {
+            tail.load(r)?;
+        }
+        Ok(())
     }
 
     /// Bytes held by the KV rings (what they have grown to).

@@ -4,6 +4,7 @@
 //! only what is its own (how a state is made; Needle 2's switchable window).
 use alloc::vec::Vec;
 
+use super::persist::{mismatch, Reader, Writer};
 use super::stack::{self, Sequence};
 use crate::{Error, Result};
 
@@ -24,6 +25,8 @@ pub trait HeadPool: Clone {
     /// Forgets what was pooled.
     fn clear(&mut self);
     fn bytes(&self) -> usize;
+    fn save(&self, w: &mut Writer);
+    fn load(&mut self, r: &mut Reader<'_>) -> Result<()>;
 }
 
 /// A saved position of a [`State`] ([`State::mark`]).
@@ -69,6 +72,36 @@ impl<G: Generation> State<G> {
     pub(crate) fn rewind(&mut self, mark: &Mark<G>) {
         self.seq.rewind(&mark.seq);
         self.pools.clone_from(&mark.pools);
+    }
+
+    /// Writes the sequence (what a [`Mark`] holds) for [`State::load`].
+    pub(crate) fn save(&self, w: &mut Writer) {
+        self.seq.save(w);
+        w.u64(self.pools.len() as u64);
+        for p in &self.pools {
+            p.save(w);
+        }
+    }
+
+    /// Replaces the sequence with what [`State::save`] wrote from a state of the same model
+    /// and options; on a refusal the state is reset.
+    pub(crate) fn load(&mut self, bytes: &[u8]) -> Result<()> {
+        self.reset();
+        let mut r = Reader::new(bytes);
+        let result = (|| {
+            self.seq.load(&mut r)?;
+            if r.u64()? != self.pools.len() as u64 {
+                return Err(mismatch("head tracking"));
+            }
+            for p in &mut self.pools {
+                p.load(&mut r)?;
+            }
+            r.finish()
+        })();
+        if result.is_err() {
+            self.reset();
+        }
+        result
     }
 
     /// Bytes held by the KV rings.

@@ -119,7 +119,10 @@ pub struct Engine<'a> {
     /// Decoded bytes per token, built on the first constrained request.
     pub(super) token_table: Option<TokenTable>,
     pub(super) turn: Option<Turn>,
-    prefix: PrefixCache,
+    pub(super) prefix: PrefixCache,
+    /// The container bytes and their SHA-256 once taken (what a snapshot names).
+    pub(super) model: &'a [u8],
+    pub(super) model_sha256: Option<[u8; 32]>,
 }
 
 impl<'a> Engine<'a> {
@@ -141,6 +144,8 @@ impl<'a> Engine<'a> {
             token_table: None,
             turn: None,
             prefix: PrefixCache::default(),
+            model: bytes,
+            model_sha256: None,
         })
     }
 
@@ -482,7 +487,7 @@ impl<'a> Engine<'a> {
 }
 
 /// The tool list of a request, OpenAI-style entries unwrapped (`None`: no tool list).
-fn parse_tools(tools_json: &str) -> Result<Option<json::Value>> {
+pub(super) fn parse_tools(tools_json: &str) -> Result<Option<json::Value>> {
     if tools_json.trim().is_empty() {
         return Ok(None);
     }

@@ -4,9 +4,9 @@
 //! and state (net.rs); [`Request`], [`Token`] and [`Completion`] (request.rs) are what crosses its edge;
 //! options.rs names a request's options (the JS request object and the CLI flags read it);
 //! value search (search.rs) is a decoding mode of the engine; unemittable.rs holds the ids
-//! no decoding mode may pick; prefix.rs lets consecutive
-//! requests reuse what the state holds; [`Conversation`] (conversation.rs) keeps the turns
-//! above the engine.
+//! no decoding mode may pick; prefix.rs lets consecutive requests reuse what the state holds,
+//! and snapshot.rs saves and loads its system + tools copy as bytes; [`Conversation`]
+//! (conversation.rs) keeps the turns above the engine.
 mod conversation;
 mod engine;
 mod net;
@@ -14,11 +14,13 @@ mod options;
 mod prefix;
 mod request;
 mod search;
+mod snapshot;
 mod unemittable;
 
 pub use conversation::{Conversation, UNRESET_TURNS};
 pub use engine::{Engine, LoadOptions, ModelInfo};
 pub use options::{turns, Kind, RequestOption, OPTIONS};
 pub use request::{Completion, Request, StopReason, Token};
+pub use snapshot::FORMAT_VERSION as SNAPSHOT_FORMAT_VERSION;
 
 pub use crate::v3::{HeadKind, KvPrecision, Numerics};

@@ -44,6 +44,14 @@ impl PrefixCache {
         self.to_save.clear();
     }
 
+    /// Starts over from a state that holds `ids` (a loaded snapshot), kept as a saved copy.
+    pub(super) fn seed(&mut self, ids: &[u32], mark: NetMark) {
+        self.held.clear();
+        self.held.extend_from_slice(ids);
+        self.saved.clear();
+        self.saved.push((ids.len(), mark));
+    }
+
     /// Records ids the state has just consumed.
     pub(super) fn push(&mut self, ids: &[u32]) {
         self.held.extend_from_slice(ids);

@@ -13,6 +13,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
+use crate::blocks::persist::{Reader, Writer};
 use crate::blocks::pool::{unit_length, Probe, SoftmaxPool};
 use crate::blocks::state::HeadPool;
 use crate::blocks::tensors::{floats, HeadMatrix};
@@ -100,6 +101,18 @@ impl HeadPool for Pool {
     /// Forgets every pooled cell.
     fn clear(&mut self) {
         self.cells.clear();
+    }
+
+    fn save(&self, w: &mut Writer) {
+        self.cells.save(w);
+        w.f32s(&self.scores);
+        w.f32s(&self.rot);
+    }
+
+    fn load(&mut self, r: &mut Reader<'_>) -> Result<()> {
+        self.cells.load(r)?;
+        r.f32s(&mut self.scores)?;
+        r.f32s(&mut self.rot)
     }
 }
 

@@ -15,6 +15,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
+use crate::blocks::persist::{Reader, Writer};
 use crate::blocks::pool::{unit_length, Probe, SoftmaxPool};
 use crate::blocks::state::HeadPool;
 use crate::blocks::tensors::{floats, HeadMatrix};
@@ -157,6 +158,18 @@ impl HeadPool for Pool {
     /// Forgets every pooled token.
     fn clear(&mut self) {
         self.time.clear();
+    }
+
+    fn save(&self, w: &mut Writer) {
+        self.time.save(w);
+        w.f32s(&self.scores);
+        w.f32s(&self.rot);
+    }
+
+    fn load(&mut self, r: &mut Reader<'_>) -> Result<()> {
+        self.time.load(r)?;
+        r.f32s(&mut self.scores)?;
+        r.f32s(&mut self.rot)
     }
 }
 

@@ -7,6 +7,7 @@ use wasm_bindgen::prelude::*;
 
 mod js;
 mod session;
+mod snapshot;
 #[cfg(all(feature = "threads", target_arch = "wasm32"))]
 mod threads;
 

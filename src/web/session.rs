@@ -25,7 +25,7 @@ use crate::{Error, Result};
 #[wasm_bindgen]
 pub struct Session {
     /// Built over `bytes`; dropped in `Drop` before they are freed.
-    engine: ManuallyDrop<Engine<'static>>,
+    pub(super) engine: ManuallyDrop<Engine<'static>>,
     /// Owned container bytes (a leaked `Box`), never written and never moved.
     bytes: NonNull<[u8]>,
 }

@@ -11,6 +11,7 @@ mod logits;
 mod model;
 mod presets;
 mod run;
+mod snapshot;
 mod tokenize;
 
 use std::process::ExitCode;
@@ -51,6 +52,7 @@ const COMMANDS: &[Command] = &[
     Command { name: "tokenize", usage: tokenize::USAGE, run: tokenize::run },
     Command { name: "detokenize", usage: tokenize::DETOKENIZE_USAGE, run: tokenize::detokenize },
     Command { name: "bench", usage: bench::USAGE, run: bench::run },
+    Command { name: "snapshot", usage: snapshot::USAGE, run: snapshot::run },
 ];
 
 fn usage() -> String {

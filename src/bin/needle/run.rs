@@ -7,11 +7,12 @@ use needle_web::session::{Engine, Kind, Request, OPTIONS};
 
 use crate::model::{self, ms_since, number};
 use crate::presets;
+use crate::snapshot;
 use crate::{Args, Failure};
 
 pub const USAGE: &str = "run [--model F] (--query Q | --query-file F) [--preset NAME | --tools T.json] [--system S] [--date D | --auto-date] [--max-tokens N] \
 [--temperature X --seed N] [--top-k K] [--top-p P] [--constrained] [--extractive] [--value-search] [--require-call] [--full-schema] [--raw-markers] [--kv f32|int8] [--numerics exact|deploy] \
-[--layers N] [--max-context N] [--json]";
+[--layers N] [--max-context N] [--snapshot F] [--json]";
 
 pub fn run(mut args: Args) -> Result<(), Failure> {
     let model = model::read(&mut args)?;
@@ -29,11 +30,15 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
     req.date = date.as_deref();
     req.apply(&options_object)?;
     let json = args.flag("--json");
+    let snapshot = snapshot::load(&mut args)?;
     args.finish()?;
 
     let t0 = Instant::now();
     let mut engine = Engine::load(&model.bytes, &options)?;
     let load_ms = model.read_ms + ms_since(t0);
+    let t0 = Instant::now();
+    let snapshot_tokens = snapshot.map(|bytes| engine.load_snapshot(&bytes)).transpose()?;
+    let snapshot_ms = ms_since(t0);
 
     let t0 = Instant::now();
     engine.start(&req)?;
@@ -62,8 +67,12 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
                 ("load_ms".into(), Value::Float(load_ms)),
                 ("prefill_ms".into(), Value::Float(prefill_ms)),
                 ("decode_ms".into(), Value::Float(decode_ms)),
+                ("snapshot_ms".into(), Value::Float(snapshot_ms)),
             ]),
         ));
+        if let Some(n) = snapshot_tokens {
+            members.push(("snapshot_tokens".into(), Value::Int(n.to_string())));
+        }
         members.push(("kv_bytes".into(), Value::Int(engine.kv_bytes().to_string())));
         writeln!(out, "{}", Value::Object(members).to_json())
             .map_err(|e| Failure::Io("stdout".into(), e))?;

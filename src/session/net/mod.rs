@@ -3,9 +3,11 @@
 //! [`NetModel`] (`v2.rs`, `v3.rs`: how it loads, describes itself and scores confidence);
 //! the rest (feeding tokens, positions, marks) is the shared state's ([`State`]), once.
 use alloc::boxed::Box;
+use alloc::vec::Vec;
 use core::any::Any;
 
 use super::{LoadOptions, ModelInfo};
+use crate::blocks::persist::Writer;
 use crate::blocks::state::{self, State};
 use crate::container::Container;
 use crate::kernels::parallel;
@@ -34,6 +36,11 @@ pub(super) trait Net: Send {
     fn rewind(&mut self, mark: &NetMark);
     /// The confidence head's logit over the whole sequence `ids` the state has consumed.
     fn confidence(&self, ids: &[u32]) -> Result<f32>;
+    /// The bytes of where the sequence is (see [`crate::blocks::persist`]).
+    fn save_state(&self) -> Vec<u8>;
+    /// Goes to where [`Net::save_state`] of a net of the same model and options was; on a
+    /// refusal the sequence is reset.
+    fn load_state(&mut self, bytes: &[u8]) -> Result<()>;
 }
 
 /// A saved position of a [`Net`] (a [`state::Mark`] of its generation).
@@ -112,5 +119,15 @@ where
 
     fn confidence(&self, ids: &[u32]) -> Result<f32> {
         self.model.confidence(&self.state, ids)
+    }
+
+    fn save_state(&self) -> Vec<u8> {
+        let mut w = Writer::default();
+        self.state.save(&mut w);
+        w.0
+    }
+
+    fn load_state(&mut self, bytes: &[u8]) -> Result<()> {
+        self.state.load(bytes)
     }
 }

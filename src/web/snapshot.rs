@@ -1,0 +1,48 @@
+//! Prefix snapshots on the JS class (see `session/snapshot.rs`): what `needle snapshot` writes
+//! natively, made or loaded in the browser, with the same bits.
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use wasm_bindgen::prelude::*;
+
+use super::js::error;
+use super::session::Session;
+use crate::session::Request;
+use crate::Error;
+
+#[wasm_bindgen]
+impl Session {
+    /// Prefills `tools_json` and `system` (and the date fact of `date`, as `start` takes it)
+    /// from a fresh state and returns its snapshot; the session keeps that prefix for the next
+    /// request. Only the system prompt and tools are in it.
+    pub fn save_snapshot(
+        &mut self,
+        tools_json: &str,
+        system: Option<String>,
+        date: Option<String>,
+    ) -> Result<Vec<u8>, JsValue> {
+        let mut req = Request::new("", tools_json);
+        req.system = system.as_deref();
+        req.date = date.as_deref();
+        self.engine.save_snapshot(&req).map_err(error)
+    }
+
+    /// Loads a snapshot as the prefix the next request with that system prompt and tools
+    /// reuses; returns its prefix tokens. `model_sha256`: the container's 32-byte SHA-256
+    /// when the host has it (else the core hashes the model once). A corrupt or truncated
+    /// snapshot is `bad_snapshot`, one from another model, format version or option
+    /// `snapshot_mismatch`, a Needle 2 model `unsupported`; the session is then reset.
+    pub fn load_snapshot(
+        &mut self,
+        bytes: &[u8],
+        model_sha256: Option<Vec<u8>>,
+    ) -> Result<u32, JsValue> {
+        if let Some(digest) = model_sha256 {
+            let digest = digest.try_into().map_err(|_| {
+                error(Error::InvalidArgument { name: "model_sha256", reason: "must be 32 bytes" })
+            })?;
+            self.engine.set_model_sha256(digest);
+        }
+        self.engine.load_snapshot(bytes).map(|n| n as u32).map_err(error)
+    }
+}
