@@ -154,7 +154,9 @@ fn a_bad_or_mismatched_snapshot_is_refused_and_the_engine_still_answers() {
     let int8 = LoadOptions { kv: Some(KvPrecision::Int8), ..opts };
     let deploy = LoadOptions { numerics: Numerics::Deploy, ..opts };
     let short = LoadOptions { max_tokens: Some(100), ..opts };
-    let refusals: [(&str, Vec<u8>, &[u8], LoadOptions, &str); 9] = [
+    // (what, snapshot bytes, model bytes, engine options, the error code)
+    type Refusal<'a> = (&'a str, Vec<u8>, &'a [u8], LoadOptions, &'a str);
+    let refusals: [Refusal; 9] = [
         ("flipped bit", flipped, &case.bytes, opts, "bad_snapshot"),
         ("truncated", good[..good.len() - 7].to_vec(), &case.bytes, opts, "bad_snapshot"),
         ("header only", good[..100].to_vec(), &case.bytes, opts, "bad_snapshot"),
