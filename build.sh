@@ -19,10 +19,10 @@ build_variant() {
   local target_dir=target/wasm-$name out=pkg/wasm/$name
   echo "== wasm ($name)"
   RUSTFLAGS="$rustflags" CARGO_TARGET_DIR=$target_dir \
-    cargo "${@:4}" build --release --lib --target wasm32-unknown-unknown --no-default-features --features "$features"
+    cargo "${@:4}" build --profile web --lib --target wasm32-unknown-unknown --no-default-features --features "$features"
   rm -rf "$out" && mkdir -p "$out"
   wasm-bindgen --target web --no-typescript --out-dir "$out" --out-name needle \
-    "$target_dir/wasm32-unknown-unknown/release/needle_web.wasm"
+    "$target_dir/wasm32-unknown-unknown/web/needle_web.wasm"
   # No feature flags: wasm-opt reads the module's target_features section. `--all-features` lets it
   # emit encodings engines do not load yet (Node 20 and Chromium: "unknown import kind 0x7f").
   # --no-inline keeps the block of one layer (blocks/stages.rs, `layer_chunk`, never inlined by
