@@ -18,11 +18,15 @@ build_variant() {
   local name=$1 rustflags=$2 features=${3:-web}
   local target_dir=target/wasm-$name out=pkg/wasm/$name
   echo "== wasm ($name)"
+  # A low inlining threshold (LLVM's default is 225) keeps cold code (loading, parsing,
+  # constrained decoding) out of its callers: a ~13% smaller module, the same kernel speed (the
+  # SIMD128 kernels inline theirs with #[inline(always)]). Profile [profile.web] in Cargo.toml.
+  rustflags="$rustflags -C llvm-args=-inline-threshold=50"
   RUSTFLAGS="$rustflags" CARGO_TARGET_DIR=$target_dir \
-    cargo "${@:4}" build --release --lib --target wasm32-unknown-unknown --no-default-features --features "$features"
+    cargo "${@:4}" build --profile web --lib --target wasm32-unknown-unknown --no-default-features --features "$features"
   rm -rf "$out" && mkdir -p "$out"
   wasm-bindgen --target web --no-typescript --out-dir "$out" --out-name needle \
-    "$target_dir/wasm32-unknown-unknown/release/needle_web.wasm"
+    "$target_dir/wasm32-unknown-unknown/web/needle_web.wasm"
   # No feature flags: wasm-opt reads the module's target_features section. `--all-features` lets it
   # emit encodings engines do not load yet (Node 20 and Chromium: "unknown import kind 0x7f").
   # --no-inline keeps the block of one layer (blocks/stages.rs, `layer_chunk`, never inlined by
