@@ -24,6 +24,9 @@ pub struct Source {
     /// `may_end[p]`: a copied value may end just before `p`, a character start not inside a
     /// word, after a character that is not whitespace.
     may_end: Vec<bool>,
+    /// `end_ahead[p]`: some `may_end[q]` with `q >= p`, so a copy that has reached `p` can
+    /// still close (a copy of trailing whitespace, "@ " of "@ ", has nowhere to end).
+    end_ahead: Vec<bool>,
 }
 
 impl Source {
@@ -64,7 +67,11 @@ impl Source {
             may_start[p] = boundary && !space(p);
             may_end[p] = boundary && i > 0 && !space(starts[i - 1]);
         }
-        Source { bytes, chars_from, may_start, may_end }
+        let mut end_ahead = may_end.clone();
+        for p in (0..bytes.len()).rev() {
+            end_ahead[p] |= end_ahead[p + 1];
+        }
+        Source { bytes, chars_from, may_start, may_end, end_ahead }
     }
 
     /// Whether any value can be copied at all: a request of nothing but whitespace (or
@@ -98,12 +105,17 @@ pub struct Span {
 
 impl Span {
     /// The value extended by byte `b` (of its JSON body), or `None` when no piece of the
-    /// request with room for `min` characters spells it.
+    /// request with room for `min` characters spells it and can still end after it.
     pub fn extend(self, source: &Source, b: u8, min: u32) -> Option<Span> {
         let b = b.to_ascii_lowercase();
+        let next = self.len as usize;
         // The leftmost occurrence of the longer value starts at or after this one's.
         self.occurrences(source, 1)
-            .find(|&s| source.bytes[s + self.len as usize] == b && source.chars_from[s] >= min)
+            .find(|&s| {
+                source.bytes[s + next] == b
+                    && source.chars_from[s] >= min
+                    && source.end_ahead[s + next + 1]
+            })
             .map(|s| Span { start: s as u32, len: self.len + 1 })
     }
 
@@ -178,6 +190,11 @@ mod tests {
         assert!(
             copy(&source, "code ", 0) && !closes(&source, "code "),
             "may not end with whitespace"
+        );
+        let trailing = Source::new("@ ");
+        assert!(
+            closes(&trailing, "@") && !copy(&trailing, "@ ", 0),
+            "a copy that could never end (trailing whitespace) is refused"
         );
         let lines = Source::new("first\nsecond");
         assert!(
