@@ -28,6 +28,9 @@ const PKG_FILES = [
   'agent.js',
   'extract.js',
   'openai.js',
+  'openai-fields.js',
+  'structured.js',
+  'spawn.js',
 ];
 // The worker imports all three builds; an extension page is not cross-origin isolated, so it runs
 // the SIMD one (the threaded glue is only loaded, never started).

@@ -1,7 +1,7 @@
 // Keeps the demo working offline: the page, its scripts and the wasm are served from this cache
 // when the network is unavailable (network first, so a rebuilt page is picked up when online).
 // Models are not handled here: the package keeps them in its own cache, with integrity checks.
-const SHELL = 'needle-demo-shell-v7';
+const SHELL = 'needle-demo-shell-v8';
 const ASSETS = [
   './',
   './index.html',
@@ -34,6 +34,9 @@ const ASSETS = [
   './pkg/agent.js',
   './pkg/extract.js',
   './pkg/openai.js',
+  './pkg/openai-fields.js',
+  './pkg/structured.js',
+  './pkg/spawn.js',
   './pkg/log.js',
   './pkg/models.js',
   './pkg/stall.js',

@@ -47,7 +47,14 @@ test('pkg/package.json `files` publishes every module the package reaches', () =
 
 test('the extension copies every module the package reaches', () => {
   const text = readFileSync(join(ROOT, 'tools/extension.mjs'), 'utf8');
-  const list = (name) => JSON.parse(text.match(new RegExp(`const ${name} = (\\[[^\\]]*\\])`))[1].replace(/'/g, '"'));
+  // The array literal as JSON: double quotes, no trailing comma (the formatter writes one).
+  const list = (name) =>
+    JSON.parse(
+      text
+        .match(new RegExp(`const ${name} = (\\[[^\\]]*\\])`))[1]
+        .replace(/'/g, '"')
+        .replace(/,\s*\]$/, ']'),
+    );
   const copied = [...list('PKG_FILES'), ...list('WASM_FILES').map((f) => `wasm/${f}`)];
   const covered = (f) => copied.some((e) => e === f || f.startsWith(`${e}/`));
   assert.deepEqual(FILES.filter((f) => !covered(f)), []);
