@@ -208,7 +208,10 @@ for (const { name, installed } of engines()) {
       record(name, 'one thread (plain page)', 'yes');
     });
 
-    test('storage: a second load reads the stored copy, with or without navigator.storage', async () => {
+    // Firefox: a load sometimes makes no progress (issue 42's hang, seen here in CI at 1 of
+    // several runs; now bounded by the stall timeout). Still run and reported, not yet gating.
+    const firefoxHang = name === 'firefox' && 'a Firefox load can stall (issue 42, open)';
+    test('storage: a second load reads the stored copy, with or without navigator.storage', { todo: firefoxHang }, async () => {
       const page = await browser.open(`${servers.isolated.url}pkg/package.json`);
       const hasStorage = await page.evaluate(() => !!navigator.storage);
       for (const cache of ['cache-api', 'indexeddb']) {
