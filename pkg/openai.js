@@ -322,13 +322,7 @@ export class Completions {
   async #completeUntil(text, request, stops) {
     if (stops.length === 0)
       return { result: await this.#needle.complete(text, request), stopped: false };
-    const stop = new AbortController();
-    const outer = request.signal;
-    const forward = () => stop.abort();
-    if (outer) {
-      if (outer.aborted) stop.abort();
-      else outer.addEventListener('abort', forward, { once: true });
-    }
+    const { stop, release } = linkedAbort(request.signal);
     let raw = '';
     let stopped = false;
     const onToken = ({ text: piece }) => {
@@ -347,7 +341,7 @@ export class Completions {
       if (stopped && e && e.code === 'aborted' && e.result) return { result: e.result, stopped };
       throw e;
     } finally {
-      if (outer) outer.removeEventListener('abort', forward);
+      release();
     }
   }
 
@@ -375,13 +369,7 @@ export class Completions {
       if (streamOptions && streamOptions.include_usage)
         yield { ...meta, object: 'chat.completion.chunk', choices: [], usage: usage(result) };
     };
-    const stop = new AbortController();
-    const outer = request.signal;
-    const forward = () => stop.abort();
-    if (outer) {
-      if (outer.aborted) stop.abort();
-      else outer.addEventListener('abort', forward, { once: true });
-    }
+    const { stop, release } = linkedAbort(request.signal);
     let stopped = false;
     try {
       for await (const item of this.#needle.stream(text, { ...request, signal: stop.signal })) {
@@ -443,7 +431,21 @@ export class Completions {
       if (!(stopped && e && e.code === 'aborted' && e.result)) throw e;
       yield* end(e.result, true);
     } finally {
-      if (outer) outer.removeEventListener('abort', forward);
+      release();
     }
   }
+}
+
+/**
+ * An AbortController that also aborts when `outer` (the caller's signal, if any) does, so a stop
+ * sequence can end a generation the caller may still abort; `release()` detaches it.
+ */
+function linkedAbort(outer) {
+  const stop = new AbortController();
+  const forward = () => stop.abort();
+  if (outer) {
+    if (outer.aborted) stop.abort();
+    else outer.addEventListener('abort', forward, { once: true });
+  }
+  return { stop, release: () => outer?.removeEventListener('abort', forward) };
 }
