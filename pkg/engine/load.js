@@ -41,6 +41,7 @@ export async function loadSession(source, options, { post, signal, lent, before 
     config.layers,
     config.context,
   );
+  warmUp(session);
   post({ type: Reply.PROGRESS, phase: 'init', loaded: 1, total: 1 });
   const base = {
     variant,
@@ -57,4 +58,16 @@ export async function loadSession(source, options, { post, signal, lent, before 
     base,
     requestOptions: new Set(glue.requestOptions().map((o) => o.name)),
   };
+}
+
+/**
+ * Two one-token passes through a new session. V8 runs a wasm function's first calls as baseline
+ * code and optimises it in the background once it is hot, so without them a fresh engine's first
+ * prefill chunks ran 3-6x slower than later ones (shipped Needle 3 geometry, SIMD: 314 and 185 ms
+ * for one token, then ~55), and an abort during a page's first prompt waited that long (issue
+ * 43's bound is 250 ms). The cost moves from the first request to the load.
+ */
+function warmUp(session) {
+  const ids = session.encode('hello');
+  for (let i = 0; i < 2 && ids.length > 0; i++) session.logits(ids.subarray(0, 1));
 }
