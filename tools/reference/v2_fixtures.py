@@ -118,7 +118,7 @@ CASES = [
             "heads (contrastive embedding + confidence) and a cosine tool ranking on the "
             "embedding head; header kv_window 32 with a prompt far longer than it "
             "(build_prompt, two tools, non-ASCII)."),
-        seed=4,
+        seed=6,  # kv8 robust prefix 13 steps (seed 4: 3), deploy 5 (3): --search-seeds
         config=dict(vocab_size=1024, d_model=128, num_heads=4, num_kv_heads=2, num_layers=6,
                     max_seq_len=512, engram_layers=(0, 2, 3, 5), engram_orders=(2, 3),
                     engram_slots=512, mhc_lanes=4, contrastive_dim=64, rope_theta=100000.0),
@@ -767,7 +767,7 @@ def build_case(case, out_root, work_dir):
 
 def search_seeds(case, seeds, work_dir):
     """Development aid (writes nothing to the fixtures): per seed, f32 greedy variety
-    and the deploy robust prefix, to choose CASES[...]["seed"]."""
+    and the deploy and kv8 robust prefixes, to choose CASES[...]["seed"]."""
     cfg = make_config(case)
     tok = train_tokenizer(cfg.vocab_size, os.path.join(work_dir, "search.model"))
     window = header_kv_window(case, cfg)
@@ -777,7 +777,7 @@ def search_seeds(case, seeds, work_dir):
     for seed in seeds:
         _, _, rparams = make_container(case, seed, ref, tok, os.path.join(work_dir, "s.cact"))
         out = []
-        for quant in (False, True):
+        for quant in (False, True, KV8):
             greedy, rows, buf = ref.greedy(rparams, prompt_ids, window, quant, steps)
             moved = [ref.logits(common.perturb_tree(rparams, s), buf, band_mask(len(buf), window),
                                 quant)[:len(rows)] for s in PERTURB_SEEDS]
@@ -786,8 +786,8 @@ def search_seeds(case, seeds, work_dir):
             out.append((len(set(greedy)), common.robust_prefix(
                 common.top2_margins(rows[at]), movement[at]), greedy[:8]))
         print(f"[v2] {case['name']} seed {seed}: f32 distinct {out[0][0]} robust {out[0][1]} "
-              f"{out[0][2]}; deploy distinct {out[1][0]} robust {out[1][1]} {out[1][2]}",
-              flush=True)
+              f"{out[0][2]}; deploy distinct {out[1][0]} robust {out[1][1]} {out[1][2]}; "
+              f"kv8 robust {out[2][1]}", flush=True)
 
 
 # ----------------------------------------------------------------------------- corpus
