@@ -2,7 +2,7 @@
 # The two entry points named at the top of README.md.
 #   ./dev.sh demo   build everything, then run the main job on the embedded default model
 #   ./dev.sh test   install what the tests need, then run every test
-#   ./dev.sh bench  [--v2] [--quick] [--runs N] [--only a,b] [--kv f32]  the side-by-side benchmark (BENCHMARKS.md)
+#   ./dev.sh bench  [--v2] [--quick] [--runs N] [--only a,b] [--kv f32] [--threads 1,2,4]  the side-by-side benchmark (BENCHMARKS.md)
 #   ./dev.sh fuzz [SECONDS] [TARGET...]   run the fuzz targets longer (default 600 s each)
 #   ./dev.sh soak [REQUESTS]   one worker-hosted instance under mixed requests (default 10,000)
 set -euo pipefail

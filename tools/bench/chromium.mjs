@@ -4,7 +4,7 @@
 // transfer and engine build included).
 //
 //   node tools/bench/chromium.mjs --variant simd|baseline|threaded --model F.cact --requests R.json [--kv int8|f32]
-//        [--numerics exact|deploy]
+//        [--numerics exact|deploy] [--threads N (the threaded build's pool; default one per core)]
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +20,7 @@ const requests = JSON.parse(await readFile(opt('--requests'), 'utf8'));
 const variant = opt('--variant', 'simd');
 const kv = opt('--kv', undefined);
 const numerics = opt('--numerics', undefined);
+const threads = opt('--threads', undefined);
 
 // The demo's server (cross-origin isolated: precise timers, SharedArrayBuffer for a threaded
 // build), with this folder at /bench/ and the container at /models/default.cact.
@@ -38,13 +39,13 @@ try {
   const page = await browser.newPage();
   await page.goto(`${server.url}bench/page.html`);
   const result = await page.evaluate(
-    async ({ variant, requests, kv, numerics }) => {
+    async ({ variant, requests, kv, numerics, threads }) => {
       const bytes = await (await fetch('/models/default.cact')).arrayBuffer();
       const worker = new Worker('/bench/worker.mjs', { type: 'module' });
       const out = await new Promise((ok) => {
         worker.onmessage = (e) => ok(e.data);
         worker.onerror = (e) => ok({ error: `worker: ${e.message}` });
-        worker.postMessage({ variant, bytes, requests, kv, numerics }, [bytes]);
+        worker.postMessage({ variant, bytes, requests, kv, numerics, threads }, [bytes]);
       });
       worker.terminate();
       if (out.error || (variant !== 'simd' && variant !== 'baseline')) return out;
@@ -57,7 +58,7 @@ try {
       needle.dispose();
       return out;
     },
-    { variant, requests, kv, numerics },
+    { variant, requests, kv, numerics, threads: threads && Number(threads) },
   );
   if (result.error) throw new Error(result.error);
   for (const record of result.records) console.log(JSON.stringify(record));

@@ -84,9 +84,10 @@ const RATIOS = [
 ];
 
 // Each threaded variant and its one-thread twin (same build otherwise, same environment).
+// A threaded variant (any pool size, `-tN`) against its single-threaded twin.
 const TWINS = [
-  ['native-threaded', 'native'],
-  ['chromium-threaded', 'chromium-simd'],
+  [/^native-threaded(-t\d+)?$/, 'native'],
+  [/^chromium-threaded(-t\d+)?$/, 'chromium-simd'],
 ];
 const SPEEDUPS = ['short_prefill', 'short_decode', 'long_prefill', 'long_decode', 'ttft_repeat'];
 
@@ -121,7 +122,9 @@ export function table(summary) {
     }
   }
   const byName = Object.fromEntries(summary.map((s) => [s.name, s]));
-  const twins = TWINS.filter(([t, one]) => byName[t] && byName[one]);
+  const twins = TWINS.flatMap(([threaded, one]) =>
+    byName[one] ? summary.filter((s) => threaded.test(s.name)).map((s) => [s.name, one]) : [],
+  );
   if (twins.length) {
     const keys = SPEEDUPS.filter((k) => used.some(([, key]) => key === k));
     const heads = keys.map((k) => COLUMNS.find(([, key]) => key === k)[0]);

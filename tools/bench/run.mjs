@@ -4,9 +4,13 @@
 // B run 1, ..., A run 2, ...), medians printed as one Markdown table plus ratios to the peer.
 //
 //   node tools/bench/run.mjs --model bench/needle3-shipped-w4.cact [--runs 5] [--quick]
-//        [--only name,name] [--kv int8|f32] [--numerics exact|deploy|both] [--out bench/out]
+//        [--only name,name] [--kv int8|f32] [--numerics exact|deploy|both] [--threads 1,2,4,8,16]
+//        [--out bench/out]
 //
 // `--numerics both` runs each of our variants twice per round, exact then deploy (`NAME-deploy`).
+// `--threads` runs each threaded variant once per pool size (`NAME-tN`; natively through
+// RAYON_NUM_THREADS, in Chromium as the pool's worker count), so a machine's scaling reads off
+// one table; without it a threaded variant uses one thread per core.
 //
 // A variant whose build is missing is skipped (listed under the table); one that fails in a run
 // is reported with its error and the others go on. Raw records: OUT/results.json.
@@ -33,6 +37,9 @@ const numerics = opt('--numerics', 'exact');
 const model = resolve(opt('--model', at('bench/needle3-shipped-w4.cact')));
 const out = resolve(opt('--out', at('bench/out')));
 const only = opt('--only', '').split(',').filter(Boolean);
+const threadCounts = opt('--threads', '').split(',').filter(Boolean).map(Number);
+if (threadCounts.some((n) => !Number.isInteger(n) || n < 1))
+  throw new Error(`--threads takes positive whole numbers, not ${opt('--threads')}`);
 mkdirSync(out, { recursive: true });
 
 const CLI = at('target/release/needle');
@@ -76,6 +83,7 @@ const VARIANTS = [
     env: 'native',
     needs: CLI_THREADS,
     cmd: [CLI_THREADS, ['bench', '--model', model, '--requests', requestsFile, '--kv', kv]],
+    pool: (v, n) => ({ ...v, vars: { RAYON_NUM_THREADS: String(n) } }),
   },
   {
     name: 'node-simd',
@@ -104,6 +112,7 @@ const VARIANTS = [
     env: 'wasm',
     needs: wasmBuild('threaded'),
     cmd: node('chromium.mjs', 'threaded'),
+    pool: (v, n) => ({ ...v, cmd: [v.cmd[0], [...v.cmd[1], '--threads', String(n)]] }),
   },
   {
     name: 'peer-native',
@@ -151,12 +160,20 @@ const NUMERICS = {
 if (!NUMERICS[numerics])
   throw new Error(`--numerics must be exact, deploy or both, not ${numerics}`);
 
+/** A threaded variant once per `--threads` count (`NAME-tN`), any other as it is. */
+const pools = (v) =>
+  v.pool && threadCounts.length
+    ? threadCounts.map((n) => ({ ...v.pool(v, n), name: `${v.name}-t${n}` }))
+    : [v];
+
 const skipped = [];
-const variants = VARIANTS.flatMap((v) => NUMERICS[numerics](v)).filter((v) => {
-  if (only.length && !only.includes(v.name.replace(/-deploy$/, ''))) return false;
-  if (!existsSync(v.needs)) skipped.push(`${v.name} (no ${v.needs.slice(ROOT.length + 1)})`);
-  return existsSync(v.needs);
-});
+const variants = VARIANTS.flatMap(pools)
+  .flatMap((v) => NUMERICS[numerics](v))
+  .filter((v) => {
+    if (only.length && !only.includes(v.name.replace(/(-t\d+)?(-deploy)?$/, ''))) return false;
+    if (!existsSync(v.needs)) skipped.push(`${v.name} (no ${v.needs.slice(ROOT.length + 1)})`);
+    return existsSync(v.needs);
+  });
 if (!existsSync(model)) throw new Error(`no container at ${model}`);
 if (!existsSync(CLI))
   throw new Error(
@@ -180,7 +197,7 @@ const t0 = Date.now();
 const results = Object.fromEntries(variants.map((v) => [v.name, { ...v, runs: [], errors: [] }]));
 for (let i = 1; i <= runs; i++) {
   for (const v of variants) {
-    const r = run(...v.cmd);
+    const r = run(...v.cmd, v.vars);
     if (r.error) results[v.name].errors.push(r.error);
     else results[v.name].runs.push(r.records);
     process.stderr.write(
@@ -214,9 +231,10 @@ writeFileSync(resolve(out, 'table.md'), text);
 process.stdout.write(text);
 
 /** Runs one measurement; its stdout is JSON records, one per line. */
-function run(cmd, argv) {
+function run(cmd, argv, vars = {}) {
   const start = Date.now();
-  const p = spawnSync(cmd, argv, { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 << 20 });
+  const env = { ...process.env, ...vars };
+  const p = spawnSync(cmd, argv, { cwd: ROOT, env, encoding: 'utf8', maxBuffer: 64 << 20 });
   const ms = Date.now() - start;
   if (p.error) return { error: String(p.error), ms };
   if (p.status !== 0)
