@@ -17,6 +17,7 @@ import { makeLogger } from './log.js';
 import { startHost } from './host/index.js';
 import { isModelName, modelHost, resolveModel, setModelHost } from './models.js';
 import { LOAD_STALL_MS, watchStall, withinStallBound } from './stall.js';
+import { Prefixes } from './prepare.js';
 
 export { NeedleError };
 
@@ -110,6 +111,10 @@ export class Needle {
   #info = null;
   #chat = null;
   #log;
+  #prefixes = null; // prepare.js: prefixes ahead of requests, their snapshots
+  // Calls go to the engine one after another, in the order they were made: a complete() may
+  // first bring its prefix in (prepare.js), which takes more than one message.
+  #lane = Promise.resolve();
 
   constructor(host, log = makeLogger()) {
     if (!host || !host.port) throw new TypeError('use Needle.load(source, options)');
@@ -128,7 +133,9 @@ export class Needle {
    *            kv: 'f32' | 'int8', numerics: 'exact' | 'deploy', layers, maxContext,
    *            simd: 'auto' | boolean, threads: 'auto' | number | false, transfer = false, signal,
    *            stallTimeout = 120000 (ms without progress, then the load fails: code 'timeout'),
-   *            assetBase (the folder of worker.js and wasm/), workerUrl (spawn.js) }
+   *            assetBase (the folder of worker.js and wasm/), workerUrl (spawn.js),
+   *            snapshots: true | false | [url | bytes] (prefix snapshots, and ones made ahead of
+   *            time), snapshotBudget (bytes stored snapshots may take; the least recently used go) }
    * Phases: 'download' | 'cache' | 'read' | 'init'. Rejects with a NeedleError.
    */
   static async load(source = undefined, options = {}) {
@@ -170,7 +177,8 @@ export class Needle {
     const handed = handOver(wire, host, options.transfer === true);
     const opts = {
       integrity,
-      cache,
+      // A caller's store is used on this thread (its functions cannot cross to the worker).
+      cache: storage.isCustomStore(cache) ? 'none' : cache,
       fetch:
         options.fetch && typeof options.fetch === 'object'
           ? { headers: Object.fromEntries(new Headers(options.fetch.headers)) }
@@ -194,6 +202,21 @@ export class Needle {
         { source: handed.wire, options: opts },
         { onProgress: progress, signal, transfer: handed.transfer },
       );
+      needle.#prefixes = new Prefixes(
+        (type, payload, o) => needle.#call(type, payload, o),
+        {
+          snapshots: options.snapshots,
+          snapshotBudget: options.snapshotBudget,
+          cache: options.cache,
+        },
+        log,
+      );
+      if (Array.isArray(options.snapshots)) {
+        for (const given of options.snapshots) {
+          const { key } = await needle.#prefixes.give(snapshotSource(given), { signal });
+          if (key === null) log.warn('needle-web: a snapshot given to load is not one; ignored');
+        }
+      }
     } catch (e) {
       needle.dispose();
       throw e;
@@ -243,7 +266,10 @@ export class Needle {
     setModelHost(host);
   }
 
-  /** `{ backend, models: [{url, bytes, sha256, cachedAt}], bytes, usage, quota }`. */
+  /**
+   * `{ backend, models: [{url, bytes, sha256, cachedAt}], snapshots: [{url, key, bytes, cachedAt}],
+   * bytes, usage, quota }`; `evict(url)` drops a model or a snapshot.
+   */
   static cacheUsage(options = {}) {
     return storage.cacheUsage(options.cache);
   }
@@ -255,7 +281,7 @@ export class Needle {
 
   /** Refreshes `info` (its `kv_bytes` grows as the context fills). */
   async refreshInfo() {
-    this.#info = await this.#call(Req.INFO, {});
+    this.#info = await this.#inLane(() => this.#call(Req.INFO, {}));
     return this.#info;
   }
 
@@ -267,7 +293,72 @@ export class Needle {
    */
   complete(query, options = {}) {
     const { signal, onToken } = options ?? {};
-    return this.#request(Req.COMPLETE, () => toRequest(query, options ?? {}), { signal, onToken });
+    if (signal?.aborted)
+      return Promise.reject(new NeedleError('aborted', 'aborted before it started'));
+    let payload;
+    try {
+      payload = toRequest(query, options ?? {});
+    } catch (e) {
+      return Promise.reject(asArgumentError(e));
+    }
+    return this.#inLane(async () => {
+      const { engine, request } = payload;
+      // A request that runs other engine options rebuilds the engine: no prefix to bring in.
+      if (this.#prefixes.enabled && Object.values(engine).every((v) => v === null)) {
+        const { tools, system, date } = request;
+        await this.#prefixes.ensure({ tools, system, date }, { signal }).catch((e) => {
+          if (e.name === 'AbortError') throw e;
+          // Anything else (tools the core cannot read) the request itself reports.
+        });
+      }
+      const { prefix, ...result } = await this.#call(Req.COMPLETE, payload, { signal, onToken });
+      return { ...result, snapshot: this.#prefixes.resultField(prefix.from, prefix.key) };
+    });
+  }
+
+  /**
+   * Prefills the system + tools prefix of `{ tools, system, date }` in the engine now (off the
+   * caller's thread), so the request that follows runs only its own tokens; a `complete()` sent
+   * meanwhile waits for it. Loads its snapshot instead where one is stored or given, and stores
+   * the one it makes. A no-op when the engine holds that prefix. Resolves to
+   * `{ snapshot: 'held' | 'loaded' | 'saved' | 'prefilled' | null, tokens }` (null: no prefix
+   * to keep, or a Needle 2 model); `signal` aborts it.
+   */
+  prepare(prefix = {}, { signal } = {}) {
+    let p;
+    try {
+      p = {
+        tools: toolsToJson(prefix?.tools),
+        system: optionalText(prefix?.system),
+        date: optionalText(prefix?.date),
+      };
+    } catch (e) {
+      return Promise.reject(asArgumentError(e));
+    }
+    return this.#inLane(async () => {
+      const { snapshot, tokens } = await this.#prefixes.ensure(p, { signal, explicit: true });
+      return { snapshot, tokens };
+    });
+  }
+
+  /**
+   * Brings in a snapshot made ahead of time (`needle snapshot`, or another page's): `urlOrBytes`
+   * is loaded as the engine's prefix now, and kept for the requests with that prefix. Resolves to
+   * `{ tokens }`; a snapshot of another model or engine option rejects (`snapshot_mismatch`), a
+   * damaged one too (`bad_snapshot`).
+   */
+  loadSnapshot(urlOrBytes, { signal } = {}) {
+    let source;
+    try {
+      source = snapshotSource(urlOrBytes);
+    } catch (e) {
+      return Promise.reject(asArgumentError(e));
+    }
+    return this.#inLane(async () => {
+      const { bytes } = await this.#prefixes.give(source, { signal });
+      const { tokens } = await this.#call(Req.SNAPSHOT, { bytes }, { signal });
+      return { tokens };
+    });
   }
 
   /**
@@ -319,9 +410,19 @@ export class Needle {
     }
   }
 
-  /** A multi-turn conversation: options { tools, system, autoDate = false, stateless, logger } (conversation.js). */
+  /**
+   * A multi-turn conversation: options { tools, system, autoDate = false, stateless, logger }
+   * (conversation.js). Its system + tools prefix is prepared at once (without the date fact,
+   * which changes by the minute).
+   */
   conversation(options = {}) {
-    return new Conversation(this, options);
+    const c = new Conversation(this, options);
+    if (!options?.autoDate && (c.tools.length > 0 || c.system !== null)) {
+      this.prepare({ tools: c.tools, system: c.system }).catch((e) =>
+        this.#log.debug(`needle-web: the conversation's prefix was not prepared (${e.message})`),
+      );
+    }
+    return c;
   }
 
   /** The agent loop on a fresh conversation: tools may carry functions (agent.js). */
@@ -347,7 +448,7 @@ export class Needle {
 
   /** Clears the conversation state (KV cache). */
   reset() {
-    return this.#call(Req.RESET, {});
+    return this.#inLane(() => this.#call(Req.RESET, {}));
   }
 
   /** Token ids of `text` (no BOS). */
@@ -400,6 +501,13 @@ export class Needle {
     return this.#disposed;
   }
 
+  /** Runs `fn` after the calls before it in the lane (each of them done or failed). */
+  #inLane(fn) {
+    const run = this.#lane.then(fn);
+    this.#lane = run.catch(() => {});
+    return run;
+  }
+
   /**
    * Sends one request whose payload `build` makes from the caller's arguments: whatever it throws
    * becomes a rejected promise with a NeedleError, never a synchronous throw.
@@ -411,7 +519,7 @@ export class Needle {
     } catch (e) {
       return Promise.reject(asArgumentError(e));
     }
-    return this.#call(type, payload, options);
+    return this.#inLane(() => this.#call(type, payload, options));
   }
 
   #call(type, payload, { signal, onToken, onProgress, transfer } = {}) {
@@ -491,6 +599,13 @@ function asArgumentError(e) {
   return e instanceof NeedleError
     ? e
     : new NeedleError('invalid_argument', `cannot send this request: ${(e && e.message) || e}`);
+}
+
+/** A snapshot source: bytes as they are, a URL resolved against the page. */
+function snapshotSource(src) {
+  if (src instanceof ArrayBuffer || ArrayBuffer.isView(src)) return src;
+  if (typeof src === 'string' || src instanceof URL) return resolveUrl(src);
+  throw new NeedleError('invalid_argument', 'a snapshot is a URL, Uint8Array or ArrayBuffer');
 }
 
 /** An optional text argument: null when absent, else its string form. */

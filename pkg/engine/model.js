@@ -4,6 +4,7 @@
 import { NeedleError } from '../protocol.js';
 import { engineConfig, loadSession } from './load.js';
 import { generate } from './generate.js';
+import { bringIn, loadGiven, prefixKey } from './prefix.js';
 
 const sameConfig = (a, b) =>
   a.kv === b.kv && a.numerics === b.numerics && a.layers === b.layers && a.context === b.context;
@@ -30,6 +31,9 @@ export class Model {
   #crashed = null; // the trap that killed the engine
   #thread;
   #requestOptions = new Set(); // the names the core reads from a request (session::OPTIONS)
+  // The system + tools prefix the engine's prefix cache holds: { key, from: 'loaded' |
+  // 'prefilled' | 'request' } (engine/prefix.js), or null when unknown.
+  #held = null;
 
   /** `thread`: what `info.thread` reports ('worker' | 'inline'). */
   constructor(thread) {
@@ -57,6 +61,7 @@ export class Model {
   async load(source, options, io) {
     const loaded = await loadSession(source, options, { ...io, before: () => this.#free() });
     this.#session = loaded.session;
+    this.#held = null;
     this.#loadConfig = this.#config = loaded.config;
     this.#base = loaded.base;
     this.#requestOptions = loaded.requestOptions;
@@ -64,7 +69,7 @@ export class Model {
   }
 
   /** One request: the engine options it asks for (for this request only), then the generation. */
-  complete(id, { engine: e, request }, io) {
+  async complete(id, { engine: e, request }, io) {
     const s = this.need();
     // The core refuses an unknown name too; this says which one.
     const unknown = Object.keys(request).find((k) => !this.#requestOptions.has(k));
@@ -77,10 +82,52 @@ export class Model {
       layers: e.layers ?? this.#loadConfig.layers,
     };
     if (!sameConfig(want, this.#config)) {
+      this.#held = null;
       s.reconfigure(want.kv, want.numerics, want.layers, want.context);
       this.#config = want;
     }
-    return generate(s, id, request, io);
+    const key = await prefixKey(s, request).catch(() => null);
+    const from = key !== null && this.#held?.key === key ? this.#held.from : null;
+    this.#held = null; // until the request has run
+    const result = await generate(s, id, request, io);
+    this.#held = key === null ? null : { key, from: from ?? 'request' };
+    return { ...result, prefix: { key, from } };
+  }
+
+  /** `{ key, held }` of a system + tools prefix (protocol.js PREFIX). */
+  async prefix(m) {
+    const key = await prefixKey(this.need(), m);
+    return { key, held: key !== null && this.#held?.key === key ? this.#held.from : null };
+  }
+
+  /** Brings a system + tools prefix into the engine (protocol.js PREPARE, engine/prefix.js). */
+  async prepare(m, io) {
+    const s = this.need();
+    if (m.key !== null && this.#held?.key === m.key)
+      return { key: m.key, snapshot: 'held', tokens: null };
+    this.#held = null;
+    const r = await bringIn(s, m, { ...m, modelSha256: this.#sha256() }, io);
+    this.#held = { key: m.key, from: r.snapshot };
+    return { key: m.key, ...r };
+  }
+
+  /** Loads a snapshot given ahead of time as the engine's prefix (protocol.js SNAPSHOT). */
+  async loadSnapshot(bytes) {
+    this.#held = null;
+    const r = await loadGiven(this.need(), bytes, this.#sha256());
+    this.#held = { key: r.key, from: 'loaded' };
+    return r;
+  }
+
+  /** Anything else that runs the engine from a fresh state: no prefix is held after it. */
+  forgetPrefix() {
+    this.#held = null;
+  }
+
+  /** The model's SHA-256 as 32 bytes when the load took it, so the core need not hash it again. */
+  #sha256() {
+    const hex = this.#base && this.#base.sha256;
+    return hex ? Uint8Array.from(hex.match(/../g), (h) => parseInt(h, 16)) : undefined;
   }
 
   tokenIds(ids) {
