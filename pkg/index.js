@@ -303,10 +303,9 @@ export class Needle {
     }
     return this.#inLane(async () => {
       const { engine, request } = payload;
-      // A request that runs other engine options rebuilds the engine: no prefix to bring in.
-      if (this.#prefixes.enabled && Object.values(engine).every((v) => v === null)) {
+      if (this.#prefixes.enabled) {
         const { tools, system, date } = request;
-        await this.#prefixes.ensure({ tools, system, date }, { signal }).catch((e) => {
+        await this.#prefixes.ensure({ tools, system, date, engine }, { signal }).catch((e) => {
           if (e.name === 'AbortError') throw e;
           // Anything else (tools the core cannot read) the request itself reports.
         });

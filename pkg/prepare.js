@@ -40,7 +40,8 @@ export class Prefixes {
   }
 
   /**
-   * Brings `prefix` into the engine. `explicit`: a `prepare()` (it prefills even where nothing
+   * Brings `prefix` (`{ tools, system, date }`, and a request's `engine` options) into the
+   * engine. `explicit`: a `prepare()` (it prefills even where nothing
    * would be kept); a request's step only loads a snapshot or makes one to keep, and otherwise
    * leaves the prefill to the request (which aborts sooner mid-way). Resolves to
    * `{ key, snapshot: 'held' | 'loaded' | 'saved' | 'prefilled' | null, tokens }`.
@@ -56,7 +57,12 @@ export class Prefixes {
     if (held) return { key, snapshot: 'held', tokens: null };
     const snapshot = this.#given.get(key) ?? (store ? await store.get(key) : undefined);
     if (!snapshot && !keep && !explicit) return { key, snapshot: null, tokens: 0 };
-    const r = await this.#call(Req.PREPARE, { ...prefix, key, snapshot, keep }, { signal });
+    const { tools, system, date } = prefix;
+    const r = await this.#call(
+      Req.PREPARE,
+      { tools, system, date, key, snapshot, keep },
+      { signal },
+    );
     if (r.bytes && (await store.put(key, r.bytes))) {
       this.#saved.add(key);
       return { key, snapshot: 'saved', tokens: r.tokens };

@@ -22,8 +22,9 @@ export const Req = Object.freeze({
   DETOKENIZE: 'detokenize', // { ids } -> string
   RENDER: 'render', // { query, tools, system } -> string
   LOGITS: 'logits', // { ids } -> Float32Array, rows x vocab
-  // { tools, system, date } -> { key, held }: the stored-snapshot key of that system + tools
-  // prefix (null when it has none to keep) and how the engine came to hold it, if it does
+  // { tools, system, date, engine? } -> { key, held }: the stored-snapshot key of that system +
+  // tools prefix (null when it has none to keep, or `engine` options rebuild the engine) and how
+  // the engine came to hold it, if it does
   // ('loaded' | 'saved' | 'prefilled' | 'request').
   PREFIX: 'prefix',
   // { tools, system, date, key, snapshot?, keep } -> { key, snapshot, tokens, bytes? }: brings

@@ -75,12 +75,7 @@ export class Model {
     const unknown = Object.keys(request).find((k) => !this.#requestOptions.has(k));
     if (unknown !== undefined)
       throw new NeedleError('invalid_argument', `complete(): unknown option ${unknown}`);
-    const want = {
-      ...this.#loadConfig,
-      kv: e.kv ?? this.#loadConfig.kv,
-      numerics: e.numerics ?? this.#loadConfig.numerics,
-      layers: e.layers ?? this.#loadConfig.layers,
-    };
+    const want = this.#wanted(e);
     if (!sameConfig(want, this.#config)) {
       this.#held = null;
       s.reconfigure(want.kv, want.numerics, want.layers, want.context);
@@ -94,9 +89,15 @@ export class Model {
     return { ...result, prefix: { key, from } };
   }
 
-  /** `{ key, held }` of a system + tools prefix (protocol.js PREFIX). */
+  /**
+   * `{ key, held }` of a system + tools prefix (protocol.js PREFIX); no key for a request that
+   * runs other engine options (`engine`), which rebuild the engine.
+   */
   async prefix(m) {
-    const key = await prefixKey(this.need(), m);
+    const s = this.need();
+    if (m.engine && !sameConfig(this.#wanted(m.engine), this.#config))
+      return { key: null, held: null };
+    const key = await prefixKey(s, m);
     return { key, held: key !== null && this.#held?.key === key ? this.#held.from : null };
   }
 
@@ -122,6 +123,16 @@ export class Model {
   /** Anything else that runs the engine from a fresh state: no prefix is held after it. */
   forgetPrefix() {
     this.#held = null;
+  }
+
+  /** The engine options a request's `engine` part asks for (the load's where it names none). */
+  #wanted(e) {
+    return {
+      ...this.#loadConfig,
+      kv: e.kv ?? this.#loadConfig.kv,
+      numerics: e.numerics ?? this.#loadConfig.numerics,
+      layers: e.layers ?? this.#loadConfig.layers,
+    };
   }
 
   /** The model's SHA-256 as 32 bytes when the load took it, so the core need not hash it again. */
