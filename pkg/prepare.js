@@ -48,7 +48,8 @@ export class Prefixes {
    */
   async ensure(prefix, { signal, explicit = false }) {
     const store = this.#store && (await this.#store);
-    const keep = !!store && store.persistent;
+    // A prefix with a date fact changes by the minute: stored, it would only push others out.
+    const keep = !!store && store.persistent && !prefix.date;
     // Nothing to load and nothing to keep: the request prefills (and caches) its prefix itself.
     if (!explicit && !keep && this.#given.size === 0)
       return { key: null, snapshot: null, tokens: 0 };

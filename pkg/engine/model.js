@@ -62,6 +62,10 @@ export class Model {
     const loaded = await loadSession(source, options, { ...io, before: () => this.#free() });
     this.#session = loaded.session;
     this.#held = null;
+    // Snapshots and their keys name the model by its SHA-256: the load's, where it took one.
+    const hex = loaded.base.sha256;
+    if (hex)
+      this.#session.set_model_sha256(Uint8Array.from(hex.match(/../g), (h) => parseInt(h, 16)));
     this.#loadConfig = this.#config = loaded.config;
     this.#base = loaded.base;
     this.#requestOptions = loaded.requestOptions;
@@ -107,7 +111,7 @@ export class Model {
     if (m.key !== null && this.#held?.key === m.key)
       return { key: m.key, snapshot: 'held', tokens: null };
     this.#held = null;
-    const r = await bringIn(s, m, { ...m, modelSha256: this.#sha256() }, io);
+    const r = await bringIn(s, m, m, io);
     this.#held = { key: m.key, from: r.snapshot };
     return { key: m.key, ...r };
   }
@@ -115,7 +119,7 @@ export class Model {
   /** Loads a snapshot given ahead of time as the engine's prefix (protocol.js SNAPSHOT). */
   async loadSnapshot(bytes) {
     this.#held = null;
-    const r = await loadGiven(this.need(), bytes, this.#sha256());
+    const r = await loadGiven(this.need(), bytes);
     this.#held = { key: r.key, from: 'loaded' };
     return r;
   }
@@ -133,12 +137,6 @@ export class Model {
       numerics: e.numerics ?? this.#loadConfig.numerics,
       layers: e.layers ?? this.#loadConfig.layers,
     };
-  }
-
-  /** The model's SHA-256 as 32 bytes when the load took it, so the core need not hash it again. */
-  #sha256() {
-    const hex = this.#base && this.#base.sha256;
-    return hex ? Uint8Array.from(hex.match(/../g), (h) => parseInt(h, 16)) : undefined;
   }
 
   tokenIds(ids) {

@@ -34,14 +34,14 @@ export async function prefixKey(s, { tools, system, date }) {
  * abort between them. Resolves to `{ snapshot: 'loaded' | 'prefilled', tokens, bytes? }`
  * (`bytes`: the snapshot of it, when `keep`).
  */
-export async function bringIn(s, prefix, { snapshot, keep, modelSha256 }, { post, aborted }) {
+export async function bringIn(s, prefix, { snapshot, keep }, { post, aborted }) {
   if (snapshot) {
     try {
       const key = await keyOfSnapshot(snapshot);
       if (key === null) throw new NeedleError('bad_snapshot', 'not a prefix snapshot');
       if (key !== prefix.key)
         throw new NeedleError('snapshot_mismatch', 'it is the snapshot of another prefix');
-      const tokens = s.load_snapshot(snapshot, modelSha256);
+      const tokens = s.load_snapshot(snapshot, undefined);
       return { snapshot: 'loaded', tokens };
     } catch (e) {
       if (e instanceof WebAssembly.RuntimeError) throw e;
@@ -68,8 +68,8 @@ export async function bringIn(s, prefix, { snapshot, keep, modelSha256 }, { post
 }
 
 /** A snapshot given ahead of time, loaded as the engine's prefix: `{ key, tokens }`. */
-export async function loadGiven(s, bytes, modelSha256) {
+export async function loadGiven(s, bytes) {
   const key = await keyOfSnapshot(bytes);
   if (key === null) throw new NeedleError('bad_snapshot', 'bad prefix snapshot: not one');
-  return { key, tokens: s.load_snapshot(bytes, modelSha256) };
+  return { key, tokens: s.load_snapshot(bytes, undefined) };
 }

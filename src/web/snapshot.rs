@@ -68,6 +68,16 @@ impl Session {
         self.engine.snapshot_key(&req).map_err(error)
     }
 
+    /// Gives the container's SHA-256 (32 bytes) a host already took while loading it, so
+    /// snapshots and their keys do not hash the model again.
+    pub fn set_model_sha256(&mut self, digest: &[u8]) -> Result<(), JsValue> {
+        let digest = digest.try_into().map_err(|_| {
+            error(Error::InvalidArgument { name: "model_sha256", reason: "must be 32 bytes" })
+        })?;
+        self.engine.set_model_sha256(digest);
+        Ok(())
+    }
+
     /// Loads a snapshot as the prefix the next request with that system prompt and tools
     /// reuses; returns its prefix tokens. `model_sha256`: the container's 32-byte SHA-256
     /// when the host has it (else the core hashes the model once). A corrupt or truncated

@@ -205,3 +205,14 @@ test("the CLI's snapshot, given to Needle.load or loadSnapshot(), gives a fresh 
   n.dispose();
 });
 
+
+test('a prefix with a date fact is prepared but never stored', async () => {
+  const store = memoryStore();
+  const n = await load({ cache: store });
+  const dated = await n.prepare({ ...OPTS, date: '2026-12-03 Thu 12:00' });
+  assert.equal(dated.snapshot, 'prefilled');
+  const r = await n.complete(QUERY, { ...OPTS, date: '2026-12-03 Thu 12:01' });
+  assert.equal(r.snapshot, null);
+  assert.equal(snapshotsIn(store).length, 0);
+  n.dispose();
+});
