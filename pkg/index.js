@@ -303,15 +303,22 @@ export class Needle {
     }
     return this.#inLane(async () => {
       const { engine, request } = payload;
+      let prefixMs = 0; // what bringing the prefix in took, part of this request's prefill
       if (this.#prefixes.enabled) {
         const { tools, system, date } = request;
-        await this.#prefixes.ensure({ tools, system, date, engine }, { signal }).catch((e) => {
-          if (e.name === 'AbortError') throw e;
-          // Anything else (tools the core cannot read) the request itself reports.
-        });
+        const t0 = performance.now();
+        const step = await this.#prefixes
+          .ensure({ tools, system, date, engine }, { signal })
+          .catch((e) => {
+            if (e.name === 'AbortError') throw e;
+            return {}; // anything else (tools the core cannot read) the request itself reports
+          });
+        if (['loaded', 'saved', 'prefilled'].includes(step.snapshot))
+          prefixMs = performance.now() - t0;
       }
-      const { prefix, ...result } = await this.#call(Req.COMPLETE, payload, { signal, onToken });
-      return { ...result, snapshot: this.#prefixes.resultField(prefix.from, prefix.key) };
+      const { prefix, ...r } = await this.#call(Req.COMPLETE, payload, { signal, onToken });
+      const timings = { ...r.timings, prefill_ms: r.timings.prefill_ms + prefixMs };
+      return { ...r, timings, snapshot: this.#prefixes.resultField(prefix.from, prefix.key) };
     });
   }
 

@@ -72,6 +72,9 @@ test('a stored snapshot is loaded by the next load instead of prefilling, with t
   const made = await first.complete(QUERY, OPTS);
   assert.equal(made.snapshot, 'saved');
   sameAsFresh(made, 'the request that made it');
+  // Its prefill counts the prefix it prefilled before its own ~10 tokens (a fresh request's
+  // prefill, give or take: not a tenth of it).
+  assert.ok(made.timings.prefill_ms > fresh.timings.prefill_ms / 3, `${made.timings.prefill_ms} ms`);
   first.dispose();
   const [[url, entry]] = snapshotsIn(store);
   const n = new DataView(entry.bytes.buffer, entry.bytes.byteOffset).getUint32(128, true);
@@ -215,4 +218,29 @@ test('a prefix with a date fact is prepared but never stored', async () => {
   assert.equal(r.snapshot, null);
   assert.equal(snapshotsIn(store).length, 0);
   n.dispose();
+});
+
+test('eviction drops the least recently used: loading a snapshot marks it used', async () => {
+  const names = ['smart_home', 'media_player', 'wearable'];
+  const sizes = {};
+  for (const name of names) {
+    const probe = memoryStore();
+    const n = await load({ cache: probe });
+    await n.prepare(preset(name));
+    n.dispose();
+    sizes[name] = snapshotsIn(probe)[0][1].bytes.length;
+  }
+  assert.equal(new Set(Object.values(sizes)).size, 3, 'told apart by their sizes');
+  const store = memoryStore();
+  const snapshotBudget = sizes.smart_home + sizes.media_player + sizes.wearable - 1; // any two fit
+  const first = await load({ cache: store, snapshotBudget });
+  await first.prepare(preset('smart_home'));
+  await first.prepare(preset('media_player'));
+  first.dispose();
+  const second = await load({ cache: store, snapshotBudget });
+  assert.equal((await second.prepare(preset('smart_home'))).snapshot, 'loaded');
+  assert.equal((await second.prepare(preset('wearable'))).snapshot, 'saved');
+  second.dispose();
+  const kept = snapshotsIn(store).map(([, e]) => e.bytes.length).sort();
+  assert.deepEqual(kept, [sizes.smart_home, sizes.wearable].sort(), 'media_player, unused longest, went');
 });
