@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 
 import { Needle } from '../../pkg/index.js';
-import { defaultModel } from './helpers.mjs';
+import { SMART_HOME_TOOLS, defaultModel } from './helpers.mjs';
 
 const BYTES = readFileSync(defaultModel());
 const ENV = JSON.parse(readFileSync(new URL('../../www/presets/smart_home.json', import.meta.url), 'utf8'));
@@ -91,5 +91,23 @@ test('an aborted prepare() rejects and leaves the engine answering as a fresh on
   assert.equal((await n.prepare(PREFIX)).snapshot, 'prefilled');
   const whole = performance.now() - t1;
   assert.ok(aborted < whole, `aborted after ${aborted.toFixed(0)} ms; the prefill takes ${whole.toFixed(0)}`);
+  n.dispose();
+});
+
+test('a Needle 2 model has no snapshots: prepare() resolves to null and nothing is stored', async () => {
+  const v2 = readFileSync(new URL('../fixtures/v2/mixed_window/model.cact', import.meta.url));
+  const stored = new Map();
+  const cache = {
+    get: async (url) => stored.get(url),
+    put: async (url, e) => void stored.set(url, e),
+    delete: async (url) => stored.delete(url),
+    keys: async () => [...stored.keys()],
+  };
+  const n = await Needle.load(new Uint8Array(v2), { cache });
+  const prefix = { tools: SMART_HOME_TOOLS, system: 'You control the lights.' };
+  assert.deepEqual(await n.prepare(prefix), { snapshot: null, tokens: 0 });
+  const r = await n.complete('Turn on the kitchen light', { ...prefix, maxTokens: 2 });
+  assert.equal(r.snapshot, null);
+  assert.equal(stored.size, 0);
   n.dispose();
 });
