@@ -194,6 +194,17 @@ test("the CLI's snapshot, given to Needle.load or loadSnapshot(), gives a fresh 
   sameAsFresh(r, 'given at load');
   given.dispose();
 
+  // f32 KV: the CLI's f32 snapshot on an f32 engine, the f32 fresh request's bits.
+  const f32 = await load({ kv: 'f32', snapshots: false });
+  const freshF32 = await f32.complete(QUERY, OPTS);
+  f32.dispose();
+  const givenF32 = await load({ kv: 'f32', snapshots: [native.f32.bytes] });
+  const rF32 = await givenF32.complete(QUERY, OPTS);
+  givenF32.dispose();
+  assert.equal(rF32.snapshot, 'loaded');
+  assert.equal(rF32.usage.cached_tokens, count(native.f32.bytes));
+  assert.deepEqual([rF32.tokens, rF32.confidence], [freshF32.tokens, freshF32.confidence], 'f32');
+
   const n = await load({ snapshots: false });
   const url = pathToFileURL(native.int8.file).href;
   assert.deepEqual(await n.loadSnapshot(url), { tokens: count(native.int8.bytes) });
