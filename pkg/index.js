@@ -212,8 +212,17 @@ export class Needle {
         log,
       );
       if (Array.isArray(options.snapshots)) {
+        // A snapshot only saves a prefill: one that cannot be read is a warning, not a failed load.
         for (const given of options.snapshots) {
-          const { key } = await needle.#prefixes.give(snapshotSource(given), { signal });
+          const { key } = await needle.#prefixes
+            .give(snapshotSource(given), { signal })
+            .catch((e) => {
+              if (e.name === 'AbortError') throw e;
+              log.warn(
+                `needle-web: a snapshot given to load cannot be read (${e.message}); ignored`,
+              );
+              return { key: undefined };
+            });
           if (key === null) log.warn('needle-web: a snapshot given to load is not one; ignored');
         }
       }

@@ -205,6 +205,14 @@ test("the CLI's snapshot, given to Needle.load or loadSnapshot(), gives a fresh 
   assert.equal(rF32.usage.cached_tokens, count(native.f32.bytes));
   assert.deepEqual([rF32.tokens, rF32.confidence], [freshF32.tokens, freshF32.confidence], 'f32');
 
+  // One that cannot be read, or is not a snapshot, is a warning; the load goes on.
+  const log = collector();
+  const missing = pathToFileURL(join(tempDir(), 'missing.snap')).href;
+  const lenient = await load({ snapshots: [missing, BYTES.subarray(0, 300)], logger: log });
+  sameAsFresh(await lenient.complete(QUERY, OPTS), 'after unreadable snapshots');
+  lenient.dispose();
+  assert.equal(log.warnings.length, 2, log.warnings.join('\n'));
+
   const n = await load({ snapshots: false });
   const url = pathToFileURL(native.int8.file).href;
   assert.deepEqual(await n.loadSnapshot(url), { tokens: count(native.int8.bytes) });
