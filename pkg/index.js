@@ -111,7 +111,11 @@ export class Needle {
   #info = null;
   #chat = null;
   #log;
-  #prefixes = null; // prepare.js: prefixes ahead of requests, their snapshots
+  // prepare.js: prefixes ahead of requests, their snapshots (Needle.load sets the options; a
+  // Needle made on a relayed host leaves them to the engine's side)
+  #prefixes = new Prefixes((type, payload, o) => this.#post(type, payload, o), {
+    snapshots: false,
+  });
   // Calls go to the engine one after another, in the order they were made: a complete() may
   // first bring its prefix in (prepare.js), which takes more than one message.
   #lane = Promise.resolve();
@@ -203,7 +207,7 @@ export class Needle {
         { onProgress: progress, signal, transfer: handed.transfer },
       );
       needle.#prefixes = new Prefixes(
-        (type, payload, o) => needle.#call(type, payload, o),
+        (type, payload, o) => needle.#post(type, payload, o),
         {
           snapshots: options.snapshots,
           snapshotBudget: options.snapshotBudget,
@@ -310,25 +314,7 @@ export class Needle {
     } catch (e) {
       return Promise.reject(asArgumentError(e));
     }
-    return this.#inLane(async () => {
-      const { engine, request } = payload;
-      let prefixMs = 0; // what bringing the prefix in took, part of this request's prefill
-      if (this.#prefixes.enabled) {
-        const { tools, system, date } = request;
-        const t0 = performance.now();
-        const step = await this.#prefixes
-          .ensure({ tools, system, date, engine }, { signal })
-          .catch((e) => {
-            if (e.name === 'AbortError') throw e;
-            return {}; // anything else (tools the core cannot read) the request itself reports
-          });
-        if (['loaded', 'saved', 'prefilled'].includes(step.snapshot))
-          prefixMs = performance.now() - t0;
-      }
-      const { prefix, ...r } = await this.#call(Req.COMPLETE, payload, { signal, onToken });
-      const timings = { ...r.timings, prefill_ms: r.timings.prefill_ms + prefixMs };
-      return { ...r, timings, snapshot: this.#prefixes.resultField(prefix.from, prefix.key) };
-    });
+    return this.#inLane(() => this.#call(Req.COMPLETE, payload, { signal, onToken }));
   }
 
   /**
@@ -537,7 +523,41 @@ export class Needle {
     return this.#inLane(() => this.#call(type, payload, options));
   }
 
-  #call(type, payload, { signal, onToken, onProgress, transfer } = {}) {
+  /** One request to the engine: a complete brings its prefix in first (`#complete`). */
+  #call(type, payload, options) {
+    return type === Req.COMPLETE
+      ? this.#complete(payload, options)
+      : this.#post(type, payload, options);
+  }
+
+  /**
+   * A complete request: its system + tools prefix brought in first where a snapshot can be loaded
+   * or kept (prepare.js), then the request; the result says where its prefix came from.
+   */
+  async #complete(payload, options = {}) {
+    const { engine, request } = payload;
+    let prefixMs = 0; // what bringing the prefix in took, part of this request's prefill
+    if (this.#prefixes.enabled) {
+      const { tools, system, date } = request;
+      const t0 = performance.now();
+      const step = await this.#prefixes
+        .ensure({ tools, system, date, engine }, { signal: options.signal })
+        .catch((e) => {
+          if (e.name === 'AbortError') throw e;
+          return {}; // anything else (tools the core cannot read) the request itself reports
+        });
+      if (['loaded', 'saved', 'prefilled'].includes(step.snapshot))
+        prefixMs = performance.now() - t0;
+    }
+    const { prefix, ...r } = await this.#post(Req.COMPLETE, payload, options);
+    const timings = { ...r.timings, prefill_ms: r.timings.prefill_ms + prefixMs };
+    // A relayed engine (another Needle behind the host) has already said it.
+    const snapshot = prefix ? this.#prefixes.resultField(prefix.from, prefix.key) : r.snapshot;
+    return { ...r, timings, snapshot: snapshot ?? null };
+  }
+
+  /** Posts one request to the host and resolves to its reply. */
+  #post(type, payload, { signal, onToken, onProgress, transfer } = {}) {
     if (this.#death) return Promise.reject(this.#death);
     if (this.#disposed)
       return Promise.reject(new NeedleError('disposed', 'this model was disposed'));
