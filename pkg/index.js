@@ -119,6 +119,7 @@ export class Needle {
   // Calls go to the engine one after another, in the order they were made: a complete() may
   // first bring its prefix in (prepare.js), which takes more than one message.
   #lane = Promise.resolve();
+  #pendingInLane = 0;
 
   constructor(host, log = makeLogger()) {
     if (!host || !host.port) throw new TypeError('use Needle.load(source, options)');
@@ -502,10 +503,24 @@ export class Needle {
     return this.#disposed;
   }
 
-  /** Runs `fn` after the calls before it in the lane (each of them done or failed). */
+  /**
+   * Runs `fn` after the calls before it in the lane (each of them done or failed); at once when
+   * none is pending, so a request is posted before anything that follows the call (a closed port).
+   */
   #inLane(fn) {
-    const run = this.#lane.then(fn);
-    this.#lane = run.catch(() => {});
+    let run;
+    if (this.#pendingInLane === 0) {
+      try {
+        run = Promise.resolve(fn());
+      } catch (e) {
+        run = Promise.reject(e);
+      }
+    } else run = this.#lane.then(fn);
+    this.#pendingInLane += 1;
+    const done = () => {
+      this.#pendingInLane -= 1;
+    };
+    this.#lane = run.then(done, done);
     return run;
   }
 

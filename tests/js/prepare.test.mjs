@@ -111,3 +111,17 @@ test('a Needle 2 model has no snapshots: prepare() resolves to null and nothing 
   assert.equal(stored.size, 0);
   n.dispose();
 });
+
+test('a call is posted at once when nothing is before it in the lane, else after it', async () => {
+  const posted = [];
+  const host = { port: { postMessage: (m) => posted.push(m.type), onmessage: null } };
+  const relayed = new Needle(host); // a Needle on a relayed host: snapshots are the engine side's
+  relayed.complete('Turn on the lights');
+  assert.deepEqual(posted, ['complete'], 'posted before complete() returned');
+  relayed.tokenize('queued behind the complete');
+  await new Promise((r) => setTimeout(r, 20));
+  assert.deepEqual(posted, ['complete'], 'the tokenize waits for the complete');
+  host.port.onmessage({ data: { type: 'result', id: 1, value: { timings: { prefill_ms: 0 } } } });
+  await new Promise((r) => setTimeout(r, 20));
+  assert.deepEqual(posted, ['complete', 'tokenize']);
+});
