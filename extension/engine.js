@@ -18,10 +18,22 @@ async function load() {
   } catch (e) {
     notice = `Using the bundled model: ${e.message}.`;
   }
-  // The model is inside the extension already: storage would only duplicate it.
-  const needle = await Needle.load(source, { cache: 'none' });
+  // The model is inside the extension already: storage would only duplicate it. Its presets'
+  // prefixes come prefilled (tools/extension.mjs).
+  const snapshots = source === MODEL ? await shippedSnapshots() : [];
+  const needle = await Needle.load(source, { cache: 'none', snapshots });
   needle.label = { name, notice, loadedAt: Date.now() };
   return needle;
+}
+
+/** The URLs of the bundled model's preset snapshots (snapshots/index.json), or none. */
+async function shippedSnapshots() {
+  try {
+    const list = await (await fetch('./snapshots/index.json')).json();
+    return list.map((file) => new URL(`./snapshots/${file}`, location.href).href);
+  } catch {
+    return [];
+  }
 }
 
 function current() {

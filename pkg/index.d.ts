@@ -142,6 +142,15 @@ export interface LoadOptions {
    */
   stallTimeout?: number;
   /**
+   * Prefix snapshots (default true): a system + tools prefix, once prefilled, is stored beside the
+   * model (in `cache`'s storage) and loaded by a later page's first request or `prepare()` instead
+   * of prefilling it. An array also brings in snapshots made ahead of time (`needle snapshot`):
+   * URLs or bytes. `false`: none are stored or loaded.
+   */
+  snapshots?: boolean | ReadonlyArray<SnapshotSource>;
+  /** Bytes the stored snapshots may take together (default 256 MiB); the least recently used go first. */
+  snapshotBudget?: number;
+  /**
    * The folder holding the package's worker.js and wasm/ when they are not beside this module (a
    * bundle that did not copy them). A worker on another origin (a CDN) starts through a
    * same-origin blob: module either way.
@@ -451,6 +460,43 @@ export interface CompletionResult<Name extends string = string> {
   tokens: number[];
   /** Bytes held by the KV cache after this completion. */
   kv_bytes: number;
+  /**
+   * How the system + tools prefix this request ran on came to the engine: 'loaded' (from a
+   * stored or given snapshot), 'saved' (prefilled and stored as a snapshot), else null.
+   */
+  snapshot: 'loaded' | 'saved' | null;
+}
+
+/** A prefix snapshot made ahead of time: its URL or its bytes. */
+export type SnapshotSource = string | URL | Uint8Array | ArrayBuffer | ArrayBufferView;
+
+/** The system + tools prefix `prepare()` brings into the engine. */
+export interface PrefixOptions {
+  tools?: readonly Tool[] | string;
+  system?: string;
+  /** The date fact's value ('YYYY-MM-DD Ddd HH:MM'), as `complete()` takes it. */
+  date?: string;
+}
+
+export interface Prepared {
+  /**
+   * 'held': the engine already held it; 'loaded': from a snapshot; 'saved': prefilled and stored;
+   * 'prefilled': prefilled, not stored (no storage, or `snapshots: false`); null: nothing to
+   * prepare (no system prompt or tools, or a Needle 2 model).
+   */
+  snapshot: 'held' | 'loaded' | 'saved' | 'prefilled' | null;
+  /** Prefix tokens it holds (null when held already). */
+  tokens: number | null;
+}
+
+export interface CachedSnapshot {
+  /** Its entry in storage (`Needle.evict(url)` drops it). */
+  url: string;
+  /** SHA-256 of what its header names: format version, model, engine options, prefix ids. */
+  key: string;
+  bytes: number;
+  /** When it was stored or last used. */
+  cachedAt: number | null;
 }
 
 export interface ModelInfo {
@@ -495,7 +541,9 @@ export interface CacheUsage {
   /** The storage in use: the first that works ('auto'), the one named, or 'custom'. */
   backend: CacheBackend | 'custom';
   models: CachedModel[];
-  /** Total bytes of the cached models. */
+  /** Prefix snapshots stored beside the models. */
+  snapshots: CachedSnapshot[];
+  /** Total bytes of the cached models and snapshots. */
   bytes: number;
   /** The origin's storage estimate, where the platform gives one. */
   usage: number | null;
@@ -539,6 +587,16 @@ export class Needle {
     query: string,
     options?: CompleteOptions<T>,
   ): AsyncGenerator<TokenChunk | CompletionResult<ToolName<T>>, void, undefined>;
+  /**
+   * Prefills a system + tools prefix in the engine now (or loads its snapshot), so the request
+   * that follows runs only its own tokens; a `complete()` sent meanwhile waits for it.
+   */
+  prepare(prefix: PrefixOptions, options?: { signal?: AbortSignal }): Promise<Prepared>;
+  /** Loads a snapshot made ahead of time as the engine's prefix (and keeps it for its requests). */
+  loadSnapshot(
+    snapshot: SnapshotSource,
+    options?: { signal?: AbortSignal },
+  ): Promise<{ tokens: number }>;
   reset(): Promise<null>;
   tokenize(text: string): Promise<Uint32Array>;
   detokenize(ids: ArrayLike<number>): Promise<string>;

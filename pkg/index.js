@@ -17,6 +17,7 @@ import { makeLogger } from './log.js';
 import { startHost } from './host/index.js';
 import { isModelName, modelHost, resolveModel, setModelHost } from './models.js';
 import { LOAD_STALL_MS, watchStall, withinStallBound } from './stall.js';
+import { Prefixes } from './prepare.js';
 
 export { NeedleError };
 
@@ -110,6 +111,15 @@ export class Needle {
   #info = null;
   #chat = null;
   #log;
+  // prepare.js: prefixes ahead of requests, their snapshots (Needle.load sets the options; a
+  // Needle made on a relayed host leaves them to the engine's side)
+  #prefixes = new Prefixes((type, payload, o) => this.#post(type, payload, o), {
+    snapshots: false,
+  });
+  // Calls go to the engine one after another, in the order they were made: a complete() may
+  // first bring its prefix in (prepare.js), which takes more than one message.
+  #lane = Promise.resolve();
+  #pendingInLane = 0;
 
   constructor(host, log = makeLogger()) {
     if (!host || !host.port) throw new TypeError('use Needle.load(source, options)');
@@ -128,7 +138,9 @@ export class Needle {
    *            kv: 'f32' | 'int8', numerics: 'exact' | 'deploy', layers, maxContext,
    *            simd: 'auto' | boolean, threads: 'auto' | number | false, transfer = false, signal,
    *            stallTimeout = 120000 (ms without progress, then the load fails: code 'timeout'),
-   *            assetBase (the folder of worker.js and wasm/), workerUrl (spawn.js) }
+   *            assetBase (the folder of worker.js and wasm/), workerUrl (spawn.js),
+   *            snapshots: true | false | [url | bytes] (prefix snapshots, and ones made ahead of
+   *            time), snapshotBudget (bytes stored snapshots may take; the least recently used go) }
    * Phases: 'download' | 'cache' | 'read' | 'init'. Rejects with a NeedleError.
    */
   static async load(source = undefined, options = {}) {
@@ -170,7 +182,8 @@ export class Needle {
     const handed = handOver(wire, host, options.transfer === true);
     const opts = {
       integrity,
-      cache,
+      // A caller's store is used on this thread (its functions cannot cross to the worker).
+      cache: storage.isCustomStore(cache) ? 'none' : cache,
       fetch:
         options.fetch && typeof options.fetch === 'object'
           ? { headers: Object.fromEntries(new Headers(options.fetch.headers)) }
@@ -194,6 +207,30 @@ export class Needle {
         { source: handed.wire, options: opts },
         { onProgress: progress, signal, transfer: handed.transfer },
       );
+      needle.#prefixes = new Prefixes(
+        (type, payload, o) => needle.#post(type, payload, o),
+        {
+          snapshots: options.snapshots,
+          snapshotBudget: options.snapshotBudget,
+          cache: options.cache,
+        },
+        log,
+      );
+      if (Array.isArray(options.snapshots)) {
+        // A snapshot only saves a prefill: one that cannot be read is a warning, not a failed load.
+        for (const given of options.snapshots) {
+          const { key } = await needle.#prefixes
+            .give(snapshotSource(given), { signal })
+            .catch((e) => {
+              if (e.name === 'AbortError') throw e;
+              log.warn(
+                `needle-web: a snapshot given to load cannot be read (${e.message}); ignored`,
+              );
+              return { key: undefined };
+            });
+          if (key === null) log.warn('needle-web: a snapshot given to load is not one; ignored');
+        }
+      }
     } catch (e) {
       needle.dispose();
       throw e;
@@ -243,7 +280,10 @@ export class Needle {
     setModelHost(host);
   }
 
-  /** `{ backend, models: [{url, bytes, sha256, cachedAt}], bytes, usage, quota }`. */
+  /**
+   * `{ backend, models: [{url, bytes, sha256, cachedAt}], snapshots: [{url, key, bytes, cachedAt}],
+   * bytes, usage, quota }`; `evict(url)` drops a model or a snapshot.
+   */
   static cacheUsage(options = {}) {
     return storage.cacheUsage(options.cache);
   }
@@ -255,7 +295,7 @@ export class Needle {
 
   /** Refreshes `info` (its `kv_bytes` grows as the context fills). */
   async refreshInfo() {
-    this.#info = await this.#call(Req.INFO, {});
+    this.#info = await this.#inLane(() => this.#call(Req.INFO, {}));
     return this.#info;
   }
 
@@ -267,7 +307,60 @@ export class Needle {
    */
   complete(query, options = {}) {
     const { signal, onToken } = options ?? {};
-    return this.#request(Req.COMPLETE, () => toRequest(query, options ?? {}), { signal, onToken });
+    if (signal?.aborted)
+      return Promise.reject(new NeedleError('aborted', 'aborted before it started'));
+    let payload;
+    try {
+      payload = toRequest(query, options ?? {});
+    } catch (e) {
+      return Promise.reject(asArgumentError(e));
+    }
+    return this.#inLane(() => this.#call(Req.COMPLETE, payload, { signal, onToken }));
+  }
+
+  /**
+   * Prefills the system + tools prefix of `{ tools, system, date }` in the engine now (off the
+   * caller's thread), so the request that follows runs only its own tokens; a `complete()` sent
+   * meanwhile waits for it. Loads its snapshot instead where one is stored or given, and stores
+   * the one it makes. A no-op when the engine holds that prefix. Resolves to
+   * `{ snapshot: 'held' | 'loaded' | 'saved' | 'prefilled' | null, tokens }` (null: no prefix
+   * to keep, or a Needle 2 model); `signal` aborts it.
+   */
+  prepare(prefix = {}, { signal } = {}) {
+    let p;
+    try {
+      p = {
+        tools: toolsToJson(prefix?.tools),
+        system: optionalText(prefix?.system),
+        date: optionalText(prefix?.date),
+      };
+    } catch (e) {
+      return Promise.reject(asArgumentError(e));
+    }
+    return this.#inLane(async () => {
+      const { snapshot, tokens } = await this.#prefixes.ensure(p, { signal, explicit: true });
+      return { snapshot, tokens };
+    });
+  }
+
+  /**
+   * Brings in a snapshot made ahead of time (`needle snapshot`, or another page's): `urlOrBytes`
+   * is loaded as the engine's prefix now, and kept for the requests with that prefix. Resolves to
+   * `{ tokens }`; a snapshot of another model or engine option rejects (`snapshot_mismatch`), a
+   * damaged one too (`bad_snapshot`).
+   */
+  loadSnapshot(urlOrBytes, { signal } = {}) {
+    let source;
+    try {
+      source = snapshotSource(urlOrBytes);
+    } catch (e) {
+      return Promise.reject(asArgumentError(e));
+    }
+    return this.#inLane(async () => {
+      const { bytes } = await this.#prefixes.give(source, { signal });
+      const { tokens } = await this.#call(Req.SNAPSHOT, { bytes }, { signal });
+      return { tokens };
+    });
   }
 
   /**
@@ -319,9 +412,19 @@ export class Needle {
     }
   }
 
-  /** A multi-turn conversation: options { tools, system, autoDate = false, stateless, logger } (conversation.js). */
+  /**
+   * A multi-turn conversation: options { tools, system, autoDate = false, stateless, logger }
+   * (conversation.js). Its system + tools prefix is prepared at once (without the date fact,
+   * which changes by the minute).
+   */
   conversation(options = {}) {
-    return new Conversation(this, options);
+    const c = new Conversation(this, options);
+    if (!options?.autoDate && (c.tools.length > 0 || c.system !== null)) {
+      this.prepare({ tools: c.tools, system: c.system }).catch((e) =>
+        this.#log.debug(`needle-web: the conversation's prefix was not prepared (${e.message})`),
+      );
+    }
+    return c;
   }
 
   /** The agent loop on a fresh conversation: tools may carry functions (agent.js). */
@@ -347,7 +450,7 @@ export class Needle {
 
   /** Clears the conversation state (KV cache). */
   reset() {
-    return this.#call(Req.RESET, {});
+    return this.#inLane(() => this.#call(Req.RESET, {}));
   }
 
   /** Token ids of `text` (no BOS). */
@@ -401,6 +504,27 @@ export class Needle {
   }
 
   /**
+   * Runs `fn` after the calls before it in the lane (each of them done or failed); at once when
+   * none is pending, so a request is posted before anything that follows the call (a closed port).
+   */
+  #inLane(fn) {
+    let run;
+    if (this.#pendingInLane === 0) {
+      try {
+        run = Promise.resolve(fn());
+      } catch (e) {
+        run = Promise.reject(e);
+      }
+    } else run = this.#lane.then(fn);
+    this.#pendingInLane += 1;
+    const done = () => {
+      this.#pendingInLane -= 1;
+    };
+    this.#lane = run.then(done, done);
+    return run;
+  }
+
+  /**
    * Sends one request whose payload `build` makes from the caller's arguments: whatever it throws
    * becomes a rejected promise with a NeedleError, never a synchronous throw.
    */
@@ -411,10 +535,44 @@ export class Needle {
     } catch (e) {
       return Promise.reject(asArgumentError(e));
     }
-    return this.#call(type, payload, options);
+    return this.#inLane(() => this.#call(type, payload, options));
   }
 
-  #call(type, payload, { signal, onToken, onProgress, transfer } = {}) {
+  /** One request to the engine: a complete brings its prefix in first (`#complete`). */
+  #call(type, payload, options) {
+    return type === Req.COMPLETE
+      ? this.#complete(payload, options)
+      : this.#post(type, payload, options);
+  }
+
+  /**
+   * A complete request: its system + tools prefix brought in first where a snapshot can be loaded
+   * or kept (prepare.js), then the request; the result says where its prefix came from.
+   */
+  async #complete(payload, options = {}) {
+    const { engine, request } = payload;
+    let prefixMs = 0; // what bringing the prefix in took, part of this request's prefill
+    if (this.#prefixes.enabled) {
+      const { tools, system, date } = request;
+      const t0 = performance.now();
+      const step = await this.#prefixes
+        .ensure({ tools, system, date, engine }, { signal: options.signal })
+        .catch((e) => {
+          if (e.name === 'AbortError') throw e;
+          return {}; // anything else (tools the core cannot read) the request itself reports
+        });
+      if (['loaded', 'saved', 'prefilled'].includes(step.snapshot))
+        prefixMs = performance.now() - t0;
+    }
+    const { prefix, ...r } = await this.#post(Req.COMPLETE, payload, options);
+    const timings = { ...r.timings, prefill_ms: r.timings.prefill_ms + prefixMs };
+    // A relayed engine (another Needle behind the host) has already said it.
+    const snapshot = prefix ? this.#prefixes.resultField(prefix.from, prefix.key) : r.snapshot;
+    return { ...r, timings, snapshot: snapshot ?? null };
+  }
+
+  /** Posts one request to the host and resolves to its reply. */
+  #post(type, payload, { signal, onToken, onProgress, transfer } = {}) {
     if (this.#death) return Promise.reject(this.#death);
     if (this.#disposed)
       return Promise.reject(new NeedleError('disposed', 'this model was disposed'));
@@ -491,6 +649,13 @@ function asArgumentError(e) {
   return e instanceof NeedleError
     ? e
     : new NeedleError('invalid_argument', `cannot send this request: ${(e && e.message) || e}`);
+}
+
+/** A snapshot source: bytes as they are, a URL resolved against the page. */
+function snapshotSource(src) {
+  if (src instanceof ArrayBuffer || ArrayBuffer.isView(src)) return src;
+  if (typeof src === 'string' || src instanceof URL) return resolveUrl(src);
+  throw new NeedleError('invalid_argument', 'a snapshot is a URL, Uint8Array or ArrayBuffer');
 }
 
 /** An optional text argument: null when absent, else its string form. */

@@ -22,6 +22,16 @@ export const Req = Object.freeze({
   DETOKENIZE: 'detokenize', // { ids } -> string
   RENDER: 'render', // { query, tools, system } -> string
   LOGITS: 'logits', // { ids } -> Float32Array, rows x vocab
+  // { tools, system, date, engine? } -> { key, held }: the stored-snapshot key of that system +
+  // tools prefix (null when it has none to keep, or `engine` options rebuild the engine) and how
+  // the engine came to hold it, if it does
+  // ('loaded' | 'saved' | 'prefilled' | 'request').
+  PREFIX: 'prefix',
+  // { tools, system, date, key, snapshot?, keep } -> { key, snapshot, tokens, bytes? }: brings
+  // that prefix into the engine (engine/prefix.js): nothing to do ('held'), the snapshot given
+  // ('loaded'), else prefilled in chunks (abortable); `bytes`: its snapshot, when `keep`.
+  PREPARE: 'prepare',
+  SNAPSHOT: 'snapshot', // { bytes } -> { key, tokens }: loads a snapshot as the engine's prefix
   DISPOSE: 'dispose', // {} -> null; frees the engine
 });
 
@@ -45,7 +55,8 @@ export const ThreadMsg = Object.freeze({
 /**
  * Every failure the package reports. `code` is stable and machine-readable: the Rust core's codes
  * (`bad_tag`, `truncated`, `bad_header`, `bad_tensor`, `bad_tokenizer`, `token_out_of_vocab`,
- * `context_full`, `bad_json`, `invalid_utf8`, `invalid_argument`, `unsupported`) plus the JS ones:
+ * `context_full`, `bad_json`, `invalid_utf8`, `invalid_argument`, `unsupported`, `bad_snapshot`,
+ * `snapshot_mismatch`) plus the JS ones:
  * `aborted`, `bad_source`, `fetch_failed`, `integrity`, `disposed`, `worker_died`, `timeout`, `engine_trap`
  * (a WebAssembly trap: the engine is dropped), `wasm_failed`, `ungrounded`, `internal`.
  */

@@ -2,7 +2,8 @@
 // Runs as a module Web Worker (started by index.js), or inline on the caller's thread through
 // `serve(port)` where no Worker exists (Node). This file is the message loop; the jobs live in
 // engine/: build.js (which wasm build, its threads), source.js and load.js (a model's bytes into
-// an engine), model.js (the loaded model), generate.js (prefill and the decode loop).
+// an engine), model.js (the loaded model), generate.js (prefill and the decode loop), prefix.js
+// (a system + tools prefix ahead of a request, and its snapshots).
 import { Req, Reply, NeedleError, errorToWire } from './protocol.js';
 import { inWorker } from './engine/build.js';
 import { Model } from './engine/model.js';
@@ -44,12 +45,16 @@ export function serve(port, { thread = inWorker ? 'worker' : 'inline' } = {}) {
   const handlers = {
     [Req.LOAD]: load,
     [Req.COMPLETE]: (id, m) => model.complete(id, m, { send, aborted: () => aborted.has(id) }),
-    [Req.RESET]: () => (model.need().reset(), null),
+    [Req.PREFIX]: (_id, m) => model.prefix(m),
+    [Req.PREPARE]: (id, m) =>
+      model.prepare(m, { post: (r) => send({ ...r, id }), aborted: () => aborted.has(id) }),
+    [Req.SNAPSHOT]: (_id, m) => model.loadSnapshot(m.bytes),
+    [Req.RESET]: () => (model.need().reset(), model.forgetPrefix(), null),
     [Req.INFO]: () => model.info(),
     [Req.TOKENIZE]: (_id, m) => model.need().encode(m.text),
     [Req.DETOKENIZE]: (_id, m) => model.need().decode(model.tokenIds(m.ids)),
     [Req.RENDER]: (_id, m) => model.need().render(m.query, m.tools, m.system ?? undefined),
-    [Req.LOGITS]: (_id, m) => model.need().logits(model.tokenIds(m.ids)),
+    [Req.LOGITS]: (_id, m) => (model.forgetPrefix(), model.need().logits(model.tokenIds(m.ids))),
     [Req.DISPOSE]: () => {
       model.dispose();
       lentBytes.clear();
@@ -64,7 +69,9 @@ export function serve(port, { thread = inWorker ? 'worker' : 'inline' } = {}) {
       const handler = handlers[msg.type];
       if (!handler) throw new NeedleError('invalid_argument', `unknown request type ${msg.type}`);
       const value = await handler(id, msg);
-      const transfer = ArrayBuffer.isView(value) ? [value.buffer] : [];
+      // Bytes made here (logits, a snapshot) move to the client rather than being copied.
+      const made = ArrayBuffer.isView(value) ? value : value && value.bytes;
+      const transfer = ArrayBuffer.isView(made) ? [made.buffer] : [];
       send({ type: Reply.RESULT, id, value }, transfer);
     } catch (e) {
       if (e instanceof WebAssembly.RuntimeError) model.trapped(e.message);

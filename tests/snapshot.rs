@@ -199,3 +199,50 @@ fn needle_2_snapshots_are_refused_as_unsupported() {
         );
     }
 }
+
+#[test]
+fn a_snapshot_key_names_its_header_and_misses_when_anything_changes() {
+    let case = cases().into_iter().find(|c| request(c).0.tools_json.trim() != "[]").unwrap();
+    let (req, _) = request(&case);
+    let key = |kv, system: Option<&str>| {
+        let opts = LoadOptions { kv: Some(kv), ..LoadOptions::default() };
+        let mut r = Request::new("", req.tools_json);
+        r.system = system;
+        Engine::load(&case.bytes, &opts).unwrap().snapshot_key(&r).unwrap()
+    };
+    let opts = LoadOptions { kv: Some(KvPrecision::Int8), ..LoadOptions::default() };
+    let bytes = Engine::load(&case.bytes, &opts).unwrap().save_snapshot(&req).unwrap();
+    let named: Vec<u8> = [&bytes[8..12], &bytes[44..136]].concat();
+    assert_eq!(key(KvPrecision::Int8, req.system), named, "the key is the header's naming");
+    assert_ne!(key(KvPrecision::F32, req.system), named, "another KV precision misses");
+    assert_ne!(key(KvPrecision::Int8, Some("Another system prompt.")), named, "another prefix");
+}
+
+#[test]
+fn a_snapshot_made_in_steps_is_the_one_made_at_once() {
+    // Every case (windowed rings included) in every KV precision and numerics.
+    for case in cases() {
+        let (req, _) = request(&case);
+        if req.system.is_none() && req.tools_json.trim() == "[]" {
+            continue;
+        }
+        for (kv, numerics) in MODES {
+            let label = format!("{} {kv:?} {numerics:?}", case.name);
+            let opts = LoadOptions { kv: Some(kv), numerics, ..LoadOptions::default() };
+            let whole = Engine::load(&case.bytes, &opts).unwrap().save_snapshot(&req).unwrap();
+            let mut engine = Engine::load(&case.bytes, &opts).unwrap();
+            run(&mut engine, &req); // a request before: the steps start from a fresh state
+            let ids = engine.begin_snapshot(&req).unwrap();
+            assert!(engine.seal_snapshot(&ids).is_err(), "{label}: sealed before its ids ran");
+            let mut steps = 0;
+            while !engine.snapshot_step(&ids, 7).unwrap() {
+                steps += 1;
+            }
+            assert!(steps > 1, "{label}: {} ids ran in {steps} steps", ids.len());
+            assert!(engine.seal_snapshot(&ids).unwrap() == whole, "{label}: the same bytes");
+            // The engine keeps it as its prefix copy: the next request runs on from it.
+            let (_, done) = run(&mut engine, &req);
+            assert_eq!(done.cached_tokens, ids.len(), "{label}");
+        }
+    }
+}

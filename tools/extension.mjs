@@ -1,10 +1,21 @@
 #!/usr/bin/env node
 // Assembles the offline browser extension (extension/) into a directory Chromium loads unpacked:
 // the popup and options page, the npm package (pkg/: worker engine and its wasm builds), the tool presets and the
-// embedded default model, with the package's version in the manifest. Needs ./build.sh first.
+// embedded default model and its presets' prefix snapshots (made by the native CLI), with the
+// package's version in the manifest. Needs ./build.sh and the CLI (NEEDLE_CLI, default
+// target/release/needle: cargo build --release --features cli --bin needle) first.
 //
 //   node tools/extension.mjs [--out target/extension] [--model www/models/default.cact]
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -31,6 +42,7 @@ const PKG_FILES = [
   'openai-fields.js',
   'structured.js',
   'spawn.js',
+  'prepare.js',
 ];
 // The worker imports all three builds; an extension page is not cross-origin isolated, so it runs
 // the SIMD one (the threaded glue is only loaded, never started).
@@ -77,11 +89,39 @@ export function assembleExtension({
   if (!existsSync(model)) throw new Error(`${model}: no such model`);
   mkdirSync(join(out, 'models'), { recursive: true });
   cpSync(model, join(out, 'models/default.cact'));
+  presetSnapshots(model, join(out, 'snapshots'));
 
   const manifest = JSON.parse(readFileSync(join(ROOT, 'extension/manifest.json'), 'utf8'));
   manifest.version = JSON.parse(readFileSync(join(ROOT, 'pkg/package.json'), 'utf8')).version;
   writeFileSync(join(out, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   return { out };
+}
+
+/**
+ * The presets' system + tools prefixes for the embedded model, prefilled ahead of time by the
+ * native CLI (`needle snapshot`, the browser's bits), and their list: the engine gives them to
+ * Needle.load, so a popup's first request runs only its query.
+ */
+function presetSnapshots(model, out) {
+  const cli = resolve(ROOT, process.env.NEEDLE_CLI || 'target/release/needle');
+  if (!existsSync(cli))
+    throw new Error(`${cli} is missing (cargo build --release --features cli --bin needle)`);
+  mkdirSync(out, { recursive: true });
+  const names = readdirSync(join(ROOT, 'www/presets'))
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => f.slice(0, -'.json'.length))
+    .sort();
+  for (const name of names) {
+    const file = join(out, `${name}.snap`);
+    execFileSync(cli, ['snapshot', '--model', model, '--preset', name, '--out', file], {
+      stdio: 'ignore',
+    });
+  }
+  writeFileSync(
+    join(out, 'index.json'),
+    `${JSON.stringify(names.map((n) => `${n}.snap`))}
+`,
+  );
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

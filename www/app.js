@@ -14,6 +14,7 @@ const $ = (id) => document.getElementById(id);
 
 let needle = null;
 let running = null; // AbortController of the generation in flight
+let preparing = null; // AbortController of the prepare() in flight
 
 const fmtBytes = (n) =>
   n >= 1 << 30
@@ -36,7 +37,10 @@ function setState(state, message) {
 async function initPresets() {
   editor = presetEditor($, await loadPresets());
   const select = $('preset');
-  select.addEventListener('change', () => editor.apply(select.value));
+  select.addEventListener('change', () => {
+    editor.apply(select.value);
+    prepareTools();
+  });
   $('tools').addEventListener('input', () => {
     select.value = 'custom';
     editor.checkTools();
@@ -95,8 +99,44 @@ async function loadModel() {
     document.body.dataset.loadMs = String(ms);
     $('progress').hidden = true;
     setState('ready', 'Ready.');
+    prepareTools();
   } catch (e) {
     setState('error', `Could not load the model: ${e.message} (${e.code})`);
+  }
+  refreshCache();
+}
+
+// The preset's system prompt and tools, prefilled (or loaded from the snapshot an earlier visit
+// stored) while the user types: the question then runs only its own tokens.
+const PREPARED = {
+  held: 'already in the engine',
+  loaded: 'loaded from a stored snapshot',
+  saved: 'prefilled, stored for the next visit',
+  prefilled: 'prefilled',
+};
+
+async function prepareTools() {
+  const tools = editor.checkTools();
+  if (!needle || tools === null) return;
+  if (preparing) preparing.abort();
+  const ctl = (preparing = new AbortController());
+  const line = $('prepared');
+  line.textContent = 'Preparing the tools…';
+  document.body.dataset.prepared = 'running';
+  const t0 = performance.now();
+  try {
+    const system = $('system').value || undefined;
+    const p = await needle.prepare({ tools, system }, { signal: ctl.signal });
+    const tokens = p.tokens ? ` (${p.tokens} tokens)` : '';
+    line.textContent = p.snapshot
+      ? `Tools prepared${tokens}: ${PREPARED[p.snapshot]}, ${fmtMs(performance.now() - t0)}.`
+      : '';
+    document.body.dataset.prepared = p.snapshot ?? 'none';
+  } catch (e) {
+    if (e.name !== 'AbortError') line.textContent = `The tools were not prepared: ${e.message}`;
+    document.body.dataset.prepared = 'failed';
+  } finally {
+    if (preparing === ctl) preparing = null;
   }
   refreshCache();
 }
@@ -106,14 +146,17 @@ async function refreshCache() {
   const usage = await Needle.cacheUsage().catch(() => null);
   list.replaceChildren();
   if (!usage) return;
-  $('cache-total').textContent = usage.models.length
-    ? `(${usage.models.length}, ${fmtBytes(usage.bytes)})`
+  const entries = [...usage.models, ...usage.snapshots];
+  $('cache-total').textContent = entries.length
+    ? `(${entries.length}, ${fmtBytes(usage.bytes)})`
     : '(none)';
-  for (const m of usage.models) {
+  for (const m of entries) {
     const li = document.createElement('li');
     const name = document.createElement('span');
     name.className = 'url';
-    name.textContent = new URL(m.url).pathname.split('/').pop() || m.url;
+    name.textContent = m.key
+      ? `tools snapshot ${m.key.slice(0, 8)}`
+      : new URL(m.url).pathname.split('/').pop() || m.url;
     name.title = m.url;
     const size = document.createElement('span');
     size.className = 'muted';
@@ -182,6 +225,12 @@ function showResult(r, stopped) {
   stat(dl, 'prefill', fmtMs(r.timings.prefill_ms));
   stat(dl, 'decode', fmtMs(r.timings.decode_ms));
   stat(dl, 'tokens', `${r.usage.prompt_tokens} prompt + ${r.usage.completion_tokens} generated`);
+  const from = r.snapshot
+    ? ` (${r.snapshot === 'loaded' ? 'from a snapshot' : 'snapshot stored'})`
+    : '';
+  stat(dl, 'reused', `${r.usage.cached_tokens} prompt tokens${from}`);
+  document.body.dataset.snapshot = r.snapshot ?? 'none';
+  document.body.dataset.cachedTokens = String(r.usage.cached_tokens);
   stat(dl, 'KV memory', fmtBytes(r.kv_bytes));
   stat(dl, 'stop', stopped ? 'stopped by you' : r.stop_reason);
   $('result-json').textContent = JSON.stringify(r, null, 2);
@@ -266,7 +315,7 @@ async function init() {
   $('stop').addEventListener('click', () => running && running.abort());
   $('clear-cache').addEventListener('click', async () => {
     const usage = await Needle.cacheUsage();
-    await Promise.all(usage.models.map((m) => Needle.evict(m.url)));
+    await Promise.all([...usage.models, ...usage.snapshots].map((m) => Needle.evict(m.url)));
     refreshCache();
   });
   initTabs($('tabs'));

@@ -6,7 +6,7 @@ import { Reply, NeedleError } from '../protocol.js';
 
 // Yields to the event loop so a queued `abort` message is handled between two tokens. A
 // MessageChannel round trip is a task without setTimeout's 4 ms clamp.
-const yieldNow = (() => {
+export const yieldNow = (() => {
   if (typeof setImmediate === 'function') return () => new Promise((r) => setImmediate(r));
   if (typeof MessageChannel === 'function') {
     const ch = new MessageChannel();
@@ -29,7 +29,7 @@ const yieldNow = (() => {
 const PREFILL_CHUNK_MS = 120;
 
 /** The next chunk's token count, from the last one's: `tokens` ran in `ms`. */
-function nextChunk(tokens, ms) {
+export function nextChunk(tokens, ms) {
   const scale = Math.min(2, PREFILL_CHUNK_MS / Math.max(ms, 1));
   return Math.max(1, Math.min(1024, Math.floor(tokens * scale)));
 }

@@ -4,6 +4,7 @@
 import { NeedleError } from '../protocol.js';
 import { engineConfig, loadSession } from './load.js';
 import { generate } from './generate.js';
+import { bringIn, loadGiven, prefixKey } from './prefix.js';
 
 const sameConfig = (a, b) =>
   a.kv === b.kv && a.numerics === b.numerics && a.layers === b.layers && a.context === b.context;
@@ -30,6 +31,9 @@ export class Model {
   #crashed = null; // the trap that killed the engine
   #thread;
   #requestOptions = new Set(); // the names the core reads from a request (session::OPTIONS)
+  // The system + tools prefix the engine's prefix cache holds: { key, from: 'loaded' |
+  // 'prefilled' | 'request' } (engine/prefix.js), or null when unknown.
+  #held = null;
 
   /** `thread`: what `info.thread` reports ('worker' | 'inline'). */
   constructor(thread) {
@@ -57,6 +61,11 @@ export class Model {
   async load(source, options, io) {
     const loaded = await loadSession(source, options, { ...io, before: () => this.#free() });
     this.#session = loaded.session;
+    this.#held = null;
+    // Snapshots and their keys name the model by its SHA-256: the load's, where it took one.
+    const hex = loaded.base.sha256;
+    if (hex)
+      this.#session.set_model_sha256(Uint8Array.from(hex.match(/../g), (h) => parseInt(h, 16)));
     this.#loadConfig = this.#config = loaded.config;
     this.#base = loaded.base;
     this.#requestOptions = loaded.requestOptions;
@@ -64,23 +73,70 @@ export class Model {
   }
 
   /** One request: the engine options it asks for (for this request only), then the generation. */
-  complete(id, { engine: e, request }, io) {
+  async complete(id, { engine: e, request }, io) {
     const s = this.need();
     // The core refuses an unknown name too; this says which one.
     const unknown = Object.keys(request).find((k) => !this.#requestOptions.has(k));
     if (unknown !== undefined)
       throw new NeedleError('invalid_argument', `complete(): unknown option ${unknown}`);
-    const want = {
+    const want = this.#wanted(e);
+    if (!sameConfig(want, this.#config)) {
+      this.#held = null;
+      s.reconfigure(want.kv, want.numerics, want.layers, want.context);
+      this.#config = want;
+    }
+    const key = await prefixKey(s, request).catch(() => null);
+    const from = key !== null && this.#held?.key === key ? this.#held.from : null;
+    this.#held = null; // until the request has run
+    const result = await generate(s, id, request, io);
+    this.#held = key === null ? null : { key, from: from ?? 'request' };
+    return { ...result, prefix: { key, from } };
+  }
+
+  /**
+   * `{ key, held }` of a system + tools prefix (protocol.js PREFIX); no key for a request that
+   * runs other engine options (`engine`), which rebuild the engine.
+   */
+  async prefix(m) {
+    const s = this.need();
+    if (m.engine && !sameConfig(this.#wanted(m.engine), this.#config))
+      return { key: null, held: null };
+    const key = await prefixKey(s, m);
+    return { key, held: key !== null && this.#held?.key === key ? this.#held.from : null };
+  }
+
+  /** Brings a system + tools prefix into the engine (protocol.js PREPARE, engine/prefix.js). */
+  async prepare(m, io) {
+    const s = this.need();
+    if (m.key !== null && this.#held?.key === m.key)
+      return { key: m.key, snapshot: 'held', tokens: null };
+    this.#held = null;
+    const r = await bringIn(s, m, m, io);
+    this.#held = { key: m.key, from: r.snapshot };
+    return { key: m.key, ...r };
+  }
+
+  /** Loads a snapshot given ahead of time as the engine's prefix (protocol.js SNAPSHOT). */
+  async loadSnapshot(bytes) {
+    this.#held = null;
+    const r = await loadGiven(this.need(), bytes);
+    this.#held = { key: r.key, from: 'loaded' };
+    return r;
+  }
+
+  /** Anything else that runs the engine from a fresh state: no prefix is held after it. */
+  forgetPrefix() {
+    this.#held = null;
+  }
+
+  /** The engine options a request's `engine` part asks for (the load's where it names none). */
+  #wanted(e) {
+    return {
       ...this.#loadConfig,
       kv: e.kv ?? this.#loadConfig.kv,
       numerics: e.numerics ?? this.#loadConfig.numerics,
       layers: e.layers ?? this.#loadConfig.layers,
     };
-    if (!sameConfig(want, this.#config)) {
-      s.reconfigure(want.kv, want.numerics, want.layers, want.context);
-      this.#config = want;
-    }
-    return generate(s, id, request, io);
   }
 
   tokenIds(ids) {

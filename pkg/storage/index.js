@@ -1,4 +1,5 @@
-// Model storage that degrades instead of failing. One small interface,
+// Model storage that degrades instead of failing (prefix snapshots live beside the models:
+// snapshots.js). One small interface,
 //   { kind, get(url) -> entry | undefined, put(url, entry), delete(url) -> boolean, keys() -> urls }
 //   entry: { bytes: Uint8Array, sha256: string | null, cachedAt: number }
 // with backends tried in order (Cache Storage, IndexedDB, none) by what works at run time, or one
@@ -9,6 +10,7 @@ import { NeedleError } from '../protocol.js';
 import { openCacheApi } from './cache-api.js';
 import { openIndexedDb } from './indexeddb.js';
 import { silentLog as quiet } from '../log.js';
+import { isSnapshotUrl, listSnapshots } from './snapshots.js';
 
 export { CACHE_NAME } from './cache-api.js';
 
@@ -119,17 +121,19 @@ export async function evict(url, cache) {
   return store.delete(String(url));
 }
 
-/** The backend in use, its models and the origin's storage estimate. */
+/** The backend in use, its models and prefix snapshots, and the origin's storage estimate. */
 export async function cacheUsage(cache) {
   const store = await openStore(cache);
   const models = [];
   for (const url of await store.keys()) {
+    if (isSnapshotUrl(url)) continue;
     const entry = store.describe ? await store.describe(url) : await store.get(url);
     if (!entry) continue;
     const bytes =
       typeof entry.bytes === 'number' ? entry.bytes : entry.bytes ? entry.bytes.length : 0;
     models.push({ url, bytes, sha256: entry.sha256 ?? null, cachedAt: entry.cachedAt ?? null });
   }
+  const snapshots = await listSnapshots(store);
   let quota = null;
   let usage = null;
   const nav = globalThis.navigator;
@@ -141,7 +145,8 @@ export async function cacheUsage(cache) {
   return {
     backend: store.kind,
     models,
-    bytes: models.reduce((n, m) => n + m.bytes, 0),
+    snapshots,
+    bytes: [...models, ...snapshots].reduce((n, m) => n + m.bytes, 0),
     usage,
     quota,
   };

@@ -96,25 +96,72 @@ impl Engine<'_> {
     /// Prefills `req`'s system prompt and tool list (see [`Engine::snapshot_ids`]) from a
     /// fresh state and returns the snapshot of it; the engine keeps it as its prefix copy.
     pub fn save_snapshot(&mut self, req: &Request) -> Result<Vec<u8>> {
+        let ids = self.begin_snapshot(req)?;
+        while !self.snapshot_step(&ids, usize::MAX)? {}
+        self.seal_snapshot(&ids)
+    }
+
+    /// [`Engine::save_snapshot`] in steps, so a host that must stay responsive can look for
+    /// an abort between them: resets the engine and returns the prefix ids, which
+    /// [`Engine::snapshot_step`] then runs and [`Engine::seal_snapshot`] writes. Running them
+    /// in pieces gives the same bits as at once (Needle 3 pools each row apart).
+    pub fn begin_snapshot(&mut self, req: &Request) -> Result<Vec<u32>> {
         let ids = self.snapshot_ids(req)?;
         self.reset();
-        self.feed(&ids)?;
+        Ok(ids)
+    }
+
+    /// Runs at most `chunk` more of `ids` (from [`Engine::begin_snapshot`]); true once all
+    /// of them have run. A failure resets the engine.
+    pub fn snapshot_step(&mut self, ids: &[u32], chunk: usize) -> Result<bool> {
+        let at = self.position();
+        if at > ids.len() {
+            return Err(Error::InvalidArgument { name: "snapshot", reason: "not this prefix" });
+        }
+        let end = ids.len().min(at.saturating_add(chunk.max(1)));
+        if let Err(e) = self.feed(&ids[at..end]) {
+            self.reset();
+            return Err(e);
+        }
+        Ok(end == ids.len())
+    }
+
+    /// The snapshot once every id of `ids` has run; the engine keeps it as its prefix copy.
+    pub fn seal_snapshot(&mut self, ids: &[u32]) -> Result<Vec<u8>> {
+        if self.position() != ids.len() {
+            return Err(Error::InvalidArgument { name: "snapshot", reason: "prefix not run" });
+        }
         let state = self.net.save_state();
-        self.prefix.seed(&ids, self.net.mark());
+        self.prefix.seed(ids, self.net.mark());
         let mut out = Vec::with_capacity(HEADER + 4 * ids.len() + state.len());
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
         out.extend_from_slice(&[0; 32]);
-        out.extend_from_slice(&self.model_sha256());
-        out.extend_from_slice(&options(&self.info));
-        let ids = ids_bytes(&ids);
-        out.extend_from_slice(&sha256(&ids));
-        out.extend_from_slice(&((ids.len() / 4) as u64).to_le_bytes());
-        out.extend_from_slice(&ids);
+        out.extend_from_slice(&self.naming(ids));
+        out.extend_from_slice(&ids_bytes(ids));
         out.extend_from_slice(&state);
         let sum = sha256(&out[44..]);
         out[12..44].copy_from_slice(&sum);
         Ok(out)
+    }
+
+    /// What a snapshot of `req`'s prefix would be made from, without prefilling it: its
+    /// header's format version (bytes 8..12) and naming (44..136: model, options, ids' hash
+    /// and count). Hosts key stored snapshots by it, so any change there misses.
+    pub fn snapshot_key(&mut self, req: &Request) -> Result<Vec<u8>> {
+        let ids = self.snapshot_ids(req)?;
+        let mut key = FORMAT_VERSION.to_le_bytes().to_vec();
+        key.extend_from_slice(&self.naming(&ids));
+        Ok(key)
+    }
+
+    /// Header bytes 44..136: model SHA-256, options, the ids' SHA-256 and count.
+    fn naming(&mut self, ids: &[u32]) -> Vec<u8> {
+        let mut out = self.model_sha256().to_vec();
+        out.extend_from_slice(&options(&self.info));
+        out.extend_from_slice(&sha256(&ids_bytes(ids)));
+        out.extend_from_slice(&(ids.len() as u64).to_le_bytes());
+        out
     }
 
     /// Loads a snapshot made by [`Engine::save_snapshot`] (natively or in wasm: the kernels

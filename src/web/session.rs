@@ -275,7 +275,7 @@ fn load_options(
 }
 
 /// A JS number used as a count: a whole number from 0 to 2^32 - 1.
-fn count(name: &'static str, v: f64) -> Result<usize> {
+pub(super) fn count(name: &'static str, v: f64) -> Result<usize> {
     if (0.0..=u32::MAX as f64).contains(&v) && v == libm::trunc(v) {
         Ok(v as usize)
     } else {

@@ -1,5 +1,6 @@
 // The demo page in Chromium (Playwright, Debian's /usr/bin/chromium): first load from the network,
-// streamed generation equal to the native CLI, Stop, cached reload, no network during generation,
+// streamed generation equal to the native CLI, Stop, cached reload (its first request on the
+// stored snapshot of the preset's tools), no network during generation,
 // a corrupted cache entry refetched, offline use, one acceptance suite equal to the CLI. Leaves a screenshot and load timings in target/e2e/.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -188,8 +189,26 @@ test('a reload takes the model from Cache Storage without fetching it again', as
   timings.cached_load = await openAndTime(() => page.reload());
   assert.equal(timings.cached_load.source, 'cache');
   assert.equal(modelFetches(), fetchesBefore);
-  const listed = await page.$$eval('#cached-list li', (lis) => lis.length);
+  const listed = await page.$$eval('#cached-list li .url', (names) =>
+    names.filter((n) => !n.textContent.startsWith('tools snapshot')).length,
+  );
   assert.equal(listed, 1);
+});
+
+test("a reload's first request runs on from the preset's stored prefix snapshot", async () => {
+  const prepared = () => page.evaluate(() => document.body.dataset.prepared);
+  await page.waitForFunction(() => !['running', undefined].includes(document.body.dataset.prepared));
+  assert.equal(await prepared(), 'loaded', await page.textContent('#prepared'));
+  const query = await page.inputValue('#query');
+  const tools = await page.inputValue('#tools');
+  const system = await page.inputValue('#system');
+  const { result, state: end } = await runQuery();
+  assert.equal(end, 'done');
+  assert.equal(result.snapshot, 'loaded');
+  assert.ok(result.usage.cached_tokens > 50, `${result.usage.cached_tokens} prompt tokens reused`);
+  const native = nativeRun(MODEL, query, tools, ['--max-tokens', '256', ...(system ? ['--system', system] : [])]);
+  assertSameAsNative(result, native, false);
+  timings.snapshot_reload = { prefill_ms: result.timings.prefill_ms, cached_tokens: result.usage.cached_tokens };
 });
 
 test('a corrupted cache entry is detected, evicted and fetched again', async () => {

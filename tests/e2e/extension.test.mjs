@@ -85,6 +85,9 @@ test('its calls are the native CLI\'s, values searched whole: extractive by defa
   for (const [extractive, flags] of [[true, ['--extractive', '--value-search']], [false, ['--constrained', '--value-search']]]) {
     await page.setChecked('#extractive', extractive);
     const result = await ask(query);
+    // The preset's prefix came prefilled with the extension (tools/extension.mjs).
+    assert.equal(result.snapshot, 'loaded');
+    assert.ok(result.usage.cached_tokens > 50, `${result.usage.cached_tokens} prompt tokens reused`);
     const native = nativeRun(MODEL, query, tools, ['--system', env.system, ...flags]);
     assert.deepEqual(result.tokens, native.tokens, `extractive ${extractive}`);
     assert.deepEqual(result.function_calls, native.function_calls);
