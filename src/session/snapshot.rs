@@ -99,7 +99,7 @@ impl Engine<'_> {
         let ids = self.snapshot_ids(req)?;
         self.reset();
         self.feed(&ids)?;
-        let state = self.net.save_state();
+        let state = self.net.save_state()?;
         self.prefix.seed(&ids, self.net.mark());
         let mut out = Vec::with_capacity(HEADER + 4 * ids.len() + state.len());
         out.extend_from_slice(MAGIC);

@@ -1,0 +1,73 @@
+//! The GPU backend against upstream's own outputs: every Needle 3 fixture through
+//! `gpu::Needle3Gpu`, prefill then teacher-forced greedy steps, checked exactly as
+//! `v3_parity.rs` checks the CPU path (f32: 1e-4 of each row's largest logit and every greedy
+//! token; int8 KV: the tolerance the generator measured). Skips, saying why, only where no GPU
+//! adapter exists (CI installs Mesa's lavapipe, a CPU Vulkan driver).
+mod common;
+
+use common::{argmax, check_rows, get, ids, Case};
+use needle_web::container::V3Container;
+use needle_web::gpu::{self, Needle3Gpu};
+use needle_web::v3::{KvPrecision, Model, Numerics, Options};
+
+fn adapter_or_skip() -> bool {
+    if let Some(reason) = gpu::unavailable_reason() {
+        eprintln!("SKIPPED: no GPU adapter ({reason})");
+        return false;
+    }
+    true
+}
+
+fn options(case: &Case, kv: KvPrecision, chunk: usize) -> Options {
+    let container = V3Container::parse(&case.bytes).unwrap();
+    let model = Model::new(&container).unwrap();
+    Options { kv, numerics: Numerics::Exact, prefill_chunk: chunk, ..model.default_options() }
+}
+
+/// Prefills the prompt, then steps the recorded greedy tokens, on the GPU.
+fn run(case: &Case, mode_name: &str, kv: KvPrecision, chunk: usize) -> Option<(f64, f64, usize)> {
+    let mode = case.json.get("modes")?.get(mode_name)?;
+    let mut net = Needle3Gpu::load(&case.bytes, &options(case, kv, chunk)).unwrap();
+    let prompt = ids(get(&case.json, "prompt_ids"));
+    let greedy = ids(get(mode, "greedy"));
+    let v = net.model().logits_len();
+    let mut rows = vec![0.0f32; (prompt.len() + greedy.len()) * v];
+    net.prefill_rows(&prompt, &mut rows[..prompt.len() * v]).unwrap();
+    let mut ours = Vec::new();
+    for (k, &t) in greedy.iter().enumerate() {
+        let at = prompt.len() - 1 + k;
+        ours.push(argmax(&rows[at * v..(at + 1) * v]));
+        net.step(t, &mut rows[(at + 1) * v..(at + 2) * v]).unwrap();
+    }
+    let r = check_rows(case, mode_name, mode, mode_name == "f32", &rows, v, &ours);
+    Some((r.worst, r.bar, r.tokens_checked))
+}
+
+fn check_all(mode: &str, kv: KvPrecision) {
+    if !adapter_or_skip() {
+        return;
+    }
+    let mut seen = 0;
+    for case in common::cases("v3") {
+        for chunk in [16, 5] {
+            if let Some((worst, bar, tokens)) = run(&case, mode, kv, chunk) {
+                eprintln!(
+                    "gpu v3 {mode:4} chunk {chunk:2} {:24} worst row deviation {worst:.3e} (bar {bar:.3e}), greedy tokens checked: {tokens}",
+                    case.name
+                );
+                seen += 1;
+            }
+        }
+    }
+    assert!(seen > 0, "no case records mode {mode}");
+}
+
+#[test]
+fn f32_logits_and_every_greedy_token_match_the_exact_reference_on_the_gpu() {
+    check_all("f32", KvPrecision::F32);
+}
+
+#[test]
+fn the_int8_kv_cache_matches_the_kv8_reference_on_the_gpu() {
+    check_all("kv8", KvPrecision::Int8);
+}
