@@ -71,3 +71,36 @@ fn f32_logits_and_every_greedy_token_match_the_exact_reference_on_the_gpu() {
 fn the_int8_kv_cache_matches_the_kv8_reference_on_the_gpu() {
     check_all("kv8", KvPrecision::Int8);
 }
+
+/// The session on the GPU backend: value search (which marks and rewinds the sequence),
+/// constrained decoding and the prefix cache (the second request reuses the first's system
+/// prompt and tools) give the CPU backend's tokens on the shipped default model.
+#[test]
+fn requests_on_the_gpu_backend_write_the_cpu_backends_tokens() {
+    use needle_web::session::{Backend, Engine, LoadOptions, Request};
+    if !adapter_or_skip() {
+        return;
+    }
+    let bytes =
+        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/www/models/default.cact")).unwrap();
+    let tools = r#"[{"name":"set_timer","description":"Starts a timer.","parameters":{"type":"object","properties":{"minutes":{"type":"integer"},"label":{"type":"string"}},"required":["minutes"]}},{"name":"create_note","description":"Writes a note.","parameters":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}}]"#;
+    let queries = ["start a tea timer for 4 minutes", "note that the plumber comes Tuesday"];
+    let run = |backend| {
+        let options = LoadOptions { kv: Some(KvPrecision::F32), backend, ..LoadOptions::default() };
+        let mut engine = Engine::load(&bytes, &options).unwrap();
+        let mut out = Vec::new();
+        for (i, q) in queries.iter().enumerate() {
+            let mut req = Request::new(q, tools);
+            req.max_tokens = 48;
+            req.constrained = true;
+            req.value_search = i == 1;
+            let done = engine.generate(&req, |_| true).unwrap();
+            out.push((done.tokens, done.cached_tokens));
+        }
+        out
+    };
+    let (cpu, gpu) = (run(Backend::Cpu), run(Backend::Gpu));
+    assert_eq!(gpu, cpu);
+    assert!(gpu.iter().all(|(tokens, _)| !tokens.is_empty()), "both requests wrote tokens");
+    assert!(gpu[1].1 > 0, "the second request reused the cached prefix");
+}

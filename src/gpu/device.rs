@@ -1,7 +1,9 @@
 //! The wgpu device and the compute pipelines of every kernel, all over one bind group layout
-//! (see `shaders/common.wgsl`). Every failure is a typed [`Error`]: no adapter (or
-//! `NEEDLE_GPU_ADAPTER=none`, which tests use to force that case), a shader or pipeline the
-//! driver refuses, a lost device.
+//! (see `shaders/common.wgsl`). Every failure is a typed [`Error`], never a panic: no adapter
+//! (or `NEEDLE_GPU_ADAPTER=none`, which tests use to force that case), a buffer over the
+//! adapter's binding limit (`NEEDLE_GPU_MAX_BINDING=BYTES` lowers it, for tests), a shader or
+//! pipeline the driver refuses, a lost device or an error inside a submission (both make the
+//! device unusable: the next call is `GpuLost`).
 use std::string::{String, ToString};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -155,9 +157,11 @@ impl Gpu {
         .map_err(unavailable)?;
         let info = adapter.get_info();
         let have = adapter.limits();
+        let cap = std::env::var("NEEDLE_GPU_MAX_BINDING").ok().and_then(|v| v.parse::<u64>().ok());
+        let cap = cap.unwrap_or(u64::MAX);
         let limits = wgpu::Limits {
-            max_storage_buffer_binding_size: have.max_storage_buffer_binding_size,
-            max_buffer_size: have.max_buffer_size,
+            max_storage_buffer_binding_size: have.max_storage_buffer_binding_size.min(cap),
+            max_buffer_size: have.max_buffer_size.min(cap),
             max_storage_buffers_per_shader_stage: have.max_storage_buffers_per_shader_stage.min(8),
             ..wgpu::Limits::downlevel_defaults()
         };
@@ -169,15 +173,21 @@ impl Gpu {
         .map_err(unavailable)?;
         let (lost, lost_reason) =
             (Arc::new(AtomicBool::new(false)), Arc::new(Mutex::new(String::new())));
-        {
-            let (lost, why) = (lost.clone(), lost_reason.clone());
-            device.set_device_lost_callback(move |reason, message| {
-                if let Ok(mut w) = why.lock() {
-                    *w = std::format!("{reason:?}: {message}");
-                }
-                lost.store(true, Ordering::SeqCst);
-            });
-        }
+        let (flag, why) = (lost.clone(), lost_reason.clone());
+        device.set_device_lost_callback(move |reason, message| {
+            if let Ok(mut w) = why.lock() {
+                *w = std::format!("{reason:?}: {message}");
+            }
+            flag.store(true, Ordering::SeqCst);
+        });
+        // wgpu's default panics on an error outside an error scope; here it ends the device.
+        let (flag, why) = (lost.clone(), lost_reason.clone());
+        device.on_uncaptured_error(Arc::new(move |e| {
+            if let Ok(mut w) = why.lock() {
+                *w = std::format!("{e}");
+            }
+            flag.store(true, Ordering::SeqCst);
+        }));
         let layout = bind_group_layout(&device);
         let pipelines = pipelines(&device, &layout)?;
         Ok(Self {
@@ -189,6 +199,11 @@ impl Gpu {
             lost_reason,
             adapter: std::format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type),
         })
+    }
+
+    /// Destroys the device, as a driver reset would (the failure tests' device loss).
+    pub(crate) fn destroy(&self) {
+        self.device.destroy();
     }
 
     pub(crate) fn pipeline(&self, k: Kernel) -> &wgpu::ComputePipeline {

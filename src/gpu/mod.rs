@@ -13,6 +13,8 @@ mod device;
 mod program;
 mod runner;
 mod stages;
+#[cfg(test)]
+mod tests;
 mod weights;
 
 use std::string::String;
@@ -124,6 +126,13 @@ impl<'a> Needle3Gpu<'a> {
 
     pub fn step(&mut self, token: u32, logits: &mut [f32]) -> Result<()> {
         self.prefill(core::slice::from_ref(&token), logits)
+    }
+
+    /// Destroys the device under the model, as a driver reset would: every later call is
+    /// `GpuLost` (for the failure tests).
+    #[doc(hidden)]
+    pub fn lose_device(&self) {
+        self.runner.gpu.destroy();
     }
 
     /// Forgets the sequence (stale GPU ring entries are never read again).

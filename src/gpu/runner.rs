@@ -26,7 +26,7 @@ pub(crate) struct Runner {
     pub(crate) gpu: Gpu,
     rec: Recorded,
     state: wgpu::Buffer,
-    act: wgpu::Buffer,
+    pub(crate) act: wgpu::Buffer,
     ids: wgpu::Buffer,
     staging: wgpu::Buffer,
     bind: wgpu::BindGroup,
