@@ -104,3 +104,43 @@ fn requests_on_the_gpu_backend_write_the_cpu_backends_tokens() {
     assert!(gpu.iter().all(|(tokens, _)| !tokens.is_empty()), "both requests wrote tokens");
     assert!(gpu[1].1 > 0, "the second request reused the cached prefix");
 }
+
+/// The probe heads pool the cells the GPU reads back with the logits: their outputs match
+/// upstream's, prefilled in chunks of 16 and of 3.
+#[test]
+fn probe_heads_on_the_gpu_match_the_reference() {
+    use common::{deviation, floats, F32_BAR};
+    use needle_web::v3::HeadKind;
+    if !adapter_or_skip() {
+        return;
+    }
+    let mut present = 0;
+    for case in common::cases("v3") {
+        let heads = get(&case.json, "heads");
+        for (name, kind) in [
+            ("embedding", HeadKind::Embedding),
+            ("confidence", HeadKind::Confidence),
+            ("router", HeadKind::Router),
+        ] {
+            let Some(h) = heads.get(name) else { continue };
+            let tokens = ids(get(h, "tokens"));
+            let want = floats(get(h, "output"));
+            for chunk in [16, 3] {
+                let opts = Options { track_heads: true, ..options(&case, KvPrecision::F32, chunk) };
+                let mut net = Needle3Gpu::load(&case.bytes, &opts).unwrap();
+                let mut row = vec![0.0f32; net.model().logits_len()];
+                net.prefill(&tokens, &mut row).unwrap();
+                let got = net.head(kind).unwrap();
+                let dev = deviation(&got, &want);
+                eprintln!(
+                    "gpu v3 head {:24} {name:10} chunk {chunk:2} deviation {dev:.3e}",
+                    case.name
+                );
+                assert_eq!(got.len(), want.len(), "{} {name}: output width", case.name);
+                assert!(dev <= F32_BAR, "{} {name}: deviates by {dev:.3e}", case.name);
+                present += 1;
+            }
+        }
+    }
+    assert!(present > 0, "no case records a probe head");
+}

@@ -73,9 +73,9 @@ impl<'a> Needle3Gpu<'a> {
             options.prefill_chunk,
             listening,
         )?;
-        let d = model.geometry.d_model;
-        let cells = if listening { (plan.len() + 1) * options.prefill_chunk * d } else { 0 };
-        let runner = Runner::new(gpu, rec, &w.code_words(), &w.floats, model.logits_len(), cells)?;
+        let cell_rows = if listening { plan.len() + 1 } else { 0 };
+        let (v, d) = (model.logits_len(), model.geometry.d_model);
+        let runner = Runner::new(gpu, rec, &w.code_words(), &w.floats, v, (cell_rows, d))?;
         Ok(Self { model, state, runner })
     }
 
@@ -97,9 +97,10 @@ impl<'a> Needle3Gpu<'a> {
         self.runner.dispatches(head)
     }
 
-    /// Bytes a chunk reads back when `rows` logits rows are wanted.
-    pub fn readback_bytes(&self, rows: usize) -> usize {
-        self.runner.readback_bytes(rows)
+    /// Bytes a chunk of `tokens` reads back when `rows` logits rows are wanted (the rows and
+    /// the probe-head cells of every token).
+    pub fn readback_bytes(&self, rows: usize, tokens: usize) -> usize {
+        self.runner.readback_bytes(rows, tokens)
     }
 
     /// Bytes of every GPU buffer (weights, activations, sequence state, readback).
@@ -178,7 +179,8 @@ impl<'a> Needle3Gpu<'a> {
                 let mut tracked = Tracked { heads: &model.heads, pools: &mut state.pools };
                 for (i, &row) in plan_rows.iter().enumerate() {
                     for j in 0..chunk.len() {
-                        tracked.add(row, &cells[(i * b + j) * d..(i * b + j + 1) * d]);
+                        let at = (i * chunk.len() + j) * d;
+                        tracked.add(row, &cells[at..at + d]);
                     }
                 }
             }

@@ -31,7 +31,9 @@ pub(crate) struct Runner {
     staging: wgpu::Buffer,
     bind: wgpu::BindGroup,
     logits_len: usize,
-    cells_len: usize,
+    /// Probe-head cell rows (0 when no head pools) of `d` floats a token.
+    cell_rows: usize,
+    d: usize,
     /// Bytes of the sequence state (KV rings and tails).
     pub(crate) state_bytes: u64,
     /// Bytes of every buffer (weights, activations, state, staging).
@@ -53,7 +55,7 @@ impl Runner {
         code_bytes: &[u8],
         weight_floats: &[f32],
         logits_len: usize,
-        cells_len: usize,
+        (cell_rows, d): (usize, usize),
     ) -> Result<Self> {
         let max = gpu.max_binding();
         let sizes = [
@@ -97,7 +99,7 @@ impl Runner {
         let act = empty("activations", 4 * rec.act_len as u64, storage | copies);
         let state = empty("state", 4 * rec.state_len as u64, storage | copies);
         let ids = empty("ids", 4 * rec.ids_len as u64, storage);
-        let staging_bytes = 4 * (rec.regions_rows_bytes(logits_len) + cells_len) as u64;
+        let staging_bytes = 4 * (rec.b * (logits_len + cell_rows * d)) as u64;
         let staging = empty(
             "readback",
             staging_bytes,
@@ -138,7 +140,8 @@ impl Runner {
             staging,
             bind,
             logits_len,
-            cells_len,
+            cell_rows,
+            d,
             state_bytes,
             total_bytes,
         })
@@ -149,13 +152,13 @@ impl Runner {
         self.rec.program.count(head)
     }
 
-    /// Bytes read back for a chunk whose head runs on `rows` rows.
-    pub(crate) fn readback_bytes(&self, rows: usize) -> usize {
-        4 * (rows * self.logits_len + self.cells_len)
+    /// Bytes read back for a chunk of `tokens` whose head runs on `rows` rows.
+    pub(crate) fn readback_bytes(&self, rows: usize, tokens: usize) -> usize {
+        4 * (rows * self.logits_len + self.cell_rows * tokens * self.d)
     }
 
     /// Runs one chunk; writes its logits rows (from `head_first`) into `logits` and the
-    /// probe-head cells into `cells`.
+    /// probe-head cells into `cells` (row `i` of token `t` at `(i * tokens + t) * d`).
     pub(crate) fn run_chunk(
         &self,
         c: &ChunkInputs<'_>,
@@ -202,16 +205,14 @@ impl Runner {
                 logit_bytes,
             );
         }
-        let cell_bytes = 4 * self.cells_len as u64;
-        if cell_bytes > 0 {
-            enc.copy_buffer_to_buffer(
-                &self.act,
-                4 * u64::from(r.cells),
-                &self.staging,
-                logit_bytes,
-                cell_bytes,
-            );
+        // Each cell row's first b tokens (the region holds the largest chunk's).
+        let row_bytes = 4 * (b * self.d) as u64;
+        for i in 0..self.cell_rows {
+            let from = 4 * (u64::from(r.cells) + (i * self.rec.b * self.d) as u64);
+            let to = logit_bytes + i as u64 * row_bytes;
+            enc.copy_buffer_to_buffer(&self.act, from, &self.staging, to, row_bytes);
         }
+        let cell_bytes = row_bytes * self.cell_rows as u64;
         q.submit([enc.finish()]);
         let total = logit_bytes + cell_bytes;
         if total == 0 {
@@ -236,7 +237,7 @@ impl Runner {
                 }
             };
             to_f32(&all[..logit_bytes as usize], &mut logits[..rows * self.logits_len]);
-            to_f32(&all[logit_bytes as usize..], &mut cells[..self.cells_len]);
+            to_f32(&all[logit_bytes as usize..], &mut cells[..self.cell_rows * b * self.d]);
         }
         self.staging.unmap();
         Ok(())

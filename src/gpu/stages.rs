@@ -83,13 +83,6 @@ pub(crate) struct Recorded {
     pub(crate) b: usize,
 }
 
-impl Recorded {
-    /// Floats of the logits rows of a whole chunk.
-    pub(crate) fn regions_rows_bytes(&self, logits_len: usize) -> usize {
-        self.b * logits_len
-    }
-}
-
 struct Recorder<'r, 'a> {
     stack: &'r Stack<'a, HadamardMlp>,
     w: &'r mut Weights<'a>,
