@@ -31,16 +31,20 @@ cmd_demo() {
 cmd_test() {
   local t0=$SECONDS
   ensure_rust_targets wasm32-unknown-unknown wasm32-wasip1 thumbv7em-none-eabihf
-  step "formatting and lint: cargo fmt, clippy (default, cli, web on wasm32, threads), biome (JS)"
+  step "formatting and lint: cargo fmt, clippy (default, cli, gpu, web on wasm32, threads), biome (JS)"
   cargo fmt --check
   cargo clippy --lib -- -D warnings
   cargo clippy --all-targets --features cli -- -D warnings
+  cargo clippy --all-targets --features cli,gpu -- -D warnings
   cargo clippy --lib --no-default-features --features web --target wasm32-unknown-unknown -- -D warnings
   CARGO_TARGET_DIR=target/native-threads cargo clippy --all-targets --features cli,threads -- -D warnings
   ensure_npm_dev
   node_modules/.bin/biome ci .
   step "cargo test (native, the cli feature)"
   cargo test --no-fail-fast --features cli
+  step "GPU backend (wgpu) on Mesa's lavapipe: Needle 3 fixtures' parity, the session, typed failures"
+  ensure_lavapipe
+  cargo test --no-fail-fast --features cli,gpu --test gpu_parity --test gpu_backend
   step "threads (native): work split across a rayon pool gives the one-thread bits; parity suites with the feature on"
   CARGO_TARGET_DIR=target/native-threads cargo test --no-fail-fast --features cli,threads \
     --lib --test threads --test v3_parity --test v2_parity

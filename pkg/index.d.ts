@@ -17,6 +17,10 @@ export type NeedleErrorCode =
   | 'bad_snapshot'
   /** A prefix snapshot made from another model, format version or engine option. */
   | 'snapshot_mismatch'
+  /** The GPU backend found no usable adapter (or one too small for the model). */
+  | 'gpu_unavailable'
+  /** The GPU device was lost mid-generation. */
+  | 'gpu_lost'
   | 'aborted'
   | 'bad_source'
   | 'fetch_failed'

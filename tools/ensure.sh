@@ -43,6 +43,15 @@ ensure_chromium() {
   fi
 }
 
+ensure_lavapipe() {
+  # The GPU backend's tests (tests/gpu_parity.rs, tests/gpu_backend.rs) run natively on Mesa's
+  # lavapipe, a Vulkan driver on the CPU, through the Vulkan loader.
+  if [ ! -f /usr/share/vulkan/icd.d/lvp_icd.x86_64.json ] || [ ! -e /usr/lib/x86_64-linux-gnu/libvulkan.so.1 ]; then
+    apt-get update -q
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q mesa-vulkan-drivers libvulkan1 >/dev/null
+  fi
+}
+
 ensure_browsers() {
   # The e2e browser matrix beyond Chromium (tests/e2e/browsers.test.mjs): Firefox ESR, driven over
   # WebDriver BiDi by puppeteer-core, and WebKitGTK's WebKitWebDriver, whose MiniBrowser (in

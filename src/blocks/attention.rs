@@ -45,10 +45,10 @@ pub(crate) struct Attention<'a> {
     pub(crate) gate_proj: CqMatrix<'a>,
     pub(crate) out_proj: CqMatrix<'a>,
     /// Conv taps as rows of `[q | k | v]` width, `taps` rows (empty without conv).
-    taps: Vec<f32>,
+    pub(crate) taps: Vec<f32>,
     /// `1 + scale` of the per-head q and k norms.
-    q_gain: Vec<f32>,
-    k_gain: Vec<f32>,
+    pub(crate) q_gain: Vec<f32>,
+    pub(crate) k_gain: Vec<f32>,
 }
 
 /// Head layout and the fused-attention factors, shared by every layer.
@@ -59,8 +59,8 @@ pub(crate) struct Heads {
     pub(crate) qk: usize,
     pub(crate) v: usize,
     /// Query multiplier `sqrt(max(qk, v) / qk)` and score multiplier `1 / sqrt(max(qk, v))`.
-    q_factor: f32,
-    score_factor: f32,
+    pub(crate) q_factor: f32,
+    pub(crate) score_factor: f32,
 }
 
 impl Heads {

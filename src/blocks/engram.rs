@@ -100,11 +100,11 @@ impl EngramGeometry {
 /// One site's weights.
 pub(crate) struct Site<'a> {
     pub(crate) layer: usize,
-    tables: CqMatrix<'a>,
+    pub(crate) tables: CqMatrix<'a>,
     pub(crate) key_proj: CqMatrix<'a>,
     pub(crate) value_proj: CqMatrix<'a>,
     /// `(taps, d_model)`.
-    taps: Vec<f32>,
+    pub(crate) taps: Vec<f32>,
 }
 
 impl<'a> Site<'a> {

@@ -28,12 +28,12 @@ pub(crate) struct MhcLayer<'a> {
     pub(crate) phi_pre: CqMatrix<'a>,
     pub(crate) phi_post: CqMatrix<'a>,
     pub(crate) phi_res: CqMatrix<'a>,
-    a_pre: f32,
-    a_post: f32,
-    a_res: f32,
-    b_pre: Vec<f32>,
-    b_post: Vec<f32>,
-    b_res: Vec<f32>,
+    pub(crate) a_pre: f32,
+    pub(crate) a_post: f32,
+    pub(crate) a_res: f32,
+    pub(crate) b_pre: Vec<f32>,
+    pub(crate) b_post: Vec<f32>,
+    pub(crate) b_res: Vec<f32>,
 }
 
 /// Every layer's [`MhcLayer`], from the container's stacked mHC tensors.

@@ -105,7 +105,7 @@ pub(crate) struct Sequence<S> {
     pub(super) recent: Vec<u32>,
     pub(crate) pos: usize,
     /// Tokens the sequence may hold.
-    capacity: usize,
+    pub(crate) capacity: usize,
     pub(super) s: Scratch,
     /// The MLP's buffers, one per token of a chunk.
     pub(crate) mlp: Vec<S>,
@@ -220,28 +220,8 @@ impl<'a, M: Mlp> Stack<'a, M> {
         mut logits: Logits<'_>,
         cells: &mut Tracked<'_, H>,
     ) -> Result<()> {
-        if tokens.is_empty() {
-            return Err(Error::InvalidArgument {
-                name: "tokens",
-                reason: "at least one token is needed",
-            });
-        }
-        if let Some(&id) = tokens.iter().find(|&&t| t as usize >= self.vocab) {
-            return Err(Error::TokenOutOfVocab { id, vocab: self.vocab as u32 });
-        }
-        // Upstream's heads mask padding out of attention and pooling alike; a pooled
-        // sequence is scored as one unpadded sequence.
-        if cells.listening() && tokens.contains(&self.pad_id) {
-            return Err(Error::InvalidArgument {
-                name: "tokens",
-                reason: "padding id in a head-tracked sequence",
-            });
-        }
-        let needed = seq.pos + tokens.len();
-        if needed > seq.capacity {
-            return Err(Error::ContextFull { needed, max: seq.capacity });
-        }
-        seq.reserve(needed);
+        self.check_tokens(seq, tokens, cells.listening())?;
+        seq.reserve(seq.pos + tokens.len());
         let (b, v) = (seq.s.b, self.logits_len());
         let chunks = tokens.len().div_ceil(b);
         for (ci, chunk) in tokens.chunks(b).enumerate() {
@@ -263,9 +243,42 @@ impl<'a, M: Mlp> Stack<'a, M> {
     }
 }
 
+impl<M: Mlp> Stack<'_, M> {
+    /// Refuses `tokens` that `seq` cannot run next (`listening`: probe heads pool the cells).
+    pub(crate) fn check_tokens(
+        &self,
+        seq: &Sequence<M::Scratch>,
+        tokens: &[u32],
+        listening: bool,
+    ) -> Result<()> {
+        if tokens.is_empty() {
+            return Err(Error::InvalidArgument {
+                name: "tokens",
+                reason: "at least one token is needed",
+            });
+        }
+        if let Some(&id) = tokens.iter().find(|&&t| t as usize >= self.vocab) {
+            return Err(Error::TokenOutOfVocab { id, vocab: self.vocab as u32 });
+        }
+        // Upstream's heads mask padding out of attention and pooling alike; a pooled
+        // sequence is scored as one unpadded sequence.
+        if listening && tokens.contains(&self.pad_id) {
+            return Err(Error::InvalidArgument {
+                name: "tokens",
+                reason: "padding id in a head-tracked sequence",
+            });
+        }
+        let needed = seq.pos + tokens.len();
+        if needed > seq.capacity {
+            return Err(Error::ContextFull { needed, max: seq.capacity });
+        }
+        Ok(())
+    }
+}
+
 impl<S> Sequence<S> {
     /// Records a chunk's ids for the n-gram hashes of the tokens after it.
-    pub(super) fn advance_ids(&mut self, chunk: &[u32]) {
+    pub(crate) fn advance_ids(&mut self, chunk: &[u32]) {
         let r = self.recent.len();
         for (j, &id) in chunk.iter().enumerate() {
             if r > 0 {

@@ -71,6 +71,21 @@ impl<M: Mlp> Stack<'_, M> {
         self.mlp_write_back(w, &mut mlp[..b], s, b);
     }
 
+    /// What a GPU backend uploads for a chunk, from the same two stages: each token's RoPE
+    /// angles (`cos`, `sin`) and Engram slots (ids and positions alone).
+    #[cfg(feature = "gpu")]
+    pub(crate) fn chunk_inputs<'s>(
+        &self,
+        seq: &'s mut Sequence<M::Scratch>,
+        chunk: &[u32],
+    ) -> (&'s [f32], &'s [f32], &'s [Option<u32>]) {
+        let (b, p0, half) = (chunk.len(), seq.pos, self.heads.qk / 2);
+        self.rope_angles(p0, b, &mut seq.s);
+        self.ngram_slots(&seq.recent, chunk, p0, &mut seq.s);
+        let s = &seq.s;
+        (&s.cos[..b * half], &s.sin[..b * half], &s.slots[..b * self.engram.tables])
+    }
+
     /// `x0 = E[id] · sqrt(d)` into every mHC lane of each token (the probe heads' cell 0).
     fn embed<H: Probe>(&self, chunk: &[u32], s: &mut Scratch, cells: &mut Tracked<'_, H>) {
         let (d, nd) = (self.d_model, self.d_model * self.lanes);

@@ -83,7 +83,7 @@ pub(crate) fn has_avx512() -> bool {
 }
 
 #[cfg(test)]
-mod test_util;
+pub(crate) mod test_util;
 #[cfg(test)]
 mod testdata;
 

@@ -43,11 +43,30 @@ pub struct LoadOptions {
     /// Session capacity in tokens (prompt + completion); default: the model's `max_seq_len`.
     /// The KV cache grows with the sequence up to this many tokens (a cap, not a reservation).
     pub max_tokens: Option<usize>,
+    /// Where the forward pass runs.
+    pub backend: Backend,
+}
+
+/// Where a model's forward pass runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Backend {
+    /// This build's CPU kernels.
+    #[default]
+    Cpu,
+    /// The GPU (`gpu` feature builds; Needle 3 with exact numerics only): no adapter is
+    /// `GpuUnavailable`, Needle 2 or deploy numerics `Unsupported`.
+    Gpu,
 }
 
 impl Default for LoadOptions {
     fn default() -> Self {
-        LoadOptions { kv: None, numerics: Numerics::Exact, layers: None, max_tokens: None }
+        LoadOptions {
+            kv: None,
+            numerics: Numerics::Exact,
+            layers: None,
+            max_tokens: None,
+            backend: Backend::Cpu,
+        }
     }
 }
 
@@ -130,7 +149,7 @@ impl<'a> Engine<'a> {
     pub fn load(bytes: &'a [u8], options: &LoadOptions) -> Result<Self> {
         let container = container::parse(bytes)?;
         let tokenizer = Tokenizer::from_blob(container.tokenizer())?;
-        let net = net::load(container, options)?;
+        let net = net::load(bytes, container, options)?;
         let info = net.info();
         let im_end = tokenizer.piece_id(prompt::IM_END);
         let never = Unemittable::new(&tokenizer);

@@ -131,7 +131,7 @@ impl Engine<'_> {
         if self.position() != ids.len() {
             return Err(Error::InvalidArgument { name: "snapshot", reason: "prefix not run" });
         }
-        let state = self.net.save_state();
+        let state = self.net.save_state()?;
         self.prefix.seed(ids, self.net.mark());
         let mut out = Vec::with_capacity(HEADER + 4 * ids.len() + state.len());
         out.extend_from_slice(MAGIC);

@@ -25,11 +25,11 @@ use crate::kernels::{axpy, dot, softmax};
 use crate::Result;
 
 /// One Kronecker stage: `out = Aᵀ Z B` for `Z` the input viewed as `a x b` (row-major).
-struct Stage {
+pub(crate) struct Stage {
     /// `(a, a)` row-major.
-    fa: Vec<f32>,
+    pub(crate) fa: Vec<f32>,
     /// `(b, b)` row-major.
-    fb: Vec<f32>,
+    pub(crate) fb: Vec<f32>,
 }
 
 impl Stage {
@@ -56,21 +56,21 @@ impl Stage {
 
 /// One layer's MLP weights, FP16 widened to f32 once at load.
 pub(crate) struct HadamardMlp {
-    d1: Vec<f32>,
-    d2: Vec<f32>,
-    b2: Vec<f32>,
-    d3: Vec<f32>,
-    d4: Vec<f32>,
-    stages: [Stage; 3],
+    pub(crate) d1: Vec<f32>,
+    pub(crate) d2: Vec<f32>,
+    pub(crate) b2: Vec<f32>,
+    pub(crate) d3: Vec<f32>,
+    pub(crate) d4: Vec<f32>,
+    pub(crate) stages: [Stage; 3],
     /// `cond_v` transposed to `(rank, d_model)` so each logit is one dot product.
-    cond_vt: Vec<f32>,
+    pub(crate) cond_vt: Vec<f32>,
     /// `(rank, n)`.
-    cond_u: Vec<f32>,
+    pub(crate) cond_u: Vec<f32>,
     /// Conditioning rank (upstream's `HADA_COND_RANK`), read from the shapes.
-    rank: usize,
+    pub(crate) rank: usize,
     /// Kronecker factor sizes, `a * b = n`.
-    a: usize,
-    b: usize,
+    pub(crate) a: usize,
+    pub(crate) b: usize,
 }
 
 /// The two fixed permutations every layer's MLP applies (`hada_p1`, `hada_p2`), validated.

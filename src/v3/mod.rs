@@ -21,7 +21,7 @@
 mod geometry;
 mod heads;
 mod ladder;
-mod mlp;
+pub(crate) mod mlp;
 mod model;
 mod state;
 

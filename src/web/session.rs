@@ -9,7 +9,9 @@ use wasm_bindgen::prelude::*;
 
 use super::js::{error, Obj};
 use crate::json::{self, Value};
-use crate::session::{self, Engine, HeadKind, KvPrecision, LoadOptions, Numerics, Request};
+use crate::session::{
+    self, Backend, Engine, HeadKind, KvPrecision, LoadOptions, Numerics, Request,
+};
 use crate::tokenizer::Span;
 use crate::{Error, Result};
 
@@ -271,7 +273,8 @@ fn load_options(
     };
     let layers = layers.map(|v| count("layers", v)).transpose()?;
     let max_tokens = context.map(|v| count("context", v)).transpose()?;
-    Ok(LoadOptions { kv, numerics, layers, max_tokens })
+    // The wasm builds have no GPU backend yet (issue 40: the browser path is a later step).
+    Ok(LoadOptions { kv, numerics, layers, max_tokens, backend: Backend::Cpu })
 }
 
 /// A JS number used as a count: a whole number from 0 to 2^32 - 1.

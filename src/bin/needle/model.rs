@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::time::Instant;
 
-use needle_web::session::{KvPrecision, LoadOptions, Numerics};
+use needle_web::session::{Backend, KvPrecision, LoadOptions, Numerics};
 
 use crate::{Args, Failure};
 
@@ -35,7 +35,8 @@ pub fn read(args: &mut Args) -> Result<Model, Failure> {
     Ok(Model { bytes: Cow::Owned(bytes), source, read_ms: ms_since(t0) })
 }
 
-/// Takes `--kv f32|int8`, `--numerics exact|deploy`, `--layers N`, `--max-context N`.
+/// Takes `--kv f32|int8`, `--numerics exact|deploy`, `--layers N`, `--max-context N`,
+/// `--backend cpu|gpu` (gpu: builds with the `gpu` feature).
 pub fn options(args: &mut Args) -> Result<LoadOptions, Failure> {
     let kv = match args.value("--kv")?.as_deref() {
         None => None,
@@ -54,11 +55,19 @@ pub fn options(args: &mut Args) -> Result<LoadOptions, Failure> {
             )))
         }
     };
+    let backend = match args.value("--backend")?.as_deref() {
+        None | Some("cpu") => Backend::Cpu,
+        Some("gpu") => Backend::Gpu,
+        Some(other) => {
+            return Err(Failure::Usage(format!("--backend must be cpu or gpu, not '{other}'")))
+        }
+    };
     Ok(LoadOptions {
         kv,
         numerics,
         layers: number(args, "--layers")?,
         max_tokens: number(args, "--max-context")?,
+        backend,
     })
 }
 

@@ -6,13 +6,15 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::any::Any;
 
-use super::{LoadOptions, ModelInfo};
+use super::{Backend, LoadOptions, ModelInfo};
 use crate::blocks::persist::Writer;
 use crate::blocks::state::{self, State};
 use crate::container::Container;
 use crate::kernels::parallel;
-use crate::Result;
+use crate::{Error, Result};
 
+#[cfg(feature = "gpu")]
+mod gpu;
 mod v2;
 mod v3;
 
@@ -37,7 +39,7 @@ pub(super) trait Net: Send {
     /// The confidence head's logit over the whole sequence `ids` the state has consumed.
     fn confidence(&self, ids: &[u32]) -> Result<f32>;
     /// The bytes of where the sequence is (see [`crate::blocks::persist`]).
-    fn save_state(&self) -> Vec<u8>;
+    fn save_state(&self) -> Result<Vec<u8>>;
     /// Goes to where [`Net::save_state`] of a net of the same model and options was; on a
     /// refusal the sequence is reset.
     fn load_state(&mut self, bytes: &[u8]) -> Result<()>;
@@ -66,14 +68,26 @@ struct Loaded<M: NetModel> {
     state: State<M::Gen>,
 }
 
-/// The model in `container`, with a state made from `options`.
+/// The model in `container` (parsed from `bytes`), with a state made from `options`, on the
+/// backend they name.
 pub(super) fn load<'a>(
+    bytes: &'a [u8],
     container: Container<'a>,
     options: &LoadOptions,
 ) -> Result<Box<dyn Net + 'a>> {
-    Ok(match container {
-        Container::V3(c) => Box::new(v3::load(&c, options)?),
-        Container::V2(c) => Box::new(v2::load(&c, options)?),
+    Ok(match (container, options.backend) {
+        (Container::V3(c), Backend::Cpu) => Box::new(v3::load(&c, options)?),
+        (Container::V2(c), Backend::Cpu) => Box::new(v2::load(&c, options)?),
+        (Container::V2(_), Backend::Gpu) => {
+            return Err(Error::Unsupported { what: "Needle 2 on the GPU backend" })
+        }
+        #[cfg(feature = "gpu")]
+        (Container::V3(c), Backend::Gpu) => Box::new(gpu::load(bytes, &c, options)?),
+        #[cfg(not(feature = "gpu"))]
+        (Container::V3(_), Backend::Gpu) => {
+            let _ = bytes;
+            return Err(Error::GpuUnavailable { reason: "built without the gpu feature".into() });
+        }
     })
 }
 
@@ -121,10 +135,10 @@ where
         self.model.confidence(&self.state, ids)
     }
 
-    fn save_state(&self) -> Vec<u8> {
+    fn save_state(&self) -> Result<Vec<u8>> {
         let mut w = Writer::default();
         self.state.save(&mut w);
-        w.0
+        Ok(w.0)
     }
 
     fn load_state(&mut self, bytes: &[u8]) -> Result<()> {

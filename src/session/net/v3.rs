@@ -2,20 +2,25 @@
 use super::{Loaded, NetModel};
 use crate::container::V3Container;
 use crate::session::{HeadKind, LoadOptions, ModelInfo};
-use crate::v3::{Model, Needle3, State};
+use crate::v3::{Model, Needle3, Options, State};
 use crate::{Error, Result};
 
 /// The model and a state made with the caller's `options` over the model's defaults.
 pub(super) fn load<'a>(c: &V3Container<'a>, options: &LoadOptions) -> Result<Loaded<Model<'a>>> {
     let model = Model::new(c)?;
+    let state = model.new_state(&state_options(&model, options))?;
+    Ok(Loaded { model, state })
+}
+
+/// The caller's `options` over the model's defaults.
+pub(super) fn state_options(model: &Model<'_>, options: &LoadOptions) -> Options {
     let mut opts = model.default_options();
     opts.kv = options.kv.unwrap_or(opts.kv);
     opts.numerics = options.numerics;
     opts.depth = options.layers.unwrap_or(opts.depth);
     opts.max_tokens = options.max_tokens.unwrap_or(opts.max_tokens);
     opts.track_heads = model.heads().next().is_some();
-    let state = model.new_state(&opts)?;
-    Ok(Loaded { model, state })
+    opts
 }
 
 impl NetModel for Model<'_> {

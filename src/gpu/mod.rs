@@ -1,0 +1,196 @@
+//! The GPU backend: Needle 3's whole forward pass as WGSL compute shaders through `wgpu`
+//! (Vulkan, Metal, DX12 natively; lavapipe in CI). Design, figures and limits: `README.md`.
+//!
+//! [`Needle3Gpu`] is a Needle 3 model and one sequence on the GPU, with the CPU model's entry
+//! points (`prefill`, `prefill_rows`, `step`); the session reaches it through its `Net` when
+//! loaded with `backend: gpu`. The forward pass is [`stages`] (the CPU stages' GPU twins);
+//! the CQ weights stay 4-bit codes and FP16 norms, read in place from the container bytes.
+//!
+//! What stays on the CPU: the input checks, the RoPE angles and Engram slot hashes (ids and
+//! positions alone, by the CPU stages themselves), and the probe heads' streamed pools (their
+//! cells come back with the logits in the step's one readback).
+mod device;
+mod program;
+mod runner;
+mod stages;
+#[cfg(test)]
+mod tests;
+mod weights;
+
+use std::string::String;
+use std::vec;
+
+use crate::blocks::pool::Tracked;
+use crate::blocks::stack::Logits;
+use crate::container::V3Container;
+use crate::v3::{Model, Numerics, Options, State};
+use crate::{Error, Result};
+use runner::{ChunkInputs, Runner};
+
+/// A Needle 3 model and one sequence on the GPU. The CPU-side [`State`] keeps the position,
+/// the recent ids and the probe-head pools (its own KV rings stay empty).
+pub struct Needle3Gpu<'a> {
+    model: Model<'a>,
+    state: State,
+    runner: Runner,
+}
+
+/// A saved position of a [`Needle3Gpu`]: the CPU bookkeeping and a GPU copy of the sequence
+/// state.
+pub struct GpuMark {
+    cpu: crate::blocks::state::Mark<crate::v3::Needle3>,
+    gpu: wgpu::Buffer,
+}
+
+impl<'a> Needle3Gpu<'a> {
+    /// The model in `bytes` (a Needle 3 container) on the first GPU adapter, with a sequence
+    /// made from `options`. Deploy numerics are refused (CPU only for now).
+    pub fn load(bytes: &'a [u8], options: &Options) -> Result<Self> {
+        let c = V3Container::parse(bytes)?;
+        Self::new(bytes, &c, options)
+    }
+
+    fn new(bytes: &'a [u8], c: &V3Container<'a>, options: &Options) -> Result<Self> {
+        Self::from_model(bytes, Model::new(c)?, options)
+    }
+
+    /// [`Self::load`] for a model already built over `bytes`.
+    pub(crate) fn from_model(bytes: &'a [u8], model: Model<'a>, options: &Options) -> Result<Self> {
+        if options.numerics == Numerics::Deploy {
+            return Err(Error::Unsupported { what: "deploy numerics on the GPU backend" });
+        }
+        let state = model.new_state(options)?;
+        let gpu = device::Gpu::new()?;
+        let mut w = weights::Weights::new(bytes);
+        let plan = state.seq.plan.clone();
+        let listening = !state.pools.is_empty();
+        let rec = stages::record(
+            &model.stack,
+            &mut w,
+            &plan,
+            options.kv,
+            options.max_tokens,
+            options.prefill_chunk,
+            listening,
+        )?;
+        let cell_rows = if listening { plan.len() + 1 } else { 0 };
+        let (v, d) = (model.logits_len(), model.geometry.d_model);
+        let runner = Runner::new(gpu, rec, &w.code_words(), &w.floats, v, (cell_rows, d))?;
+        Ok(Self { model, state, runner })
+    }
+
+    pub fn model(&self) -> &Model<'a> {
+        &self.model
+    }
+
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// The adapter: name, backend, device type.
+    pub fn adapter(&self) -> &str {
+        &self.runner.gpu.adapter
+    }
+
+    /// Dispatches one chunk costs, with the head (`true`) or without.
+    pub fn dispatches_per_chunk(&self, head: bool) -> usize {
+        self.runner.dispatches(head)
+    }
+
+    /// Bytes a chunk of `tokens` reads back when `rows` logits rows are wanted (the rows and
+    /// the probe-head cells of every token).
+    pub fn readback_bytes(&self, rows: usize, tokens: usize) -> usize {
+        self.runner.readback_bytes(rows, tokens)
+    }
+
+    /// Bytes of every GPU buffer (weights, activations, sequence state, readback).
+    pub fn gpu_bytes(&self) -> u64 {
+        self.runner.total_bytes
+    }
+
+    /// Bytes of the sequence state on the GPU (KV rings and tails, allocated whole at load).
+    pub fn state_bytes(&self) -> u64 {
+        self.runner.state_bytes
+    }
+
+    /// Runs `tokens`, writing the logits after the last one.
+    pub fn prefill(&mut self, tokens: &[u32], logits: &mut [f32]) -> Result<()> {
+        let v = self.model.logits_len();
+        self.advance(tokens, Logits::last(logits, v)?)
+    }
+
+    /// Runs `tokens`, writing the logits after each of them.
+    pub fn prefill_rows(&mut self, tokens: &[u32], rows: &mut [f32]) -> Result<()> {
+        let v = self.model.logits_len();
+        self.advance(tokens, Logits::all(rows, tokens.len(), v)?)
+    }
+
+    pub fn step(&mut self, token: u32, logits: &mut [f32]) -> Result<()> {
+        self.prefill(core::slice::from_ref(&token), logits)
+    }
+
+    /// Destroys the device under the model, as a driver reset would: every later call is
+    /// `GpuLost` (for the failure tests).
+    #[doc(hidden)]
+    pub fn lose_device(&self) {
+        self.runner.gpu.destroy();
+    }
+
+    /// Forgets the sequence (stale GPU ring entries are never read again).
+    pub fn reset(&mut self) {
+        self.state.reset();
+    }
+
+    pub fn mark(&self) -> GpuMark {
+        GpuMark { cpu: self.state.mark(), gpu: self.runner.mark() }
+    }
+
+    pub fn rewind(&mut self, mark: &GpuMark) {
+        self.state.rewind(&mark.cpu);
+        self.runner.rewind(&mark.gpu);
+    }
+
+    /// A probe head's output over the sequence (see [`Model::head`]).
+    pub fn head(&self, kind: crate::container::HeadKind) -> Result<std::vec::Vec<f32>> {
+        self.model.head(&self.state, kind)
+    }
+
+    /// Mirrors `Stack::advance`: the same checks, then each chunk as one GPU submission.
+    fn advance(&mut self, tokens: &[u32], mut logits: Logits<'_>) -> Result<()> {
+        let Self { model, state, runner } = self;
+        let listening = !state.pools.is_empty();
+        model.stack.check_tokens(&state.seq, tokens, listening)?;
+        let (b, v, d) = (state.options().prefill_chunk, model.logits_len(), model.geometry.d_model);
+        let plan_rows: std::vec::Vec<usize> =
+            core::iter::once(0).chain(state.seq.plan.iter().map(|p| p.layer + 1)).collect();
+        let mut cells = vec![0.0f32; if listening { plan_rows.len() * b * d } else { 0 }];
+        let chunks = tokens.len().div_ceil(b);
+        for (ci, chunk) in tokens.chunks(b).enumerate() {
+            let pos = state.seq.pos;
+            let (head_first, out): (Option<usize>, &mut [f32]) = match &mut logits {
+                Logits::All(rows) => (Some(0), &mut rows[ci * b * v..(ci * b + chunk.len()) * v]),
+                Logits::Last(row) if ci + 1 == chunks => (Some(chunk.len() - 1), &mut row[..]),
+                Logits::Last(_) => (None, &mut []),
+            };
+            let (cos, sin, slots) = model.stack.chunk_inputs(&mut state.seq, chunk);
+            let inputs = ChunkInputs { ids: chunk, pos, cos, sin, slots, head_first };
+            runner.run_chunk(&inputs, out, &mut cells)?;
+            if listening {
+                let mut tracked = Tracked { heads: &model.heads, pools: &mut state.pools };
+                for (i, &row) in plan_rows.iter().enumerate() {
+                    for j in 0..chunk.len() {
+                        let at = (i * chunk.len() + j) * d;
+                        tracked.add(row, &cells[at..at + d]);
+                    }
+                }
+            }
+            state.seq.advance_ids(chunk);
+        }
+        Ok(())
+    }
+}
+
+/// Why the GPU backend is unavailable here, or `None` when an adapter exists.
+pub fn unavailable_reason() -> Option<String> {
+    device::Gpu::new().err().map(|e| std::format!("{e}"))
+}

@@ -1,0 +1,267 @@
+//! The buffers of one loaded model and sequence, and a chunk's one submission: upload the
+//! chunk header, ids, slots and RoPE angles; replay the recorded dispatches in one compute
+//! pass; copy the logits rows (and the probe-head cells) to one staging buffer; read it back.
+use std::vec;
+use std::vec::Vec;
+
+use wgpu::util::DeviceExt;
+
+use super::device::{Gpu, SLOT_BYTES};
+use super::program::{workgroups, Scope};
+use super::stages::{Recorded, HEADER};
+use crate::{Error, Result};
+
+/// What one chunk needs from the CPU.
+pub(crate) struct ChunkInputs<'c> {
+    pub(crate) ids: &'c [u32],
+    pub(crate) pos: usize,
+    pub(crate) cos: &'c [f32],
+    pub(crate) sin: &'c [f32],
+    pub(crate) slots: &'c [Option<u32>],
+    /// The first chunk row whose logits are read back (`None`: no logits this chunk).
+    pub(crate) head_first: Option<usize>,
+}
+
+pub(crate) struct Runner {
+    pub(crate) gpu: Gpu,
+    rec: Recorded,
+    state: wgpu::Buffer,
+    pub(crate) act: wgpu::Buffer,
+    ids: wgpu::Buffer,
+    staging: wgpu::Buffer,
+    bind: wgpu::BindGroup,
+    logits_len: usize,
+    /// Probe-head cell rows (0 when no head pools) of `d` floats a token.
+    cell_rows: usize,
+    d: usize,
+    /// Bytes of the sequence state (KV rings and tails).
+    pub(crate) state_bytes: u64,
+    /// Bytes of every buffer (weights, activations, state, staging).
+    pub(crate) total_bytes: u64,
+}
+
+fn words(v: &[u32]) -> Vec<u8> {
+    v.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+fn floats(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+impl Runner {
+    pub(crate) fn new(
+        gpu: Gpu,
+        rec: Recorded,
+        code_bytes: &[u8],
+        weight_floats: &[f32],
+        logits_len: usize,
+        (cell_rows, d): (usize, usize),
+    ) -> Result<Self> {
+        let max = gpu.max_binding();
+        let sizes = [
+            ("container", code_bytes.len() as u64),
+            ("float weights", 4 * weight_floats.len() as u64),
+            ("activations", 4 * rec.act_len as u64),
+            ("sequence state", 4 * rec.state_len as u64),
+        ];
+        for (what, bytes) in sizes {
+            if bytes > max {
+                return Err(Error::GpuUnavailable {
+                    reason: std::format!(
+                        "{what} ({bytes} bytes) exceeds the adapter's storage binding limit of {max}"
+                    ),
+                });
+            }
+        }
+        let dev = &gpu.device;
+        let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        let init = |label, contents: &[u8], usage| {
+            dev.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents,
+                usage,
+            })
+        };
+        let empty = |label, bytes: u64, usage| {
+            dev.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: bytes.max(16).next_multiple_of(4),
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        let params = init("params", &words(&rec.program.params), wgpu::BufferUsages::UNIFORM);
+        let codes = init("codes", code_bytes, storage);
+        let mut wf = floats(weight_floats);
+        wf.resize(wf.len().max(16), 0);
+        let wf = init("weights", &wf, storage);
+        let copies = wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+        let act = empty("activations", 4 * rec.act_len as u64, storage | copies);
+        let state = empty("state", 4 * rec.state_len as u64, storage | copies);
+        let ids = empty("ids", 4 * rec.ids_len as u64, storage);
+        let staging_bytes = 4 * (rec.b * (logits_len + cell_rows * d)) as u64;
+        let staging = empty(
+            "readback",
+            staging_bytes,
+            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        );
+        fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+            wgpu::BindGroupEntry { binding, resource: buffer.as_entire_binding() }
+        }
+        let bind = dev.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("needle"),
+            layout: &gpu.layout,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                        buffer: &params,
+                        offset: 0,
+                        size: wgpu::BufferSize::new(SLOT_BYTES),
+                    }),
+                },
+                entry(1, &codes),
+                entry(2, &wf),
+                entry(3, &act),
+                entry(4, &state),
+                entry(5, &ids),
+            ],
+        });
+        let total_bytes =
+            [&params, &codes, &wf, &act, &state, &ids, &staging].iter().map(|b| b.size()).sum();
+        let state_bytes = state.size();
+        gpu.wait()?;
+        Ok(Self {
+            gpu,
+            rec,
+            state,
+            act,
+            ids,
+            staging,
+            bind,
+            logits_len,
+            cell_rows,
+            d,
+            state_bytes,
+            total_bytes,
+        })
+    }
+
+    /// Dispatches of one chunk (with or without the head).
+    pub(crate) fn dispatches(&self, head: bool) -> usize {
+        self.rec.program.count(head)
+    }
+
+    /// Bytes read back for a chunk of `tokens` whose head runs on `rows` rows.
+    pub(crate) fn readback_bytes(&self, rows: usize, tokens: usize) -> usize {
+        4 * (rows * self.logits_len + self.cell_rows * tokens * self.d)
+    }
+
+    /// Runs one chunk; writes its logits rows (from `head_first`) into `logits` and the
+    /// probe-head cells into `cells` (row `i` of token `t` at `(i * tokens + t) * d`).
+    pub(crate) fn run_chunk(
+        &self,
+        c: &ChunkInputs<'_>,
+        logits: &mut [f32],
+        cells: &mut [f32],
+    ) -> Result<()> {
+        self.gpu.check_alive()?;
+        let b = c.ids.len();
+        let first = c.head_first.unwrap_or(b);
+        let mut header = vec![b as u32, c.pos as u32, first as u32];
+        header.extend_from_slice(c.ids);
+        header.resize(HEADER + self.rec.b, 0);
+        header.extend(c.slots.iter().map(|s| s.unwrap_or(u32::MAX)));
+        let q = &self.gpu.queue;
+        q.write_buffer(&self.ids, 0, &words(&header));
+        let r = &self.rec.regions;
+        if !c.cos.is_empty() {
+            q.write_buffer(&self.act, 4 * u64::from(r.cos), &floats(c.cos));
+            q.write_buffer(&self.act, 4 * u64::from(r.sin), &floats(c.sin));
+        }
+        let mut enc = self.gpu.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = enc.begin_compute_pass(&Default::default());
+            for d in &self.rec.program.dispatches {
+                let tokens = match d.scope {
+                    Scope::Chunk => b,
+                    Scope::Head if c.head_first.is_some() => b - first,
+                    Scope::Head => continue,
+                };
+                let (x, y) = workgroups(d.per_token * tokens as u32);
+                pass.set_pipeline(self.gpu.pipeline(d.kernel));
+                pass.set_bind_group(0, &self.bind, &[d.slot * SLOT_BYTES as u32]);
+                pass.dispatch_workgroups(x, y, 1);
+            }
+        }
+        let rows = b - first;
+        let logit_bytes = 4 * (rows * self.logits_len) as u64;
+        if rows > 0 {
+            enc.copy_buffer_to_buffer(
+                &self.act,
+                4 * u64::from(r.logits),
+                &self.staging,
+                0,
+                logit_bytes,
+            );
+        }
+        // Each cell row's first b tokens (the region holds the largest chunk's).
+        let row_bytes = 4 * (b * self.d) as u64;
+        for i in 0..self.cell_rows {
+            let from = 4 * (u64::from(r.cells) + (i * self.rec.b * self.d) as u64);
+            let to = logit_bytes + i as u64 * row_bytes;
+            enc.copy_buffer_to_buffer(&self.act, from, &self.staging, to, row_bytes);
+        }
+        let cell_bytes = row_bytes * self.cell_rows as u64;
+        q.submit([enc.finish()]);
+        let total = logit_bytes + cell_bytes;
+        if total == 0 {
+            return self.gpu.wait();
+        }
+        let slice = self.staging.slice(..total);
+        let (tx, rx) = std::sync::mpsc::channel();
+        slice.map_async(wgpu::MapMode::Read, move |res| {
+            let _ = tx.send(res);
+        });
+        self.gpu.wait()?;
+        rx.recv()
+            .map_err(|e| Error::GpuLost { reason: e.to_string() })?
+            .map_err(|e| Error::GpuLost { reason: e.to_string() })?;
+        {
+            let data =
+                slice.get_mapped_range().map_err(|e| Error::GpuLost { reason: e.to_string() })?;
+            let all: &[u8] = &data;
+            let to_f32 = |b: &[u8], out: &mut [f32]| {
+                for (o, w) in out.iter_mut().zip(b.chunks_exact(4)) {
+                    *o = f32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+                }
+            };
+            to_f32(&all[..logit_bytes as usize], &mut logits[..rows * self.logits_len]);
+            to_f32(&all[logit_bytes as usize..], &mut cells[..self.cell_rows * b * self.d]);
+        }
+        self.staging.unmap();
+        Ok(())
+    }
+
+    /// A copy of the sequence state, to come back to with [`Self::rewind`].
+    pub(crate) fn mark(&self) -> wgpu::Buffer {
+        let copy = self.gpu.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("mark"),
+            size: self.state.size(),
+            usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        self.copy_state(&self.state, &copy);
+        copy
+    }
+
+    pub(crate) fn rewind(&self, mark: &wgpu::Buffer) {
+        self.copy_state(mark, &self.state);
+    }
+
+    fn copy_state(&self, from: &wgpu::Buffer, to: &wgpu::Buffer) {
+        let mut enc = self.gpu.device.create_command_encoder(&Default::default());
+        enc.copy_buffer_to_buffer(from, 0, to, 0, self.state.size());
+        self.gpu.queue.submit([enc.finish()]);
+    }
+}

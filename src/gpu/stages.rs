@@ -1,0 +1,643 @@
+//! The forward pass on the GPU, stage for stage as `blocks/stages.rs` runs it on the CPU (same
+//! names, same order). Each stage records its dispatches once at load into the [`Program`] a
+//! chunk replays in one compute pass; the CPU computes only what depends on ids and positions
+//! alone (`rope_angles`, `ngram_slots`: the same CPU stages) and uploads it with the chunk.
+//!
+//! Activations live in regions of one buffer ([`Regions`]), what the sequence carries between
+//! steps (KV rings, conv and Engram tails) in regions of another ([`Rings`]). Every ring holds
+//! position `p` in slot `p % slots`; tails are read for the positions before the chunk and
+//! written after the dispatches that read them; a KV ring has room for its window plus a whole
+//! chunk, so a chunk's keys are written before any of its tokens attends.
+use std::vec::Vec;
+
+use super::device::Kernel;
+use super::program::{Arena, Program, Scope, P};
+use super::weights::{Cq, Weights};
+use crate::blocks::stack::{LayerPlan, Stack};
+use crate::blocks::KvPrecision;
+use crate::blocks::EPS;
+use crate::v3::mlp::HadamardMlp;
+use crate::{Error, Result};
+
+/// Floats of the chunk header before the ids: tokens, first position, first head row.
+pub(crate) const HEADER: usize = 3;
+
+/// The activation regions (offsets in floats) of a chunk of up to `b` tokens.
+#[derive(Default)]
+pub(crate) struct Regions {
+    pub(crate) stream: [u32; 2],
+    pub(crate) nx: u32,
+    pub(crate) pre: u32,
+    pub(crate) post: u32,
+    pub(crate) res: u32,
+    pub(crate) u: u32,
+    pub(crate) x: u32,
+    pub(crate) h: u32,
+    pub(crate) normed: u32,
+    pub(crate) raw: u32,
+    pub(crate) qkv: u32,
+    pub(crate) gate: u32,
+    pub(crate) o: u32,
+    pub(crate) rot: u32,
+    pub(crate) e: u32,
+    pub(crate) ek: u32,
+    pub(crate) ev: u32,
+    pub(crate) alpha: u32,
+    pub(crate) contrib: u32,
+    pub(crate) cond: u32,
+    pub(crate) z: u32,
+    pub(crate) tmp: u32,
+    pub(crate) mu: u32,
+    pub(crate) lg: u32,
+    pub(crate) scores: u32,
+    pub(crate) scores_per_head: u32,
+    pub(crate) cos: u32,
+    pub(crate) sin: u32,
+    /// Probe-head cells: row `i` (0: the embedding, `ai + 1`: after block `plan[ai]`) of token
+    /// `t` at `(i * b + t) * d`.
+    pub(crate) cells: u32,
+    pub(crate) logits: u32,
+    pub(crate) final_mean: u32,
+    pub(crate) final_normed: u32,
+}
+
+/// One planned layer's ring offsets in the state buffer (in words).
+struct Ring {
+    slots: u32,
+    keys: u32,
+    values: u32,
+    key_scales: u32,
+    value_scales: u32,
+    conv_tail: u32,
+}
+
+/// The recorded pass and the sizes of its buffers.
+pub(crate) struct Recorded {
+    pub(crate) program: Program,
+    pub(crate) regions: Regions,
+    pub(crate) act_len: usize,
+    pub(crate) state_len: usize,
+    /// Ids buffer length: the header, the ids, the Engram slots.
+    pub(crate) ids_len: usize,
+    /// Largest chunk.
+    pub(crate) b: usize,
+}
+
+struct Recorder<'r, 'a> {
+    stack: &'r Stack<'a, HadamardMlp>,
+    w: &'r mut Weights<'a>,
+    prog: Program,
+    r: Regions,
+    b: usize,
+    listening: bool,
+    int8: bool,
+}
+
+/// Records the whole pass of `plan` for chunks of up to `b` tokens over a sequence of
+/// `capacity` tokens.
+pub(crate) fn record<'a>(
+    stack: &Stack<'a, HadamardMlp>,
+    w: &mut Weights<'a>,
+    plan: &[LayerPlan],
+    kv: KvPrecision,
+    capacity: usize,
+    b: usize,
+    listening: bool,
+) -> Result<Recorded> {
+    let h = &stack.heads;
+    let (d, lanes) = (stack.d_model, stack.lanes);
+    let (nd, width, od) = (lanes * d, h.qkv_width(), h.heads * h.v);
+    let int8 = kv == KvPrecision::Int8;
+    if lanes * lanes > 64 || h.qk > 256 || !h.qk.is_multiple_of(2) {
+        return Err(Error::Unsupported { what: "GPU backend: more than 8 mHC lanes or qk > 256" });
+    }
+    if int8 && (!h.qk.is_multiple_of(4) || !h.v.is_multiple_of(4)) {
+        return Err(Error::Unsupported { what: "GPU int8 KV needs head widths divisible by 4" });
+    }
+    let n = stack.layers.first().map_or(0, |l| l.mlp.d1.len());
+    let rank = stack.layers.iter().map(|l| l.mlp.rank).max().unwrap_or(0);
+    let e_width = stack.sites.first().map_or(0, |s| s.key_proj.cols());
+    let max_cp = max_cols_padded(stack);
+    let keys = plan.iter().map(|p| p.window.unwrap_or(capacity).min(capacity)).max().unwrap_or(1);
+    let mut a = Arena::default();
+    let r = Regions {
+        stream: [a.take(b * nd), a.take(b * nd)],
+        nx: a.take(b * nd),
+        pre: a.take(b * lanes),
+        post: a.take(b * lanes),
+        res: a.take(b * lanes * lanes),
+        u: a.take(b * d),
+        x: a.take(b * d),
+        h: a.take(b * d),
+        normed: a.take(b * d),
+        raw: a.take(b * width),
+        qkv: a.take(b * width),
+        gate: a.take(b * od),
+        o: a.take(b * od),
+        rot: a.take(b * max_cp),
+        e: a.take(b * e_width),
+        ek: a.take(b * d),
+        ev: a.take(b * d),
+        alpha: a.take(b),
+        contrib: a.take(b * d),
+        cond: a.take(b * n),
+        z: a.take(b * n),
+        tmp: a.take(b * n),
+        mu: a.take(b * n),
+        lg: a.take(b * rank.max(1)),
+        scores: a.take(b * h.heads * keys),
+        scores_per_head: keys as u32,
+        cos: a.take(b * h.qk / 2),
+        sin: a.take(b * h.qk / 2),
+        cells: a.take(if listening { (plan.len() + 1) * b * d } else { 0 }),
+        logits: a.take(b * stack.logits_len()),
+        final_mean: a.take(b * d),
+        final_normed: a.take(b * d),
+    };
+    let mut rec = Recorder { stack, w, prog: Program::default(), r, b, listening, int8 };
+    let mut st = Arena::default();
+    let rings: Vec<Ring> = plan
+        .iter()
+        .map(|p| {
+            let slots = (p.slots + b).min(capacity).max(1);
+            let (kw, vw) = if int8 { (h.qk / 4, h.v / 4) } else { (h.qk, h.v) };
+            let entries = slots * h.kv_heads;
+            let taps = stack.layers[p.layer].attn.conv_taps(h);
+            Ring {
+                slots: slots as u32,
+                keys: st.take(entries * kw),
+                values: st.take(entries * vw),
+                key_scales: st.take(if int8 { entries } else { 0 }),
+                value_scales: st.take(if int8 { entries } else { 0 }),
+                conv_tail: st.take(taps.saturating_sub(1) * width),
+            }
+        })
+        .collect();
+    let g = &stack.engram;
+    let tail_slots = g.conv_taps.saturating_sub(1).saturating_mul(g.conv_dilation).min(capacity);
+    let site_tails: Vec<Option<u32>> = stack
+        .sites
+        .iter()
+        .map(|s| plan.iter().any(|p| p.layer == s.layer).then(|| st.take(tail_slots * d)))
+        .collect();
+
+    rec.embed()?;
+    for (ai, p) in plan.iter().enumerate() {
+        let cur = rec.r.stream[ai % 2];
+        rec.mix_in(p.layer, ai % lanes, cur)?;
+        rec.engram(p.layer, &site_tails, tail_slots)?;
+        rec.attention(p, &rings[ai])?;
+        rec.mlp_write_back(p.layer, cur, rec.r.stream[(ai + 1) % 2])?;
+        rec.probe_cells(ai, rec.r.stream[(ai + 1) % 2]);
+    }
+    rec.final_norm_head(rec.r.stream[plan.len() % 2])?;
+    let ids_len = HEADER + b + b * g.tables;
+    Ok(Recorded {
+        program: rec.prog,
+        regions: rec.r,
+        act_len: a.len,
+        state_len: st.len,
+        ids_len,
+        b,
+    })
+}
+
+/// The widest rotated input of any matrix the pass applies.
+fn max_cols_padded(stack: &Stack<'_, HadamardMlp>) -> usize {
+    let mut m = stack.lm_head.cols_padded();
+    for l in &stack.layers {
+        let a = &l.attn;
+        for x in [&a.q_proj, &a.k_proj, &a.v_proj, &a.gate_proj, &a.out_proj] {
+            m = m.max(x.cols_padded());
+        }
+        m = m.max(l.mhc.phi_pre.cols_padded()).max(l.mhc.phi_res.cols_padded());
+    }
+    for s in &stack.sites {
+        m = m.max(s.key_proj.cols_padded()).max(s.value_proj.cols_padded());
+    }
+    m
+}
+
+/// Where a projection lands: the matrix, its output region and row stride.
+type Job<'m, 'a> = (&'m crate::kernels::CqMatrix<'a>, u32, usize);
+
+impl<'a> Recorder<'_, 'a> {
+    fn u(v: usize) -> P {
+        P::U(v as u32)
+    }
+
+    /// `x0 = E[id] · sqrt(d)` into every lane (and the probe heads' cell 0).
+    fn embed(&mut self) -> Result<()> {
+        let s = self.stack;
+        let d = s.d_model;
+        let e = self.w.cq(&s.embedding)?;
+        self.gather(&e, HEADER as u32, 1, 0, self.r.x, d, s.embed_scale);
+        for lane in 0..s.lanes {
+            let dst = self.r.stream[0] + (lane * d) as u32;
+            self.copy(self.r.x, d, d, dst, s.lanes * d, false, Scope::Chunk);
+        }
+        if self.listening {
+            self.copy(self.r.x, d, d, self.r.cells, d, false, Scope::Chunk);
+        }
+        Ok(())
+    }
+
+    /// mHC read of block `layer` from the lanes at `cur`: coefficients, then `u` (and `x`).
+    fn mix_in(&mut self, layer: usize, lane: usize, cur: u32) -> Result<()> {
+        let s = self.stack;
+        let (d, n) = (s.d_model, s.lanes);
+        let phi = &s.layers[layer].mhc;
+        self.rms_norm(cur, n * d, n * d, None, self.r.nx, n * d, Scope::Chunk);
+        let (pre, post, res) = (self.r.pre, self.r.post, self.r.res);
+        self.project(
+            self.r.nx,
+            n * d,
+            &[(&phi.phi_pre, pre, n), (&phi.phi_post, post, n), (&phi.phi_res, res, n * n)],
+            Scope::Chunk,
+        )?;
+        let bp = self.w.floats(&phi.b_pre);
+        let bq = self.w.floats(&phi.b_post);
+        let br = self.w.floats(&phi.b_res);
+        let u = Self::u;
+        self.prog.push(
+            Kernel::Coefficients,
+            1,
+            Scope::Chunk,
+            &[
+                pre.into(),
+                post.into(),
+                res.into(),
+                u(n),
+                u(lane),
+                phi.a_pre.into(),
+                phi.a_post.into(),
+                phi.a_res.into(),
+                bp.into(),
+                bq.into(),
+                br.into(),
+            ],
+        );
+        let p = [cur.into(), pre.into(), u(n), u(d), self.r.u.into(), self.r.x.into()];
+        self.prog.push(Kernel::Collapse, d, Scope::Chunk, &p);
+        Ok(())
+    }
+
+    /// The Engram sites of block `layer`: `x += Σ_sites α · conv(v)`.
+    fn engram(&mut self, layer: usize, tails: &[Option<u32>], tail_slots: usize) -> Result<()> {
+        let s = self.stack;
+        let (d, g) = (s.d_model, &s.engram);
+        let mut first = true;
+        for (site, tail) in s.sites.iter().zip(tails).filter(|(site, _)| site.layer == layer) {
+            let Some(tail) = *tail else { continue };
+            let tables = self.w.cq(&site.tables)?;
+            let e_width = site.key_proj.cols();
+            let slots_at = (HEADER + self.b) as u32;
+            self.gather_tables(&tables, slots_at, g.tables, g.slots, e_width);
+            let (ek, ev) = (self.r.ek, self.r.ev);
+            self.project(
+                self.r.e,
+                e_width,
+                &[(&site.key_proj, ek, d), (&site.value_proj, ev, d)],
+                Scope::Chunk,
+            )?;
+            let u = Self::u;
+            let p = [self.r.x.into(), ek.into(), u(d), self.r.alpha.into(), EPS.into()];
+            self.prog.push(Kernel::EngramGate, 1, Scope::Chunk, &p);
+            let taps = self.w.floats(&site.taps);
+            self.prog.push(
+                Kernel::EngramConv,
+                d,
+                Scope::Chunk,
+                &[
+                    ev.into(),
+                    u(d),
+                    taps.into(),
+                    u(g.conv_taps),
+                    u(g.conv_dilation),
+                    tail.into(),
+                    u(tail_slots.max(1)),
+                    self.r.alpha.into(),
+                    self.r.contrib.into(),
+                    u(usize::from(first)),
+                ],
+            );
+            if tail_slots > 0 {
+                self.tail_write(ev, d, d, tail, tail_slots);
+            }
+            first = false;
+        }
+        if !first {
+            self.copy(self.r.contrib, d, d, self.r.x, d, true, Scope::Chunk);
+        }
+        Ok(())
+    }
+
+    /// Gated attention of block `p.layer` over its ring.
+    fn attention(&mut self, p: &LayerPlan, ring: &Ring) -> Result<()> {
+        let s = self.stack;
+        let (d, h) = (s.d_model, &s.heads);
+        let a = &s.layers[p.layer].attn;
+        let (qd, kd, od, width) = (h.heads * h.qk, h.kv_heads * h.qk, h.heads * h.v, h.qkv_width());
+        let norm_in = self.w.floats(&s.layers[p.layer].norm_in);
+        self.rms_norm(self.r.x, d, d, Some(norm_in), self.r.h, d, Scope::Chunk);
+        let taps = a.conv_taps(h);
+        let dst = if taps > 0 { self.r.raw } else { self.r.qkv };
+        self.project(
+            self.r.h,
+            d,
+            &[
+                (&a.q_proj, dst, width),
+                (&a.k_proj, dst + qd as u32, width),
+                (&a.v_proj, dst + (qd + kd) as u32, width),
+                (&a.gate_proj, self.r.gate, od),
+            ],
+            Scope::Chunk,
+        )?;
+        let u = Self::u;
+        let window = p.window.unwrap_or(0);
+        if taps > 0 {
+            let t = self.w.floats(&a.taps);
+            self.prog.push(
+                Kernel::QkvConv,
+                width,
+                Scope::Chunk,
+                &[
+                    self.r.raw.into(),
+                    u(width),
+                    t.into(),
+                    u(taps),
+                    u(window),
+                    ring.conv_tail.into(),
+                    u((taps - 1).max(1)),
+                    self.r.qkv.into(),
+                ],
+            );
+            if taps > 1 {
+                self.tail_write(self.r.raw, width, width, ring.conv_tail, taps - 1);
+            }
+        }
+        let (qg, kg) = (self.w.floats(&a.q_gain), self.w.floats(&a.k_gain));
+        self.prog.push(
+            Kernel::QkNormRope,
+            h.heads + h.kv_heads,
+            Scope::Chunk,
+            &[
+                self.r.qkv.into(),
+                u(width),
+                u(h.qk),
+                u(h.heads),
+                u(h.kv_heads),
+                qg.into(),
+                kg.into(),
+                self.r.cos.into(),
+                self.r.sin.into(),
+                EPS.into(),
+            ],
+        );
+        let ring_params = [
+            self.r.qkv.into(),
+            u(width),
+            u(h.qk),
+            u(h.v),
+            u(h.heads),
+            u(h.kv_heads),
+            ring.slots.into(),
+            ring.keys.into(),
+            ring.values.into(),
+            ring.key_scales.into(),
+            ring.value_scales.into(),
+            u(usize::from(self.int8)),
+        ];
+        self.prog.push(Kernel::KvWrite, h.kv_heads, Scope::Chunk, &ring_params);
+        let mut attend = ring_params.to_vec();
+        attend.extend_from_slice(&[
+            u(window),
+            h.q_factor.into(),
+            h.score_factor.into(),
+            self.r.scores.into(),
+            self.r.scores_per_head.into(),
+            self.r.o.into(),
+            self.r.gate.into(),
+        ]);
+        self.prog.push(Kernel::Attend, h.heads, Scope::Chunk, &attend);
+        self.project(self.r.o, od, &[(&a.out_proj, self.r.h, d)], Scope::Chunk)
+    }
+
+    /// `x += g · rmsnorm(h)`, `y = x + mlp(rmsnorm(x)) - u`, then the lanes at `cur` mixed
+    /// with `y` into `next`.
+    fn mlp_write_back(&mut self, layer: usize, cur: u32, next: u32) -> Result<()> {
+        let s = self.stack;
+        let (d, lanes) = (s.d_model, s.lanes);
+        let l = &s.layers[layer];
+        let m = &l.mlp;
+        let (n, rank) = (m.d1.len(), m.rank);
+        let u = Self::u;
+        let (pn, ph) = (self.w.floats(&l.post_norm), self.w.floats(&l.pre_hada));
+        let r = &self.r;
+        let (x, normed, cond, z, tmp, mu, lg) = (r.x, r.normed, r.cond, r.z, r.tmp, r.mu, r.lg);
+        let p = [
+            r.h.into(),
+            x.into(),
+            normed.into(),
+            u(d),
+            pn.into(),
+            ph.into(),
+            l.attn_gate.into(),
+            EPS.into(),
+        ];
+        self.prog.push(Kernel::PostResidual, 1, Scope::Chunk, &p);
+        let cv = self.w.floats(&m.cond_vt);
+        self.prog.push(
+            Kernel::CondLogits,
+            1,
+            Scope::Chunk,
+            &[normed.into(), u(d), cv.into(), u(rank), lg.into()],
+        );
+        let (cu, d1) = (self.w.floats(&m.cond_u), self.w.floats(&m.d1));
+        let p = [
+            normed.into(),
+            u(d),
+            u(n),
+            lg.into(),
+            u(rank),
+            cu.into(),
+            d1.into(),
+            cond.into(),
+            z.into(),
+        ];
+        self.prog.push(Kernel::MlpIn, n, Scope::Chunk, &p);
+        let shared = &s.mlp_shared;
+        let p1: Vec<f32> = shared.p1.iter().map(|&i| i as f32).collect();
+        let p2: Vec<f32> = shared.p2.iter().map(|&i| i as f32).collect();
+        for (si, stage) in m.stages.iter().enumerate() {
+            let (fa, fb) = (self.w.floats(&stage.fa), self.w.floats(&stage.fb));
+            self.prog.push(
+                Kernel::KronRight,
+                n,
+                Scope::Chunk,
+                &[z.into(), fb.into(), u(m.a), u(m.b), tmp.into()],
+            );
+            self.prog.push(
+                Kernel::KronLeft,
+                n,
+                Scope::Chunk,
+                &[fa.into(), tmp.into(), u(m.a), u(m.b), mu.into()],
+            );
+            let (diag, perm, first) = match si {
+                0 => (&m.d2, &p1, 1),
+                1 => (&m.d3, &p2, 0),
+                _ => break,
+            };
+            let (dg, pm, b2) = (self.w.floats(diag), self.w.floats(perm), self.w.floats(&m.b2));
+            let p =
+                [mu.into(), u(n), dg.into(), pm.into(), z.into(), cond.into(), b2.into(), u(first)];
+            self.prog.push(Kernel::MlpMid, n, Scope::Chunk, &p);
+        }
+        let d4 = self.w.floats(&m.d4);
+        let p = [mu.into(), u(n), d4.into(), x.into(), self.r.u.into(), u(d)];
+        self.prog.push(Kernel::MlpOut, d, Scope::Chunk, &p);
+        let p = [
+            cur.into(),
+            self.r.res.into(),
+            self.r.post.into(),
+            x.into(),
+            next.into(),
+            u(lanes),
+            u(d),
+        ];
+        self.prog.push(Kernel::Expand, lanes * d, Scope::Chunk, &p);
+        Ok(())
+    }
+
+    /// The probe heads' cell after block `plan[ai]`: the lane mean, into cell row `ai + 1`.
+    fn probe_cells(&mut self, ai: usize, stream: u32) {
+        if !self.listening {
+            return;
+        }
+        let s = self.stack;
+        let d = s.d_model;
+        let dst = self.r.cells + ((ai + 1) * self.b * d) as u32;
+        let p = [stream.into(), Self::u(s.lanes), Self::u(d), dst.into(), Self::u(d)];
+        self.prog.push(Kernel::LaneMean, d, Scope::Chunk, &p);
+    }
+
+    /// `logits = E_head · rmsnorm(mean over lanes)` of the rows read back.
+    fn final_norm_head(&mut self, stream: u32) -> Result<()> {
+        let s = self.stack;
+        let d = s.d_model;
+        let (mean, normed) = (self.r.final_mean, self.r.final_normed);
+        let p = [stream.into(), Self::u(s.lanes), Self::u(d), mean.into(), Self::u(d)];
+        self.prog.push_shifted(Kernel::LaneMean, d, Scope::Head, true, &p);
+        let gain = self.w.floats(&s.final_norm);
+        self.rms_norm(mean, d, d, Some(gain), normed, d, Scope::Head);
+        let v = s.logits_len();
+        self.project(normed, d, &[(&s.lm_head, self.r.logits, v)], Scope::Head)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn rms_norm(
+        &mut self,
+        src: u32,
+        stride: usize,
+        n: usize,
+        gain: Option<u32>,
+        dst: u32,
+        dst_stride: usize,
+        scope: Scope,
+    ) {
+        let u = Self::u;
+        let gain = gain.unwrap_or(u32::MAX);
+        let p = [src.into(), u(stride), u(n), gain.into(), dst.into(), u(dst_stride), EPS.into()];
+        self.prog.push(Kernel::RmsNorm, 1, scope, &p);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn copy(
+        &mut self,
+        src: u32,
+        stride: usize,
+        width: usize,
+        dst: u32,
+        dst_stride: usize,
+        add: bool,
+        scope: Scope,
+    ) {
+        let u = Self::u;
+        let p = [src.into(), u(stride), u(width), dst.into(), u(dst_stride), u(usize::from(add))];
+        self.prog.push(Kernel::CopyRows, width, scope, &p);
+    }
+
+    fn tail_write(&mut self, src: u32, stride: usize, width: usize, ring: u32, slots: usize) {
+        let u = Self::u;
+        let p = [src.into(), u(stride), u(width), ring.into(), u(slots)];
+        self.prog.push(Kernel::TailWrite, width, Scope::Chunk, &p);
+    }
+
+    /// Embedding rows (one table, the ids as slots) scaled by `times`.
+    #[allow(clippy::too_many_arguments)]
+    fn gather(
+        &mut self,
+        m: &Cq,
+        slots_at: u32,
+        tables: usize,
+        per_table: usize,
+        dst: u32,
+        stride: usize,
+        times: f32,
+    ) {
+        let u = Self::u;
+        let mut p: Vec<P> = m.words[..6].iter().map(|&w| P::U(w)).collect();
+        p.extend_from_slice(&[
+            u(m.cols),
+            slots_at.into(),
+            u(tables),
+            u(per_table),
+            dst.into(),
+            u(stride),
+            m.words[7].into(),
+            crate::kernels::hadamard::orthonormal_scale(m.group).into(),
+            times.into(),
+        ]);
+        self.prog.push(Kernel::GatherRows, tables * m.cols_padded / m.group, Scope::Chunk, &p);
+    }
+
+    /// The Engram memory rows of every table into `e`.
+    fn gather_tables(
+        &mut self,
+        m: &Cq,
+        slots_at: u32,
+        tables: usize,
+        per_table: usize,
+        e_width: usize,
+    ) {
+        self.gather(m, slots_at, tables, per_table, self.r.e, e_width, 1.0);
+    }
+
+    /// Each job's matrix applied to the rows of `src`, one rotation per run of matrices that
+    /// share their column geometry (as `blocks/project.rs`).
+    fn project(&mut self, src: u32, cols: usize, jobs: &[Job<'_, 'a>], scope: Scope) -> Result<()> {
+        let u = Self::u;
+        let mut rest = jobs;
+        while let Some((m, _, _)) = rest.first() {
+            let run = rest
+                .iter()
+                .take_while(|(o, _, _)| (o.cols(), o.group()) == (m.cols(), m.group()))
+                .count();
+            let (cp, g) = (m.cols_padded(), m.group());
+            if m.cols() != cols {
+                return Err(Error::Unsupported { what: "GPU projection input width" });
+            }
+            let scale = crate::kernels::hadamard::orthonormal_scale(g);
+            let p = [src.into(), u(cols), u(cols), u(cp), u(g), self.r.rot.into(), scale.into()];
+            self.prog.push(Kernel::Rotate, cp / g, scope, &p);
+            for (m, out, stride) in &rest[..run] {
+                let c = self.w.cq(m)?;
+                let mut p: Vec<P> = c.words.iter().map(|&w| P::U(w)).collect();
+                p.extend_from_slice(&[self.r.rot.into(), (*out).into(), u(*stride)]);
+                self.prog.push(Kernel::Matmul, c.rows, scope, &p);
+            }
+            rest = &rest[run..];
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,166 @@
+//! The CQ kernels on the GPU against their CPU twins, at every code width (1, 2, 3 bits cross
+//! word boundaries, ternary crumbs), groups 16 and 64, padded columns: `rotate` + `matmul`
+//! against `CqMatrix::matvec`, `gather_rows` against `dequant_row`. Skips where no adapter
+//! exists.
+use std::vec;
+use std::vec::Vec;
+
+use super::device::{Gpu, Kernel};
+use super::program::{Program, Scope, P};
+use super::runner::{ChunkInputs, Runner};
+use super::stages::{Recorded, Regions, HEADER};
+use super::weights::Weights;
+use crate::kernels::cq::{CqMatrix, CqWidth};
+use crate::kernels::hadamard::orthonormal_scale;
+use crate::kernels::test_util::{pseudo_random, pseudo_random_bytes};
+
+const WIDTHS: [CqWidth; 5] = [CqWidth::B1, CqWidth::B2, CqWidth::B3, CqWidth::B4, CqWidth::Ternary];
+
+/// A "container" of one matrix: its packed codes (ternary crumb 2 made 0) then FP16 norms.
+fn blob(rows: usize, cp: usize, group: usize, width: CqWidth, seed: u32) -> (Vec<u8>, usize) {
+    let mut packed = pseudo_random_bytes(rows * cp * width.code_bits() / 8, seed);
+    if width == CqWidth::Ternary {
+        for b in &mut packed {
+            // A crumb of 2 (high bit set, low clear) becomes 0.
+            *b &= !(((*b >> 1) & !*b & 0x55) << 1);
+        }
+    }
+    let n = packed.len();
+    let norms = (0..rows * cp / group).flat_map(|i| [(i * 37 % 251) as u8, 0x38 + (i % 5) as u8]);
+    packed.extend(norms);
+    (packed, n)
+}
+
+fn levels(width: CqWidth) -> Vec<f32> {
+    (0..width.header_levels()).map(|i| (i as f32 - 7.5) / 16.0).collect()
+}
+
+/// Runs `program` over `b` tokens with `x` at activation offset 0; reads `out_len` floats
+/// back from `out` a token.
+fn run(
+    w: &Weights<'_>,
+    program: Program,
+    act_len: usize,
+    x: &[f32],
+    b: usize,
+    out: u32,
+    out_len: usize,
+) -> Vec<f32> {
+    let rec = Recorded {
+        program,
+        regions: Regions { logits: out, ..Regions::default() },
+        act_len,
+        state_len: 1,
+        ids_len: HEADER + b,
+        b,
+    };
+    let runner =
+        Runner::new(Gpu::new().unwrap(), rec, &w.code_words(), &w.floats, out_len, (0, 0)).unwrap();
+    let bytes: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
+    runner.gpu.queue.write_buffer(&runner.act, 0, &bytes);
+    let ids: Vec<u32> = (0..b as u32).collect();
+    let c = ChunkInputs { ids: &ids, pos: 0, cos: &[], sin: &[], slots: &[], head_first: Some(0) };
+    let mut got = vec![0.0f32; b * out_len];
+    runner.run_chunk(&c, &mut got, &mut []).unwrap();
+    got
+}
+
+fn close(got: &[f32], want: &[f32], what: &str) {
+    let scale = want.iter().fold(0.0f32, |m, v| m.max(v.abs())).max(1e-30);
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!((g - w).abs() <= 1e-5 * scale, "{what} [{i}]: gpu {g} cpu {w}");
+    }
+}
+
+#[test]
+fn rotate_and_matmul_equal_the_cpu_matvec_at_every_width() {
+    if Gpu::new().is_err() {
+        std::eprintln!("SKIPPED: no GPU adapter");
+        return;
+    }
+    let (rows, b) = (13, 3);
+    for width in WIDTHS {
+        for (group, cols) in [(16usize, 40usize), (64, 128), (64, 72)] {
+            let cp = cols.div_ceil(group) * group;
+            let (bytes, n) = blob(rows, cp, group, width, 7 + cols as u32);
+            let (packed, norms) = bytes.split_at(n);
+            let m = CqMatrix::from_parts(rows, cols, group, width, packed, norms, &levels(width))
+                .unwrap();
+            let x = pseudo_random(b * cols, cols as u32);
+            let mut w = Weights::new(&bytes);
+            let c = w.cq(&m).unwrap();
+            let (rot, out) = ((b * cols) as u32, (b * cols + b * cp) as u32);
+            let mut prog = Program::default();
+            let scale = orthonormal_scale(group);
+            let p = [
+                P::U(0),
+                P::U(cols as u32),
+                P::U(cols as u32),
+                P::U(cp as u32),
+                P::U(group as u32),
+                P::U(rot),
+                P::F(scale),
+            ];
+            prog.push(Kernel::Rotate, cp / group, Scope::Chunk, &p);
+            let mut p: Vec<P> = c.words.iter().map(|&v| P::U(v)).collect();
+            p.extend_from_slice(&[P::U(rot), P::U(out), P::U(rows as u32)]);
+            prog.push(Kernel::Matmul, rows, Scope::Chunk, &p);
+            let act_len = b * (cols + cp + rows);
+            let got = run(&w, prog, act_len, &x, b, out, rows);
+            let mut want = vec![0.0f32; b * rows];
+            let mut scratch = vec![0.0f32; cp];
+            for t in 0..b {
+                m.matvec(
+                    &x[t * cols..(t + 1) * cols],
+                    &mut scratch,
+                    &mut want[t * rows..(t + 1) * rows],
+                );
+            }
+            close(&got, &want, &std::format!("{width:?} group {group} cols {cols}"));
+        }
+    }
+}
+
+#[test]
+fn gathered_rows_equal_the_cpu_dequantised_rows_at_every_width() {
+    if Gpu::new().is_err() {
+        std::eprintln!("SKIPPED: no GPU adapter");
+        return;
+    }
+    let rows = 11;
+    for width in WIDTHS {
+        for (group, cols) in [(16usize, 40usize), (64, 72)] {
+            let cp = cols.div_ceil(group) * group;
+            let (bytes, n) = blob(rows, cp, group, width, 3 + cols as u32);
+            let (packed, norms) = bytes.split_at(n);
+            let m = CqMatrix::from_parts(rows, cols, group, width, packed, norms, &levels(width))
+                .unwrap();
+            let mut w = Weights::new(&bytes);
+            let c = w.cq(&m).unwrap();
+            // Tokens are the row ids (the chunk's ids stand in for the embedding's).
+            let b = rows;
+            let mut p: Vec<P> = c.words[..6].iter().map(|&v| P::U(v)).collect();
+            let times = 1.5f32;
+            p.extend_from_slice(&[
+                P::U(cols as u32),
+                P::U(HEADER as u32),
+                P::U(1),
+                P::U(0),
+                P::U(0),
+                P::U(cols as u32),
+                P::U(c.words[7]),
+                P::F(orthonormal_scale(group)),
+                P::F(times),
+            ]);
+            let mut prog = Program::default();
+            prog.push(Kernel::GatherRows, cp / group, Scope::Chunk, &p);
+            let got = run(&w, prog, b * cols, &[], b, 0, cols);
+            let mut want = vec![0.0f32; b * cols];
+            for r in 0..rows {
+                m.dequant_row(r, &mut want[r * cols..(r + 1) * cols]);
+            }
+            let want: Vec<f32> = want.iter().map(|v| v * times).collect();
+            close(&got, &want, &std::format!("{width:?} group {group} cols {cols}"));
+        }
+    }
+}

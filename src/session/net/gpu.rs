@@ -1,0 +1,72 @@
+//! Needle 3 on the GPU behind the session's [`Net`]: [`Needle3Gpu`] with the CPU model's
+//! info and confidence. Snapshots (`save_state`/`load_state`) are refused for now: the GPU
+//! rings are laid out for the GPU, and reading them back into the CPU format is not written.
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+
+use super::{Net, NetMark, NetModel};
+use crate::container::V3Container;
+use crate::gpu::{GpuMark, Needle3Gpu};
+use crate::session::{LoadOptions, ModelInfo};
+use crate::v3::Model;
+use crate::{Error, Result};
+
+pub(super) fn load<'a>(
+    bytes: &'a [u8],
+    c: &V3Container<'a>,
+    options: &LoadOptions,
+) -> Result<Needle3Gpu<'a>> {
+    let model = Model::new(c)?;
+    let opts = super::v3::state_options(&model, options);
+    Needle3Gpu::from_model(bytes, model, &opts)
+}
+
+const NO_SNAPSHOTS: Error = Error::Unsupported { what: "snapshots on the GPU backend" };
+
+impl Net for Needle3Gpu<'_> {
+    fn info(&self) -> ModelInfo {
+        self.model().info(self.state())
+    }
+
+    fn reset(&mut self) {
+        Needle3Gpu::reset(self)
+    }
+
+    fn kv_bytes(&self) -> usize {
+        self.state_bytes() as usize
+    }
+
+    fn position(&self) -> usize {
+        self.state().position()
+    }
+
+    fn feed(&mut self, ids: &[u32], logits: &mut [f32]) -> Result<()> {
+        self.prefill(ids, logits)
+    }
+
+    fn feed_rows(&mut self, ids: &[u32], rows: &mut [f32]) -> Result<()> {
+        self.prefill_rows(ids, rows)
+    }
+
+    fn mark(&self) -> NetMark {
+        NetMark(Box::new(Needle3Gpu::mark(self)))
+    }
+
+    fn rewind(&mut self, mark: &NetMark) {
+        let mark: &GpuMark = mark.0.downcast_ref().expect("a mark is only taken from this net");
+        Needle3Gpu::rewind(self, mark);
+    }
+
+    fn confidence(&self, ids: &[u32]) -> Result<f32> {
+        self.model().confidence(self.state(), ids)
+    }
+
+    fn save_state(&self) -> Result<Vec<u8>> {
+        Err(NO_SNAPSHOTS)
+    }
+
+    fn load_state(&mut self, _bytes: &[u8]) -> Result<()> {
+        self.reset();
+        Err(NO_SNAPSHOTS)
+    }
+}

@@ -1,0 +1,146 @@
+//! The GPU backend against upstream's own outputs: every Needle 3 fixture through
+//! `gpu::Needle3Gpu`, prefill then teacher-forced greedy steps, checked exactly as
+//! `v3_parity.rs` checks the CPU path (f32: 1e-4 of each row's largest logit and every greedy
+//! token; int8 KV: the tolerance the generator measured). Skips, saying why, only where no GPU
+//! adapter exists (CI installs Mesa's lavapipe, a CPU Vulkan driver).
+mod common;
+
+use common::{argmax, check_rows, get, ids, Case};
+use needle_web::container::V3Container;
+use needle_web::gpu::{self, Needle3Gpu};
+use needle_web::v3::{KvPrecision, Model, Numerics, Options};
+
+fn adapter_or_skip() -> bool {
+    if let Some(reason) = gpu::unavailable_reason() {
+        eprintln!("SKIPPED: no GPU adapter ({reason})");
+        return false;
+    }
+    true
+}
+
+fn options(case: &Case, kv: KvPrecision, chunk: usize) -> Options {
+    let container = V3Container::parse(&case.bytes).unwrap();
+    let model = Model::new(&container).unwrap();
+    Options { kv, numerics: Numerics::Exact, prefill_chunk: chunk, ..model.default_options() }
+}
+
+/// Prefills the prompt, then steps the recorded greedy tokens, on the GPU.
+fn run(case: &Case, mode_name: &str, kv: KvPrecision, chunk: usize) -> Option<(f64, f64, usize)> {
+    let mode = case.json.get("modes")?.get(mode_name)?;
+    let mut net = Needle3Gpu::load(&case.bytes, &options(case, kv, chunk)).unwrap();
+    let prompt = ids(get(&case.json, "prompt_ids"));
+    let greedy = ids(get(mode, "greedy"));
+    let v = net.model().logits_len();
+    let mut rows = vec![0.0f32; (prompt.len() + greedy.len()) * v];
+    net.prefill_rows(&prompt, &mut rows[..prompt.len() * v]).unwrap();
+    let mut ours = Vec::new();
+    for (k, &t) in greedy.iter().enumerate() {
+        let at = prompt.len() - 1 + k;
+        ours.push(argmax(&rows[at * v..(at + 1) * v]));
+        net.step(t, &mut rows[(at + 1) * v..(at + 2) * v]).unwrap();
+    }
+    let r = check_rows(case, mode_name, mode, mode_name == "f32", &rows, v, &ours);
+    Some((r.worst, r.bar, r.tokens_checked))
+}
+
+fn check_all(mode: &str, kv: KvPrecision) {
+    if !adapter_or_skip() {
+        return;
+    }
+    let mut seen = 0;
+    for case in common::cases("v3") {
+        for chunk in [16, 5] {
+            if let Some((worst, bar, tokens)) = run(&case, mode, kv, chunk) {
+                eprintln!(
+                    "gpu v3 {mode:4} chunk {chunk:2} {:24} worst row deviation {worst:.3e} (bar {bar:.3e}), greedy tokens checked: {tokens}",
+                    case.name
+                );
+                seen += 1;
+            }
+        }
+    }
+    assert!(seen > 0, "no case records mode {mode}");
+}
+
+#[test]
+fn f32_logits_and_every_greedy_token_match_the_exact_reference_on_the_gpu() {
+    check_all("f32", KvPrecision::F32);
+}
+
+#[test]
+fn the_int8_kv_cache_matches_the_kv8_reference_on_the_gpu() {
+    check_all("kv8", KvPrecision::Int8);
+}
+
+/// The session on the GPU backend: value search (which marks and rewinds the sequence),
+/// constrained decoding and the prefix cache (the second request reuses the first's system
+/// prompt and tools) give the CPU backend's tokens on the shipped default model.
+#[test]
+fn requests_on_the_gpu_backend_write_the_cpu_backends_tokens() {
+    use needle_web::session::{Backend, Engine, LoadOptions, Request};
+    if !adapter_or_skip() {
+        return;
+    }
+    let bytes =
+        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/www/models/default.cact")).unwrap();
+    let tools = r#"[{"name":"set_timer","description":"Starts a timer.","parameters":{"type":"object","properties":{"minutes":{"type":"integer"},"label":{"type":"string"}},"required":["minutes"]}},{"name":"create_note","description":"Writes a note.","parameters":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}}]"#;
+    let queries = ["start a tea timer for 4 minutes", "note that the plumber comes Tuesday"];
+    let run = |backend| {
+        let options = LoadOptions { kv: Some(KvPrecision::F32), backend, ..LoadOptions::default() };
+        let mut engine = Engine::load(&bytes, &options).unwrap();
+        let mut out = Vec::new();
+        for (i, q) in queries.iter().enumerate() {
+            let mut req = Request::new(q, tools);
+            req.max_tokens = 48;
+            req.constrained = true;
+            req.value_search = i == 1;
+            let done = engine.generate(&req, |_| true).unwrap();
+            out.push((done.tokens, done.cached_tokens));
+        }
+        out
+    };
+    let (cpu, gpu) = (run(Backend::Cpu), run(Backend::Gpu));
+    assert_eq!(gpu, cpu);
+    assert!(gpu.iter().all(|(tokens, _)| !tokens.is_empty()), "both requests wrote tokens");
+    assert!(gpu[1].1 > 0, "the second request reused the cached prefix");
+}
+
+/// The probe heads pool the cells the GPU reads back with the logits: their outputs match
+/// upstream's, prefilled in chunks of 16 and of 3.
+#[test]
+fn probe_heads_on_the_gpu_match_the_reference() {
+    use common::{deviation, floats, F32_BAR};
+    use needle_web::v3::HeadKind;
+    if !adapter_or_skip() {
+        return;
+    }
+    let mut present = 0;
+    for case in common::cases("v3") {
+        let heads = get(&case.json, "heads");
+        for (name, kind) in [
+            ("embedding", HeadKind::Embedding),
+            ("confidence", HeadKind::Confidence),
+            ("router", HeadKind::Router),
+        ] {
+            let Some(h) = heads.get(name) else { continue };
+            let tokens = ids(get(h, "tokens"));
+            let want = floats(get(h, "output"));
+            for chunk in [16, 3] {
+                let opts = Options { track_heads: true, ..options(&case, KvPrecision::F32, chunk) };
+                let mut net = Needle3Gpu::load(&case.bytes, &opts).unwrap();
+                let mut row = vec![0.0f32; net.model().logits_len()];
+                net.prefill(&tokens, &mut row).unwrap();
+                let got = net.head(kind).unwrap();
+                let dev = deviation(&got, &want);
+                eprintln!(
+                    "gpu v3 head {:24} {name:10} chunk {chunk:2} deviation {dev:.3e}",
+                    case.name
+                );
+                assert_eq!(got.len(), want.len(), "{} {name}: output width", case.name);
+                assert!(dev <= F32_BAR, "{} {name}: deviates by {dev:.3e}", case.name);
+                present += 1;
+            }
+        }
+    }
+    assert!(present > 0, "no case records a probe head");
+}
