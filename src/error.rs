@@ -1,5 +1,6 @@
 //! The one typed error of the crate. Every refusal names what was wrong and where;
 //! [`Error::code`] gives a stable string the JS side can switch on.
+use alloc::string::String;
 use core::fmt;
 
 pub type Result<T, E = Error> = core::result::Result<T, E>;
@@ -35,6 +36,10 @@ pub enum Error {
     BadSnapshot { reason: &'static str },
     /// A sound prefix snapshot made from another model, format version or engine option.
     SnapshotMismatch { field: &'static str },
+    /// The GPU backend found no usable adapter, or one whose limits a tensor exceeds.
+    GpuUnavailable { reason: String },
+    /// The GPU device was lost, or a submitted step failed (the sequence is no longer valid).
+    GpuLost { reason: String },
 }
 
 impl Error {
@@ -55,6 +60,8 @@ impl Error {
             Error::Unsupported { .. } => "unsupported",
             Error::BadSnapshot { .. } => "bad_snapshot",
             Error::SnapshotMismatch { .. } => "snapshot_mismatch",
+            Error::GpuUnavailable { .. } => "gpu_unavailable",
+            Error::GpuLost { .. } => "gpu_lost",
         }
     }
 }
@@ -99,6 +106,8 @@ impl fmt::Display for Error {
             Error::SnapshotMismatch { field } => {
                 write!(f, "prefix snapshot made with another {field} than this engine's")
             }
+            Error::GpuUnavailable { reason } => write!(f, "GPU backend unavailable: {reason}"),
+            Error::GpuLost { reason } => write!(f, "GPU device lost: {reason}"),
         }
     }
 }

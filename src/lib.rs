@@ -12,6 +12,8 @@ pub mod constrained;
 pub mod container;
 pub mod context;
 pub mod error;
+#[cfg(feature = "gpu")]
+pub mod gpu;
 pub mod grounding;
 pub mod json;
 pub mod kernels;

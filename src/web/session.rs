@@ -28,6 +28,9 @@ pub struct Session {
     pub(super) engine: ManuallyDrop<Engine<'static>>,
     /// Owned container bytes (a leaked `Box`), never written and never moved.
     bytes: NonNull<[u8]>,
+    /// The `gpu` variant's staged calls and device (web/suspend.rs).
+    #[cfg(feature = "gpu")]
+    pub(super) gpu: super::suspend::Calls,
 }
 
 #[wasm_bindgen]
@@ -48,7 +51,12 @@ impl Session {
             load_options(kv.as_deref(), numerics.as_deref(), layers, context).map_err(error)?;
         let bytes = NonNull::from(Box::leak(bytes));
         match Engine::load(owned(bytes), &opts) {
-            Ok(engine) => Ok(Session { engine: ManuallyDrop::new(engine), bytes }),
+            Ok(engine) => Ok(Session {
+                engine: ManuallyDrop::new(engine),
+                bytes,
+                #[cfg(feature = "gpu")]
+                gpu: Default::default(),
+            }),
             Err(e) => {
                 // SAFETY: `bytes` came from Box::leak above and the failed load left no borrow.
                 drop(unsafe { Box::from_raw(bytes.as_ptr()) });
@@ -193,6 +201,14 @@ impl Session {
     /// Forgets the sequence (KV cache and position).
     pub fn reset(&mut self) {
         self.engine.reset();
+    }
+}
+
+#[cfg(feature = "gpu")]
+impl Session {
+    /// The container the session was loaded from.
+    pub(super) fn container_bytes(&self) -> &[u8] {
+        owned(self.bytes)
     }
 }
 
