@@ -47,7 +47,8 @@ export const ThreadMsg = Object.freeze({
  * (`bad_tag`, `truncated`, `bad_header`, `bad_tensor`, `bad_tokenizer`, `token_out_of_vocab`,
  * `context_full`, `bad_json`, `invalid_utf8`, `invalid_argument`, `unsupported`) plus the JS ones:
  * `aborted`, `bad_source`, `fetch_failed`, `integrity`, `disposed`, `worker_died`, `timeout`, `engine_trap`
- * (a WebAssembly trap: the engine is dropped), `wasm_failed`, `ungrounded`, `internal`.
+ * (a WebAssembly trap: the engine is dropped), `wasm_failed`, `ungrounded`, `internal`, and the GPU
+ * ones: `gpu_unavailable` (backend 'webgpu' where it cannot run), `gpu_lost` (the device was lost).
  */
 export class NeedleError extends Error {
   constructor(code, message, extra = undefined) {

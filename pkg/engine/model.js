@@ -23,6 +23,7 @@ function tokenIds(ids, vocab) {
 
 export class Model {
   #session = null;
+  #call = null; // call.js's caller for the session's build
   #base = null; // how the model was loaded (info's variant, source, bytes, load_ms, ...)
   #loadConfig = engineConfig(); // the options Needle.load asked for
   #config = this.#loadConfig; // the options the engine is built with now (a request may override)
@@ -57,6 +58,7 @@ export class Model {
   async load(source, options, io) {
     const loaded = await loadSession(source, options, { ...io, before: () => this.#free() });
     this.#session = loaded.session;
+    this.#call = loaded.call;
     this.#loadConfig = this.#config = loaded.config;
     this.#base = loaded.base;
     this.#requestOptions = loaded.requestOptions;
@@ -64,7 +66,7 @@ export class Model {
   }
 
   /** One request: the engine options it asks for (for this request only), then the generation. */
-  complete(id, { engine: e, request }, io) {
+  async complete(id, { engine: e, request }, io) {
     const s = this.need();
     // The core refuses an unknown name too; this says which one.
     const unknown = Object.keys(request).find((k) => !this.#requestOptions.has(k));
@@ -77,10 +79,15 @@ export class Model {
       layers: e.layers ?? this.#loadConfig.layers,
     };
     if (!sameConfig(want, this.#config)) {
-      s.reconfigure(want.kv, want.numerics, want.layers, want.context);
+      await this.#call(s, 'reconfigure', want.kv, want.numerics, want.layers, want.context);
       this.#config = want;
     }
-    return generate(s, id, request, io);
+    return generate(s, this.#call, id, request, io);
+  }
+
+  /** Logits after each of the client's token `ids`, from a fresh state. */
+  logits(ids) {
+    return this.#call(this.need(), 'logits', this.tokenIds(ids));
   }
 
   tokenIds(ids) {
