@@ -162,3 +162,23 @@ test("an abort during the gpu build's generation stops it between two calls", as
   assert.deepEqual(outcome.settled, { settled: 'rejected', name: 'AbortError', stop: 'aborted' });
   assert.ok(outcome.after, 'the session takes the next request');
 });
+
+test('the demo shows the backend, and its switch reloads the model on the CPU', async () => {
+  const page = await open([...ARGS, ...WEBGPU]);
+  const settled = () =>
+    page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.state), null, {
+      timeout: 120_000,
+    });
+  await page.goto(server.url);
+  await settled();
+  const onGpu = await page.evaluate(() => document.getElementById('model-info').textContent);
+  assert.match(onGpu, / gpu · CPU, WebGPU device \(google swiftshader\)/);
+  await page.evaluate(() => {
+    document.body.dataset.state = 'switching';
+  });
+  await page.selectOption('#backend', 'cpu');
+  await settled();
+  const onCpu = await page.evaluate(() => document.getElementById('model-info').textContent);
+  assert.match(onCpu, / (threaded|simd)( ×\d+)? · CPU · /);
+  assert.doesNotMatch(onCpu, /WebGPU/);
+});
