@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds the browser artefacts: three wasm variants of the core (threaded, SIMD128 and baseline),
-# each through cargo -> wasm-bindgen -> wasm-opt, into pkg/wasm/{threaded,simd,baseline}/. pkg/
-# picks one at run time (pkg/worker.js chooseBuild). `./build.sh threaded` (or simd, baseline)
-# rebuilds only the variants named.
+# Builds the browser artefacts: four wasm variants of the core (threaded, SIMD128, baseline and
+# gpu), each through cargo -> wasm-bindgen -> wasm-opt, into pkg/wasm/{threaded,simd,baseline,gpu}/.
+# pkg/ picks one at run time (pkg/engine/build.js chooseBuild, pkg/engine/backend.js for gpu).
+# `./build.sh threaded` (or simd, baseline, gpu) rebuilds only the variants named.
 set -euo pipefail
 cd "$(dirname "$0")"
 . tools/ensure.sh
@@ -51,7 +51,7 @@ threaded_flags() {
   echo "$f"
 }
 
-for variant in ${@:-threaded simd baseline}; do
+for variant in ${@:-threaded simd baseline gpu}; do
   case "$variant" in
     threaded)
       ensure_nightly_rust_src
@@ -59,7 +59,13 @@ for variant in ${@:-threaded simd baseline}; do
       ;;
     simd) build_variant simd "-C target-feature=+simd128" ;;
     baseline) build_variant baseline "" ;;
-    *) echo "unknown variant $variant (threaded, simd, baseline)" >&2; exit 2 ;;
+    # WebGPU through wgpu (its WebGPU backend only: Cargo.toml's wasm32 table), single-threaded,
+    # its GPU waits suspending through JSPI: the glue imports ./gpu-wait.js (src/gpu/wait.rs).
+    gpu)
+      build_variant gpu "-C target-feature=+simd128" web,gpu
+      cp src/gpu/gpu-wait.js pkg/wasm/gpu/gpu-wait.js
+      ;;
+    *) echo "unknown variant $variant (threaded, simd, baseline, gpu)" >&2; exit 2 ;;
   esac
 done
 node tools/wasm-sizes.mjs

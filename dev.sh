@@ -37,6 +37,7 @@ cmd_test() {
   cargo clippy --all-targets --features cli -- -D warnings
   cargo clippy --all-targets --features cli,gpu -- -D warnings
   cargo clippy --lib --no-default-features --features web --target wasm32-unknown-unknown -- -D warnings
+  cargo clippy --lib --no-default-features --features web,gpu --target wasm32-unknown-unknown -- -D warnings
   CARGO_TARGET_DIR=target/native-threads cargo clippy --all-targets --features cli,threads -- -D warnings
   ensure_npm_dev
   node_modules/.bin/biome ci .
@@ -60,7 +61,7 @@ cmd_test() {
       CARGO_TARGET_WASM32_WASIP1_RUNNER="node tools/wasi-run.mjs" \
       cargo test --target wasm32-wasip1 --lib kernels::
   done
-  step "wasm packages (threaded, SIMD128, baseline)"
+  step "wasm packages (threaded, SIMD128, baseline, gpu)"
   ./build.sh
   step "size budget: the SIMD module at most 5% over tools/size-budget.json"
   node tools/size-budget.mjs

@@ -32,6 +32,11 @@ export type NeedleErrorCode =
   | 'timeout'
   /** A WebAssembly trap in the engine (the message says which); the engine is dropped. */
   | 'engine_trap'
+  /** `backend: 'webgpu'` where WebGPU cannot run this model (the message says why). */
+  | 'gpu_unavailable'
+  /** The GPU device was lost (or raised an uncaptured error) during the call; the next call
+   *  opens a new device and starts from an empty sequence. */
+  | 'gpu_lost'
   | 'wasm_failed'
   | 'ungrounded'
   | 'internal';
@@ -134,6 +139,14 @@ export interface LoadOptions {
    * not possible); `false`: one thread.
    */
   threads?: 'auto' | number | false;
+  /**
+   * Where the model runs. 'auto' (default): WebGPU where `navigator.gpu`, JSPI
+   * (`WebAssembly.Suspending`) and an adapter exist and the model is Needle 3 whose largest tensor
+   * fits the adapter's `maxStorageBufferBindingSize` and `maxBufferSize`; else the CPU builds
+   * (`simd`, `threads`), the reason logged at 'info' and in `info().backend_reason`. 'webgpu':
+   * the gpu build or a `gpu_unavailable` rejection. 'cpu': never the GPU.
+   */
+  backend?: 'auto' | 'webgpu' | 'cpu';
   /**
    * For an `ArrayBuffer` (or a view on a whole one) handed to a Worker engine: transfer it instead
    * of copying it (default false). The buffer is detached (length 0) once `load` is called.
@@ -521,8 +534,14 @@ export interface ModelInfo {
   kv_bytes: number;
   /** Where the engine runs: a worker (Web Worker or worker_threads), or inline on the caller's thread. */
   thread: 'worker' | 'inline';
-  /** Which wasm build runs the model. */
-  variant: 'threaded' | 'simd' | 'baseline';
+  /** Which wasm build runs the model ('gpu': the WebGPU build, see `backend`). */
+  variant: 'threaded' | 'simd' | 'baseline' | 'gpu';
+  /** Where the forward pass runs: 'webgpu' only when it does run on the GPU. */
+  backend: 'webgpu' | 'cpu';
+  /** The WebGPU adapter the gpu build holds a device on (null on the CPU builds). */
+  adapter: { vendor: string; architecture: string; device: string; description: string } | null;
+  /** Why `backend` is not 'webgpu' where it was not asked to be 'cpu'; else null. */
+  backend_reason: string | null;
   /** Threads the engine's work is split across (1 unless `variant` is 'threaded'). */
   threads: number;
   /** Where the bytes came from. */
@@ -531,7 +550,9 @@ export interface ModelInfo {
   sha256: string | null;
   /** The storage a URL source went through ('none' when nothing could keep it). */
   storage: CacheBackend | 'custom' | null;
-  load_ms: { fetch: number; init: number };
+  /** `device` (gpu build only, within `init`): opening the WebGPU adapter and device and
+   *  checking a probe kernel's round trip. */
+  load_ms: { fetch: number; init: number; device?: number };
 }
 
 export interface CachedModel {

@@ -137,6 +137,7 @@ export class Needle {
    * options: { onProgress({phase, loaded, total}), integrity, cache = 'auto', fetch, logger, logLevel, worker = 'auto',
    *            kv: 'f32' | 'int8', numerics: 'exact' | 'deploy', layers, maxContext,
    *            simd: 'auto' | boolean, threads: 'auto' | number | false, transfer = false, signal,
+   *            backend: 'auto' | 'webgpu' | 'cpu' (engine/backend.js),
    *            stallTimeout = 120000 (ms without progress, then the load fails: code 'timeout'),
    *            assetBase (the folder of worker.js and wasm/), workerUrl (spawn.js),
    *            snapshots: true | false | [url | bytes] (prefix snapshots, and ones made ahead of
@@ -194,6 +195,7 @@ export class Needle {
       context: options.maxContext,
       simd: options.simd === 'auto' ? undefined : options.simd,
       threads: options.threads,
+      backend: options.backend,
     };
     const stall = options.stallTimeout ?? LOAD_STALL_MS;
     const watch = watchStall(stall, () => {

@@ -58,7 +58,8 @@ export const ThreadMsg = Object.freeze({
  * `context_full`, `bad_json`, `invalid_utf8`, `invalid_argument`, `unsupported`, `bad_snapshot`,
  * `snapshot_mismatch`) plus the JS ones:
  * `aborted`, `bad_source`, `fetch_failed`, `integrity`, `disposed`, `worker_died`, `timeout`, `engine_trap`
- * (a WebAssembly trap: the engine is dropped), `wasm_failed`, `ungrounded`, `internal`.
+ * (a WebAssembly trap: the engine is dropped), `wasm_failed`, `ungrounded`, `internal`, and the GPU
+ * ones: `gpu_unavailable` (backend 'webgpu' where it cannot run), `gpu_lost` (the device was lost).
  */
 export class NeedleError extends Error {
   constructor(code, message, extra = undefined) {

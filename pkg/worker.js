@@ -54,7 +54,7 @@ export function serve(port, { thread = inWorker ? 'worker' : 'inline' } = {}) {
     [Req.TOKENIZE]: (_id, m) => model.need().encode(m.text),
     [Req.DETOKENIZE]: (_id, m) => model.need().decode(model.tokenIds(m.ids)),
     [Req.RENDER]: (_id, m) => model.need().render(m.query, m.tools, m.system ?? undefined),
-    [Req.LOGITS]: (_id, m) => (model.forgetPrefix(), model.need().logits(model.tokenIds(m.ids))),
+    [Req.LOGITS]: (_id, m) => model.logits(m.ids),
     [Req.DISPOSE]: () => {
       model.dispose();
       lentBytes.clear();

@@ -44,8 +44,9 @@ const PKG_FILES = [
   'spawn.js',
   'prepare.js',
 ];
-// The worker imports all three builds; an extension page is not cross-origin isolated, so it runs
-// the SIMD one (the threaded glue is only loaded, never started).
+// The worker imports all four builds; an extension page is not cross-origin isolated, so it runs
+// the SIMD one (the threaded glue is only loaded, never started), or the gpu one where WebGPU and
+// JSPI exist (pkg/engine/backend.js).
 const WASM_FILES = [
   'threaded/needle.js',
   'threaded/needle_bg.wasm',
@@ -53,6 +54,9 @@ const WASM_FILES = [
   'simd/needle_bg.wasm',
   'baseline/needle.js',
   'baseline/needle_bg.wasm',
+  'gpu/needle.js',
+  'gpu/gpu-wait.js',
+  'gpu/needle_bg.wasm',
 ];
 
 /** Writes the unpacked extension to `out` (replacing it); returns `{ out }`. */

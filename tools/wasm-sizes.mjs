@@ -4,7 +4,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import { gzipSync, brotliCompressSync, constants } from 'node:zlib';
 
 const kb = (n) => `${(n / 1024).toFixed(1)} KiB`.padStart(11);
-for (const variant of ['threaded', 'simd', 'baseline']) {
+for (const variant of ['threaded', 'simd', 'baseline', 'gpu']) {
   const file = `pkg/wasm/${variant}/needle_bg.wasm`;
   if (!existsSync(file)) continue;
   const raw = readFileSync(file);

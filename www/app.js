@@ -76,6 +76,15 @@ function showProgress({ phase, loaded, total }) {
         : `${label} ${fmtBytes(loaded)}`;
 }
 
+/** Where the model runs, and on which adapter ('CPU' with the reason in the tooltip). */
+function backendText(i) {
+  const a = i.adapter;
+  const on = a ? ` (${[a.vendor, a.architecture].filter(Boolean).join(' ') || a.description})` : '';
+  return i.backend === 'webgpu'
+    ? `WebGPU${on}`
+    : `CPU${i.variant === 'gpu' ? `, WebGPU device${on}` : ''}`;
+}
+
 async function loadModel() {
   const source = selectedSource();
   if (!source) return setState(needle ? 'ready' : 'empty', 'Choose a URL or a file first.');
@@ -88,13 +97,16 @@ async function loadModel() {
     needle = await Needle.load(source, {
       onProgress: showProgress,
       kv: $('kv').value || undefined,
+      backend: $('backend').value,
     });
     const i = needle.info;
     const ms = performance.now() - t0;
     $('model-info').textContent =
       `Needle ${i.generation} · ${i.depth}/${i.num_layers} layers · d=${i.d_model} · vocab ${i.vocab} · ${i.kv} KV · ` +
       `${fmtBytes(i.bytes)} · ${i.variant}${i.threads > 1 ? ` ×${i.threads}` : ''}` +
-      ` · from ${i.source} · ${fmtMs(ms)}`;
+      ` · ${backendText(i)} · from ${i.source} · ${fmtMs(ms)}`;
+    $('model-info').title = i.backend_reason || '';
+    document.body.dataset.backend = i.backend;
     document.body.dataset.modelSource = i.source;
     document.body.dataset.loadMs = String(ms);
     $('progress').hidden = true;
@@ -311,6 +323,7 @@ async function init() {
   }
   $('model-file').addEventListener('change', loadModel);
   $('load').addEventListener('click', loadModel);
+  $('backend').addEventListener('change', () => needle && loadModel());
   $('ask').addEventListener('submit', run);
   $('stop').addEventListener('click', () => running && running.abort());
   $('clear-cache').addEventListener('click', async () => {

@@ -22,7 +22,9 @@ const ASSETS = [
   './style.css',
   './pkg/index.js',
   './pkg/worker.js',
+  './pkg/engine/backend.js',
   './pkg/engine/build.js',
+  './pkg/engine/call.js',
   './pkg/engine/generate.js',
   './pkg/engine/load.js',
   './pkg/engine/model.js',
@@ -60,6 +62,9 @@ const ASSETS = [
   './pkg/wasm/simd/needle_bg.wasm',
   './pkg/wasm/baseline/needle.js',
   './pkg/wasm/baseline/needle_bg.wasm',
+  './pkg/wasm/gpu/needle.js',
+  './pkg/wasm/gpu/gpu-wait.js',
+  './pkg/wasm/gpu/needle_bg.wasm',
 ];
 
 self.addEventListener('install', (event) => {

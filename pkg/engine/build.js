@@ -1,11 +1,13 @@
-// Which of the three wasm builds an engine runs (threaded, SIMD128, baseline), loading its glue
-// and starting the threaded build's pool: the `threads` job of the engine host (worker.js).
+// Which of the wasm builds an engine runs (threaded, SIMD128, baseline; gpu where backend.js
+// says so), loading its glue and starting the threaded build's pool: the `threads` job of the
+// engine host (worker.js).
 import { NeedleError } from '../protocol.js';
 // Static imports (not `import()`), so the worker is one chunk: Vite's default worker format (iife)
 // cannot split code, and every bundler then sees both glue files.
 import * as threadedGlue from '../wasm/threaded/needle.js';
 import * as simdGlue from '../wasm/simd/needle.js';
 import * as baselineGlue from '../wasm/baseline/needle.js';
+import * as gpuGlue from '../wasm/gpu/needle.js';
 import { AUTO_MAX_THREADS, startThreads, threadSupport } from '../threads.js';
 
 const isNode = typeof process !== 'undefined' && !!(process.versions && process.versions.node);
@@ -28,9 +30,12 @@ export function simdSupported() {
   }
 }
 
-const wasmModules = new Map(); // variant -> initialised glue namespace (one instance per thread)
+const wasmModules = new Map(); // variant -> { glue, exports } (one instance per thread)
 
-const GLUES = { threaded: threadedGlue, simd: simdGlue, baseline: baselineGlue };
+const GLUES = { threaded: threadedGlue, simd: simdGlue, baseline: baselineGlue, gpu: gpuGlue };
+
+/** The build `backend: 'webgpu'` runs (backend.js decides when). */
+export const GPU_BUILD = Object.freeze({ variant: 'gpu', threads: 1, forced: false });
 
 async function loadWasm(variant) {
   if (wasmModules.has(variant)) return wasmModules.get(variant);
@@ -42,15 +47,19 @@ async function loadWasm(variant) {
         ? new URL('../wasm/threaded/needle_bg.wasm', import.meta.url)
         : variant === 'simd'
           ? new URL('../wasm/simd/needle_bg.wasm', import.meta.url)
-          : new URL('../wasm/baseline/needle_bg.wasm', import.meta.url);
+          : variant === 'gpu'
+            ? new URL('../wasm/gpu/needle_bg.wasm', import.meta.url)
+            : new URL('../wasm/baseline/needle_bg.wasm', import.meta.url);
+    let exports;
     if (isNode && wasmUrl.protocol === 'file:') {
       const { readFile } = await nodeImport('node:fs/promises');
-      await glue.default({ module_or_path: await readFile(wasmUrl) });
+      exports = await glue.default({ module_or_path: await readFile(wasmUrl) });
     } else {
-      await glue.default({ module_or_path: wasmUrl });
+      exports = await glue.default({ module_or_path: wasmUrl });
     }
-    wasmModules.set(variant, glue);
-    return glue;
+    const loaded = { glue, exports };
+    wasmModules.set(variant, loaded);
+    return loaded;
   } catch (e) {
     throw new NeedleError(
       'wasm_failed',
@@ -91,20 +100,23 @@ export function chooseBuild({ simd: wantSimd, threads: want = 'auto' } = {}) {
   return { variant: 'threaded', threads: want, forced: true };
 }
 
-/** The initialised glue of `choice`'s build, its threads started: `{ variant, glue, threads }`. */
+/**
+ * The initialised glue of `choice`'s build, its threads started: `{ variant, glue, exports,
+ * threads }` (`exports`: the instance's raw exports).
+ */
 export async function loadBuild(choice, warn) {
   if (choice.variant !== 'threaded')
-    return { variant: choice.variant, glue: await loadWasm(choice.variant), threads: 1 };
+    return { variant: choice.variant, ...(await loadWasm(choice.variant)), threads: 1 };
   try {
-    const glue = await loadWasm('threaded');
+    const { glue, exports } = await loadWasm('threaded');
     await startThreads(glue, choice.threads);
-    return { variant: 'threaded', glue, threads: glue.poolThreads() };
+    return { variant: 'threaded', glue, exports, threads: glue.poolThreads() };
   } catch (e) {
     if (choice.forced)
       throw e instanceof NeedleError
         ? e
         : new NeedleError('unsupported', `the threads could not start: ${e.message}`);
     warn(`the threads could not start (${e.message}); the engine runs on one thread`);
-    return { variant: 'simd', glue: await loadWasm('simd'), threads: 1 };
+    return { variant: 'simd', ...(await loadWasm('simd')), threads: 1 };
   }
 }

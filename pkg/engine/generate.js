@@ -37,12 +37,13 @@ export function nextChunk(tokens, ms) {
 export const now = () => (globalThis.performance ? performance.now() : Date.now());
 
 /**
- * Runs `request` (the options object the core reads) on `s`, a loaded engine's session: the
- * prompt in chunks, then the decode loop, one token per step; `send` posts a reply to the client,
- * `aborted()` tells whether an abort for this request arrived (looked at between any two steps).
+ * Runs `request` (the options object the core reads) on `s`, a loaded engine's session, whose
+ * steps go through `call` (call.js: suspending on the gpu build): the prompt in chunks, then the
+ * decode loop, one token per step; `send` posts a reply to the client, `aborted()` tells whether
+ * an abort for this request arrived (looked at between any two steps, never during one).
  * Resolves to the result; an abort rejects with an AbortError carrying it.
  */
-export async function generate(s, id, request, { send, aborted }) {
+export async function generate(s, call, id, request, { send, aborted }) {
   const stopped = async () => {
     await yieldNow(); // lets an `abort` for this request arrive
     if (aborted()) s.abort();
@@ -51,7 +52,9 @@ export async function generate(s, id, request, { send, aborted }) {
   const t0 = now();
   // A number JSON cannot write (NaN, Infinity) goes as text, so the core refuses it as mistyped
   // rather than reading null (its default).
-  s.start(
+  await call(
+    s,
+    'start',
     JSON.stringify(request, (_k, v) =>
       typeof v === 'number' && !Number.isFinite(v) ? String(v) : v,
     ),
@@ -60,7 +63,7 @@ export async function generate(s, id, request, { send, aborted }) {
   let wasAborted = false;
   for (let chunk = 1, done = false; !done && !wasAborted; ) {
     const t = now();
-    done = s.prefill(chunk);
+    done = await call(s, 'prefill', chunk);
     chunk = nextChunk(chunk, now() - t);
     wasAborted = await stopped();
   }
@@ -70,14 +73,14 @@ export async function generate(s, id, request, { send, aborted }) {
     wasAborted = await stopped();
     if (wasAborted) break;
     const t = now();
-    const tok = s.next();
+    const tok = await call(s, 'next');
     decodeMs += now() - t;
     if (tok === undefined || tok === null) break;
     send({ type: Reply.TOKEN, id, token: tok.id, text: tok.text });
   }
   const t = now();
   // The core's envelope, the same JSON `needle run --json` prints.
-  const c = JSON.parse(s.finish());
+  const c = JSON.parse(await call(s, 'finish'));
   decodeMs += now() - t;
   const result = toResult(c, { prefillMs, decodeMs }, s.kv_bytes());
   // An abort that arrived after the model had already stopped changes nothing.

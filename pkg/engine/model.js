@@ -24,6 +24,7 @@ function tokenIds(ids, vocab) {
 
 export class Model {
   #session = null;
+  #call = null; // call.js's caller for the session's build
   #base = null; // how the model was loaded (info's variant, source, bytes, load_ms, ...)
   #loadConfig = engineConfig(); // the options Needle.load asked for
   #config = this.#loadConfig; // the options the engine is built with now (a request may override)
@@ -66,6 +67,7 @@ export class Model {
     const hex = loaded.base.sha256;
     if (hex)
       this.#session.set_model_sha256(Uint8Array.from(hex.match(/../g), (h) => parseInt(h, 16)));
+    this.#call = loaded.call;
     this.#loadConfig = this.#config = loaded.config;
     this.#base = loaded.base;
     this.#requestOptions = loaded.requestOptions;
@@ -82,13 +84,13 @@ export class Model {
     const want = this.#wanted(e);
     if (!sameConfig(want, this.#config)) {
       this.#held = null;
-      s.reconfigure(want.kv, want.numerics, want.layers, want.context);
+      await this.#call(s, 'reconfigure', want.kv, want.numerics, want.layers, want.context);
       this.#config = want;
     }
     const key = await prefixKey(s, request).catch(() => null);
     const from = key !== null && this.#held?.key === key ? this.#held.from : null;
     this.#held = null; // until the request has run
-    const result = await generate(s, id, request, io);
+    const result = await generate(s, this.#call, id, request, io);
     this.#held = key === null ? null : { key, from: from ?? 'request' };
     return { ...result, prefix: { key, from } };
   }
@@ -137,6 +139,12 @@ export class Model {
       numerics: e.numerics ?? this.#loadConfig.numerics,
       layers: e.layers ?? this.#loadConfig.layers,
     };
+  }
+
+  /** Logits after each of the client's token `ids`, from a fresh state (no prefix held after). */
+  logits(ids) {
+    this.forgetPrefix();
+    return this.#call(this.need(), 'logits', this.tokenIds(ids));
   }
 
   tokenIds(ids) {

@@ -150,7 +150,7 @@ impl Gpu {
         }
         let instance =
             wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-        let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+        let adapter = super::wait::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
             power_preference: wgpu::PowerPreference::HighPerformance,
             ..Default::default()
         }))
@@ -165,7 +165,7 @@ impl Gpu {
             max_storage_buffers_per_shader_stage: have.max_storage_buffers_per_shader_stage.min(8),
             ..wgpu::Limits::downlevel_defaults()
         };
-        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        let (device, queue) = super::wait::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("needle"),
             required_limits: limits,
             ..Default::default()
@@ -305,7 +305,7 @@ fn pipelines(
             out.push((k, p));
         }
     }
-    if let Some(e) = pollster::block_on(scope.pop()) {
+    if let Some(e) = super::wait::block_on(scope.pop()) {
         return Err(unavailable(std::format!("shader compilation failed: {e}")));
     }
     Ok(out)

@@ -9,12 +9,18 @@
 //! What stays on the CPU: the input checks, the RoPE angles and Engram slot hashes (ids and
 //! positions alone, by the CPU stages themselves), and the probe heads' streamed pools (their
 //! cells come back with the logits in the step's one readback).
+//!
+//! [`wait`] is the one place a GPU future or buffer map is waited for (natively by polling, in
+//! the browser's `gpu` wasm variant through JSPI); [`probe`] opens a device and proves it
+//! computes.
 mod device;
+pub mod probe;
 mod program;
 mod runner;
 mod stages;
 #[cfg(test)]
 mod tests;
+pub mod wait;
 mod weights;
 
 use std::string::String;

@@ -219,14 +219,25 @@ impl Runner {
             return self.gpu.wait();
         }
         let slice = self.staging.slice(..total);
-        let (tx, rx) = std::sync::mpsc::channel();
-        slice.map_async(wgpu::MapMode::Read, move |res| {
-            let _ = tx.send(res);
-        });
-        self.gpu.wait()?;
-        rx.recv()
-            .map_err(|e| Error::GpuLost { reason: e.to_string() })?
-            .map_err(|e| Error::GpuLost { reason: e.to_string() })?;
+        let done = std::sync::Arc::new(core::sync::atomic::AtomicBool::new(false));
+        let mapped = std::sync::Arc::new(std::sync::Mutex::new(None));
+        {
+            let (done, mapped) = (done.clone(), mapped.clone());
+            slice.map_async(wgpu::MapMode::Read, move |res| {
+                if let Ok(mut m) = mapped.lock() {
+                    *m = Some(res);
+                }
+                done.store(true, core::sync::atomic::Ordering::Release);
+            });
+        }
+        super::wait::wait_mapped(&self.gpu.device, &done)?;
+        self.gpu.check_alive()?;
+        let res = mapped.lock().ok().and_then(|mut m| m.take());
+        match res {
+            Some(Ok(())) => {}
+            Some(Err(e)) => return Err(Error::GpuLost { reason: e.to_string() }),
+            None => return Err(Error::GpuLost { reason: "the map never completed".into() }),
+        }
         {
             let data =
                 slice.get_mapped_range().map_err(|e| Error::GpuLost { reason: e.to_string() })?;

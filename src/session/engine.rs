@@ -87,6 +87,8 @@ pub struct ModelInfo {
     pub kv: KvPrecision,
     pub numerics: Numerics,
     pub heads: Vec<HeadKind>,
+    /// Where the forward pass runs.
+    pub backend: Backend,
 }
 
 /// A request in flight.

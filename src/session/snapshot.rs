@@ -22,7 +22,7 @@ use alloc::vec::Vec;
 
 use super::engine::{parse_tools, Engine, ModelInfo};
 use super::request::Request;
-use super::{KvPrecision, Numerics};
+use super::{Backend, KvPrecision, Numerics};
 use crate::sha256::sha256;
 use crate::{context, grounding, prompt, Error, Result};
 
@@ -187,10 +187,12 @@ impl Engine<'_> {
 
     /// Refuses Needle 2: its confidence head pools every row of a chunk into one softmax,
     /// row by row, so its bits depend on where a prompt is split (by ULPs), and a snapshot
-    /// splits the prompt where a fresh prefill may not. Needle 3 pools each row apart.
+    /// splits the prompt where a fresh prefill may not. Needle 3 pools each row apart. Refuses
+    /// the GPU backend too: its sequence state lives in GPU buffers the core does not save.
     fn check_generation(&self) -> Result<()> {
-        match self.info.generation {
-            3 => Ok(()),
+        match (self.info.generation, self.info.backend) {
+            (3, Backend::Cpu) => Ok(()),
+            (3, Backend::Gpu) => Err(Error::Unsupported { what: "prefix snapshots on the GPU" }),
             _ => Err(Error::Unsupported { what: "prefix snapshots of a Needle 2 model" }),
         }
     }

@@ -8,6 +8,8 @@ use wasm_bindgen::prelude::*;
 mod js;
 mod session;
 mod snapshot;
+#[cfg(feature = "gpu")]
+mod suspend;
 #[cfg(all(feature = "threads", target_arch = "wasm32"))]
 mod threads;
 

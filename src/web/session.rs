@@ -30,6 +30,9 @@ pub struct Session {
     pub(super) engine: ManuallyDrop<Engine<'static>>,
     /// Owned container bytes (a leaked `Box`), never written and never moved.
     bytes: NonNull<[u8]>,
+    /// The `gpu` variant's staged calls and device (web/suspend.rs).
+    #[cfg(feature = "gpu")]
+    pub(super) gpu: super::suspend::Calls,
 }
 
 #[wasm_bindgen]
@@ -50,7 +53,12 @@ impl Session {
             load_options(kv.as_deref(), numerics.as_deref(), layers, context).map_err(error)?;
         let bytes = NonNull::from(Box::leak(bytes));
         match Engine::load(owned(bytes), &opts) {
-            Ok(engine) => Ok(Session { engine: ManuallyDrop::new(engine), bytes }),
+            Ok(engine) => Ok(Session {
+                engine: ManuallyDrop::new(engine),
+                bytes,
+                #[cfg(feature = "gpu")]
+                gpu: Default::default(),
+            }),
             Err(e) => {
                 // SAFETY: `bytes` came from Box::leak above and the failed load left no borrow.
                 drop(unsafe { Box::from_raw(bytes.as_ptr()) });
@@ -198,6 +206,18 @@ impl Session {
     }
 }
 
+#[cfg(feature = "gpu")]
+impl Session {
+    /// The container the session was loaded from.
+    pub(super) fn container_bytes(&self) -> &[u8] {
+        owned(self.bytes)
+    }
+
+    pub(super) fn container_bytes_static(&self) -> &'static [u8] {
+        owned(self.bytes)
+    }
+}
+
 impl Drop for Session {
     fn drop(&mut self) {
         // SAFETY: dropped once, here; nothing uses the engine afterwards.
@@ -237,14 +257,14 @@ pub fn reserve(container_bytes: f64) {
 }
 
 /// The session's bytes with the lifetime the engine type needs.
-fn owned(bytes: NonNull<[u8]>) -> &'static [u8] {
+pub(super) fn owned(bytes: NonNull<[u8]>) -> &'static [u8] {
     // SAFETY: the one lifetime extension. The allocation is owned by the `Session` (or freed by
     // `new` only after a failed load), is never written, and is freed in `Drop` strictly after
     // the engine borrowing it has been dropped; so the reference outlives no use of it.
     unsafe { bytes.as_ref() }
 }
 
-fn load_options(
+pub(super) fn load_options(
     kv: Option<&str>,
     numerics: Option<&str>,
     layers: Option<f64>,
@@ -273,7 +293,7 @@ fn load_options(
     };
     let layers = layers.map(|v| count("layers", v)).transpose()?;
     let max_tokens = context.map(|v| count("context", v)).transpose()?;
-    // The wasm builds have no GPU backend yet (issue 40: the browser path is a later step).
+    // A session starts on the CPU; the gpu build's `open` (web/suspend.rs) rebuilds it there.
     Ok(LoadOptions { kv, numerics, layers, max_tokens, backend: Backend::Cpu })
 }
 

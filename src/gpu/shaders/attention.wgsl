@@ -114,7 +114,7 @@ fn attend(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
         for (var i = 0u; i < qk; i++) { qc[i] = code_of(act[q + i], inv); }
         qs = s * qf;
     }
-    var mx = -3.4028235e38;
+    var mx = bitcast<f32>(0xff7fffffu);
     for (var i = 0u; i < keys; i++) {
         let e = ((first + i) % slots) * kvh + h;
         var score: f32;

@@ -3,14 +3,14 @@
 
 // log Σ exp over m[first + k · stride], k < n, shifted by the maximum (0 when not finite).
 fn lse(m: ptr<function, array<f32, 64>>, first: u32, stride: u32, n: u32) -> f32 {
-    var mx = -3.4028235e38;
+    var mx = bitcast<f32>(0xff7fffffu);
     var any_nan = false;
     for (var k = 0u; k < n; k++) {
         let v = (*m)[first + k * stride];
         if v != v { any_nan = true; }
         mx = max(mx, v);
     }
-    let shift = select(0.0, mx, !any_nan && abs(mx) < 3.4028235e38);
+    let shift = select(0.0, mx, !any_nan && abs(mx) < bitcast<f32>(0x7f7fffffu));
     var s = 0.0;
     for (var k = 0u; k < n; k++) { s += exp((*m)[first + k * stride] - shift); }
     return log(s) + shift;

@@ -22,7 +22,7 @@ fn cond_logits(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     let t = flat(gid, nwg);
     if t >= ntok() { return; }
     let d = pu(1u); let rank = pu(3u); let o = pu(4u) + t * rank;
-    var mx = -3.4028235e38;
+    var mx = bitcast<f32>(0xff7fffffu);
     for (var r = 0u; r < rank; r++) {
         var s = 0.0;
         for (var c = 0u; c < d; c++) { s += act[pu(0u) + t * d + c] * wf[pu(2u) + r * d + c]; }

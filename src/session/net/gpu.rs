@@ -7,7 +7,7 @@ use alloc::vec::Vec;
 use super::{Net, NetMark, NetModel};
 use crate::container::V3Container;
 use crate::gpu::{GpuMark, Needle3Gpu};
-use crate::session::{LoadOptions, ModelInfo};
+use crate::session::{Backend, LoadOptions, ModelInfo};
 use crate::v3::Model;
 use crate::{Error, Result};
 
@@ -25,7 +25,7 @@ const NO_SNAPSHOTS: Error = Error::Unsupported { what: "snapshots on the GPU bac
 
 impl Net for Needle3Gpu<'_> {
     fn info(&self) -> ModelInfo {
-        self.model().info(self.state())
+        ModelInfo { backend: Backend::Gpu, ..self.model().info(self.state()) }
     }
 
     fn reset(&mut self) {

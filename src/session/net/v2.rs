@@ -3,7 +3,7 @@ use alloc::vec;
 
 use super::{Loaded, NetModel};
 use crate::container::V2Container;
-use crate::session::{HeadKind, LoadOptions, ModelInfo};
+use crate::session::{Backend, HeadKind, LoadOptions, ModelInfo};
 use crate::v2::{self, Model, Needle2, Options, State};
 use crate::{Error, Result};
 
@@ -51,6 +51,7 @@ impl NetModel for Model<'_> {
             kv: o.kv,
             numerics: o.numerics,
             heads: heads.collect(),
+            backend: Backend::Cpu,
         }
     }
 

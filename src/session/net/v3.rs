@@ -1,7 +1,7 @@
 //! Needle 3 behind the session's [`Net`](super::Net).
 use super::{Loaded, NetModel};
 use crate::container::V3Container;
-use crate::session::{HeadKind, LoadOptions, ModelInfo};
+use crate::session::{Backend, HeadKind, LoadOptions, ModelInfo};
 use crate::v3::{Model, Needle3, Options, State};
 use crate::{Error, Result};
 
@@ -48,6 +48,7 @@ impl NetModel for Model<'_> {
             kv: o.kv,
             numerics: o.numerics,
             heads: self.heads().collect(),
+            backend: Backend::Cpu,
         }
     }
 
