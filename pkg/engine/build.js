@@ -91,13 +91,16 @@ export function chooseBuild({ simd: wantSimd, threads: want = 'auto' } = {}) {
   return { variant: 'threaded', threads: want, forced: true };
 }
 
-/** The initialised glue of `choice`'s build, its threads started: `{ variant, glue, threads }`. */
-export async function loadBuild(choice, warn) {
+/**
+ * The initialised glue of `choice`'s build, its threads started: `{ variant, glue, threads }`.
+ * `spawn(init, count)` starts the pool's thread workers (threads.js startThreads).
+ */
+export async function loadBuild(choice, warn, spawn) {
   if (choice.variant !== 'threaded')
     return { variant: choice.variant, glue: await loadWasm(choice.variant), threads: 1 };
   try {
     const glue = await loadWasm('threaded');
-    await startThreads(glue, choice.threads);
+    await startThreads(glue, choice.threads, spawn);
     return { variant: 'threaded', glue, threads: glue.poolThreads() };
   } catch (e) {
     if (choice.forced)

@@ -18,12 +18,14 @@ export function engineConfig(o = {}) {
 /**
  * Builds a session for `source` under `options`: `{ session, config, base, requestOptions }`
  * (`base`: how it was loaded, for `info`; `requestOptions`: the names a request may hold). `before()` runs once the bytes and the module are in, just before the
- * engine is built (the caller frees the old one there). `post` sends progress and warnings.
+ * engine is built (the caller frees the old one there). `post` sends progress and warnings;
+ * `spawnThreads(init, count)` has the client start the pool's threads.
  */
-export async function loadSession(source, options, { post, signal, lent, before }) {
+export async function loadSession(source, options, { post, signal, lent, before, spawnThreads }) {
   const choice = chooseBuild(options);
   // The module compiles (and its threads start) while the model downloads.
-  const wasm = loadBuild(choice, (message) => post({ type: Reply.LOG, level: 'warn', message }));
+  const warn = (message) => post({ type: Reply.LOG, level: 'warn', message });
+  const wasm = loadBuild(choice, warn, spawnThreads);
   wasm.catch(() => {}); // reported below, once the bytes are in
   const t0 = now();
   const src = await sourceBytes(source, options, post, signal, lent);

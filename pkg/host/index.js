@@ -5,6 +5,7 @@
 // when the worker is gone or unusable. The inline host has `lend(bytes)` (worker.js serve).
 import { NeedleError, Reply } from '../protocol.js';
 import { localPorts } from './local.js';
+import { servePoolThreads } from './pool.js';
 
 const isNode = typeof process !== 'undefined' && !!(process.versions && process.versions.node);
 const nodeImport = (name) => import(/* webpackIgnore: true */ /* @vite-ignore */ name);
@@ -14,9 +15,10 @@ const NODE_WORKER = './node-worker.js';
 function webWorker(spawn) {
   const name = `needle-web ${uniqueId()}`;
   const worker = spawn(name);
+  const endThreads = servePoolThreads(worker);
   return {
     port: worker,
-    terminate: () => worker.terminate(),
+    terminate: () => (endThreads(), worker.terminate()),
     worker,
     onDeath: (cb) => watchWebWorker(worker, name, cb),
   };
