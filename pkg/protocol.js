@@ -7,6 +7,9 @@
 
 export const PROTOCOL = 1;
 
+/** A Needle's one-request method, for the package's relays (extension.js), not for users. */
+export const REQUEST = Symbol('needle-web request');
+
 /** Request types the host understands. */
 export const Req = Object.freeze({
   LOAD: 'load', // { source, options } -> model info

@@ -123,7 +123,11 @@ function holdLifeLock(scope) {
 }
 
 // In a module worker, register at once: a handler set after a top-level await misses messages.
-if (inWorker) {
+// Only in a dedicated worker: a service worker imports this file for serve() (extension-sw.js).
+if (
+  typeof DedicatedWorkerGlobalScope !== 'undefined' &&
+  globalThis instanceof DedicatedWorkerGlobalScope
+) {
   serve(globalThis);
   holdLifeLock(globalThis);
 }

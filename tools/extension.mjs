@@ -31,6 +31,8 @@ const PKG_FILES = [
   'openai-fields.js',
   'structured.js',
   'spawn.js',
+  'extension.js',
+  'extension-sw.js',
 ];
 // The worker imports all three builds; an extension page is not cross-origin isolated, so it runs
 // the SIMD one (the threaded glue is only loaded, never started).

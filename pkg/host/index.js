@@ -66,8 +66,16 @@ async function nodeWorker() {
   );
 }
 
+// The engine host's serve(), where a static import provided it: a service worker may not import().
+let inlineServe = null;
+
+/** Makes inline hosts use `serve` (worker.js) instead of importing it (extension-sw.js). */
+export function provideInlineServe(serve) {
+  inlineServe = serve;
+}
+
 async function inline() {
-  const { serve } = await import('../worker.js');
+  const { serve } = inlineServe ? { serve: inlineServe } : await import('../worker.js');
   const [client, host] = localPorts();
   const { lend } = serve(host);
   return { port: client, terminate: () => (client.close(), host.close()), worker: null, lend };
