@@ -1,7 +1,7 @@
 // The client's half of the threaded build's pool. The engine's Web Worker does not start its
-// thread workers itself: in Firefox (ESR 153) a `new Worker` called in a worker can block that
-// worker for good when it overlaps the end of an earlier engine's workers (a disposed model, a
-// page left), which left `Needle.load()` silent at 'init' (issue 42). It asks its client instead
+// thread workers itself: in Firefox (ESR 153) a `new Worker` called in a worker now and then never
+// returns and blocks that worker for good (seen on a busy machine: right after a dispose, and on
+// page loads), which left `Needle.load()` silent at 'init' (issue 42). It asks its client instead
 // (protocol.js Reply.THREADS); the client starts them here, on its own thread, and keeps them for
 // the engine's life.
 import { Reply, Req } from '../protocol.js';
