@@ -59,20 +59,23 @@ export const AUTO_MAX_THREADS = 8;
 let running = null;
 
 /**
- * Starts `count` thread workers (thread.js) on this thread, posts each `init` (the engine's
+ * Starts `count` thread workers on this thread, posts each `init` (the engine's
  * `{ type: ThreadMsg.INIT, module, memory }`), and resolves to the workers once every one is up.
- * Rejects (terminating what it started) if a thread fails or is not up within `timeoutMs`.
+ * `script`: the thread script's URL (default: thread.js beside this module). Rejects (terminating
+ * what it started) if a thread fails or is not up within `timeoutMs`.
  */
-export async function spawnThreads(init, count, timeoutMs = 30000) {
+export async function spawnThreads(init, count, { script, timeoutMs = 30000 } = {}) {
   const workers = [];
   let timer;
   const up = Array.from({ length: count }, (_, i) => {
     const name = `needle-web thread ${i + 1}`;
     // From a CDN the thread script is another origin's: started through a blob: module (spawn.js).
     const remote = besideModule(import.meta.url, 'thread.js');
-    const worker = startsAsIs(remote)
-      ? new Worker(new URL('./thread.js', import.meta.url), { type: 'module', name })
-      : spawnModuleWorker(remote, name);
+    const worker = script
+      ? spawnModuleWorker(script, name)
+      : startsAsIs(remote)
+        ? new Worker(new URL('./thread.js', import.meta.url), { type: 'module', name })
+        : spawnModuleWorker(remote, name);
     workers.push(worker);
     return new Promise((resolve, reject) => {
       worker.onmessage = ({ data }) => {

@@ -15,7 +15,7 @@ const NODE_WORKER = './node-worker.js';
 function webWorker(spawn) {
   const name = `needle-web ${uniqueId()}`;
   const worker = spawn(name);
-  const endThreads = servePoolThreads(worker);
+  const endThreads = servePoolThreads(worker, spawn.threadScript);
   return {
     port: worker,
     terminate: () => (endThreads(), worker.terminate()),

@@ -8,17 +8,18 @@ import { Reply, Req } from '../protocol.js';
 import { spawnThreads } from '../threads.js';
 
 /**
- * Answers `worker`'s requests for pool threads. Returns `terminate()`, which ends the threads it
- * started (and any still starting).
+ * Answers `worker`'s requests for pool threads, started from `script` (thread.js beside the
+ * engine's worker script, where that is not the package's own: spawn.js) or the package's
+ * thread.js. Returns `terminate()`, which ends the threads it started (and any still starting).
  */
-export function servePoolThreads(worker) {
+export function servePoolThreads(worker, script) {
   const threads = [];
   let ended = false;
   worker.addEventListener('message', ({ data }) => {
     if (!data || data.type !== Reply.THREADS) return;
     const answer = (error) =>
       !ended && worker.postMessage({ type: Req.THREADS, target: data.id, error });
-    spawnThreads(data.init, data.count).then(
+    spawnThreads(data.init, data.count, { script }).then(
       (started) => {
         threads.push(...started);
         if (ended) terminate();
