@@ -1,5 +1,5 @@
 // The extension's service worker: it only creates the offscreen document the engine lives in
 // (a service worker has no Worker and no import()), when a popup asks for it.
-import { onEnsureEngine } from './pkg/host/extension.js';
+import { onEnsureEngine } from './pkg/extension.js';
 
 onEnsureEngine('engine.html');

@@ -2,13 +2,13 @@
 // opening: the bundled model, or the one chosen on the options page (user-model.js). Each request
 // checks the choice (localStorage, shared with the options page): a new one replaces the model.
 import { Needle } from './pkg/index.js';
-import { serveEngine } from './pkg/host/extension.js';
+import { serveEngine } from './pkg/extension.js';
 import { chosenModel, readModel } from './user-model.js';
 
 const MODEL = './models/default.cact';
 let loaded = null; // { choice, needle: Promise<Needle> } for the model in use
 
-async function load() {
+async function load(onProgress) {
   let source = MODEL;
   let name = 'bundled demo model';
   let notice = '';
@@ -21,7 +21,7 @@ async function load() {
   // The model is inside the extension already: storage would only duplicate it. Its presets'
   // prefixes come prefilled (tools/extension.mjs).
   const snapshots = source === MODEL ? await shippedSnapshots() : [];
-  const needle = await Needle.load(source, { cache: 'none', snapshots });
+  const needle = await Needle.load(source, { cache: 'none', onProgress, snapshots });
   needle.label = { name, notice, loadedAt: Date.now() };
   return needle;
 }
@@ -36,7 +36,8 @@ async function shippedSnapshots() {
   }
 }
 
-function current() {
+/** The Needle for the model chosen now; `onProgress` hears a load it starts (extension.js). */
+function current({ onProgress } = {}) {
   const choice = chosenModel()?.sha256 ?? 'bundled';
   if (loaded && loaded.choice === choice) return loaded.needle;
   if (loaded)
@@ -44,14 +45,11 @@ function current() {
       (n) => n.dispose(),
       () => {},
     );
-  const needle = load();
+  const needle = load(onProgress);
   loaded = { choice, needle };
   needle.catch(() => loaded && loaded.needle === needle && (loaded = null)); // the next request tries again
   return needle;
 }
 
-serveEngine(async () => {
-  const needle = await current();
-  // What the popup shows about the model, and when it was loaded (the e2e test compares it).
-  return { complete: (q, o) => needle.complete(q, o), info: { ...needle.info, ...needle.label } };
-});
+// What the popup shows about the model, and when it was loaded (the e2e test compares it).
+serveEngine(current, { describe: (needle) => needle.label });

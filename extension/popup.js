@@ -2,13 +2,13 @@
 // the extension (models/default.cact), or is the one the user chose on the options page (kept in
 // the browser, user-model.js), so it never touches the network. The engine lives in the
 // extension's offscreen document (engine.js), loaded once and shared by every popup opening.
-import { connectEngine } from './pkg/host/extension.js';
+import { connectEngine } from './pkg/extension.js';
 import { loadPresets, presetEditor } from './presets.js';
 import { callCards } from './calls.js';
 const SAVED = 'needle-extension-v1'; // last preset, request and toggle, kept between openings
 const $ = (id) => document.getElementById(id);
 
-let engine = null; // the shared engine (pkg/host/extension.js), once connected
+let engine = null; // the shared engine, a Needle (pkg/extension.js), once connected
 let presets = [];
 let editor = null; // the preset and tools editor (presets.js)
 let lastCalls = null;
@@ -130,9 +130,8 @@ async function init() {
   );
 
   try {
-    const connected = await connectEngine();
-    const i = await connected.info(); // loads the model on the engine's first use only
-    engine = connected;
+    engine = await connectEngine(); // loads the model on the engine's first use only
+    const i = engine.info;
     $('model-name').textContent =
       `${i.name} · Needle ${i.generation} · d=${i.d_model} · ${i.num_layers} layers · ${i.variant} · offline`;
     document.body.dataset.modelLoadedAt = String(i.loadedAt);

@@ -142,7 +142,8 @@ export interface LoadOptions {
   /**
    * Where the model runs. 'auto' (default): WebGPU where `navigator.gpu`, JSPI
    * (`WebAssembly.Suspending`) and an adapter exist and the model is Needle 3 whose largest tensor
-   * fits the adapter's `maxStorageBufferBindingSize` and `maxBufferSize`; else the CPU builds
+   * fits the adapter's `maxStorageBufferBindingSize` and `maxBufferSize` (exact numerics: deploy
+   * numerics run on the CPU); else the CPU builds
    * (`simd`, `threads`), the reason logged at 'info' and in `info().backend_reason`. 'webgpu':
    * the gpu build or a `gpu_unavailable` rejection. 'cpu': never the GPU.
    */

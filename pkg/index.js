@@ -5,7 +5,7 @@
 //
 // This file is the client proxy: it talks protocol.js to an engine host (worker.js) running in a
 // module Web Worker, a Node worker_threads Worker, or inline (host/).
-import { Req, Reply, NeedleError, errorFromWire, toolsToJson } from './protocol.js';
+import { REQUEST, Req, Reply, NeedleError, errorFromWire, toolsToJson } from './protocol.js';
 import { Conversation } from './conversation.js';
 import { extract } from './extract.js';
 import { generate } from './structured.js';
@@ -293,6 +293,12 @@ export class Needle {
   /** Model facts (generation, geometry, heads, kv bits) and how it was loaded. */
   get info() {
     return this.#info;
+  }
+
+  /** One protocol request as it is (extension.js relays a page's requests); `info` is kept. */
+  [REQUEST](type, payload, options) {
+    const reply = this.#call(type, payload, options);
+    return type === Req.INFO ? reply.then((info) => (this.#info = info)) : reply;
   }
 
   /** Refreshes `info` (its `kv_bytes` grows as the context fills). */

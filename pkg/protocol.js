@@ -7,6 +7,9 @@
 
 export const PROTOCOL = 1;
 
+/** A Needle's one-request method, for the package's relays (extension.js), not for users. */
+export const REQUEST = Symbol('needle-web request');
+
 /** Request types the host understands. */
 export const Req = Object.freeze({
   LOAD: 'load', // { source, options } -> model info
@@ -33,6 +36,7 @@ export const Req = Object.freeze({
   PREPARE: 'prepare',
   SNAPSHOT: 'snapshot', // { bytes } -> { key, tokens }: loads a snapshot as the engine's prefix
   DISPOSE: 'dispose', // {} -> null; frees the engine
+  THREADS: 'threads-up', // { target, error? }: answers Reply.THREADS at once (the threads are up, or why not)
 });
 
 /** Reply types the host sends. */
@@ -43,6 +47,10 @@ export const Reply = Object.freeze({
   ERROR: 'error', // { error: { name, code, message, result? } }
   LOG: 'log', // { level: 'error' | 'warn' | 'info' | 'debug', message }: for the client's logger
   ALIVE: 'alive', // no id; a Web Worker host holds its life lock (host/index.js watchWebWorker)
+  // { id (the load's), count, init }: start `count` pool threads with `init` (threads.js
+  // spawnThreads) and answer Req.THREADS. The client starts them: in Firefox a worker's own
+  // `new Worker` can block it for good (issue 42).
+  THREADS: 'threads',
 });
 
 /** Messages between the engine's worker and the threads of its pool (threads.js, thread.js). */

@@ -31,7 +31,12 @@ const WORKER = './worker.js';
 export function workerSpawner(options, packageUrl, spawnHere) {
   const packaged = new URL(WORKER, packageUrl);
   const url = workerScriptUrl(options, null) ?? (startsAsIs(packaged) ? null : packaged);
-  if (url) return (name) => spawnModuleWorker(url, name);
+  if (url) {
+    const spawn = (name) => spawnModuleWorker(url, name);
+    // The pool's threads (host/pool.js) then start from thread.js beside that worker script too.
+    spawn.threadScript = new URL('thread.js', url);
+    return spawn;
+  }
   return (name) => {
     try {
       return spawnHere(name);

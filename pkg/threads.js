@@ -54,26 +54,28 @@ export function threadSupport(inWorker) {
 /** Most threads `threads: 'auto'` starts: past this the matrices are too small to share out. */
 export const AUTO_MAX_THREADS = 8;
 
-// Referenced for the pool's life: a worker the page holds no reference to may be collected.
+// The pool, once built (one per wasm instance): its thread count and, where this thread started
+// them, its workers (referenced for the pool's life: a worker nothing references may be collected).
 let running = null;
 
 /**
- * Starts `count` threads for the initialised threaded `glue` and builds the pool on them; resolves
- * to the thread count. Rejects (terminating what it started) if a thread fails or is not up within
- * `timeoutMs`; the engine then stays on one thread.
+ * Starts `count` thread workers on this thread, posts each `init` (the engine's
+ * `{ type: ThreadMsg.INIT, module, memory }`), and resolves to the workers once every one is up.
+ * `script`: the thread script's URL (default: thread.js beside this module). Rejects (terminating
+ * what it started) if a thread fails or is not up within `timeoutMs`.
  */
-export async function startThreads(glue, count, timeoutMs = 30000) {
-  if (running) return running.length;
-  const init = { type: ThreadMsg.INIT, module: glue.poolModule(), memory: glue.poolMemory() };
+export async function spawnThreads(init, count, { script, timeoutMs = 30000 } = {}) {
   const workers = [];
   let timer;
   const up = Array.from({ length: count }, (_, i) => {
     const name = `needle-web thread ${i + 1}`;
     // From a CDN the thread script is another origin's: started through a blob: module (spawn.js).
     const remote = besideModule(import.meta.url, 'thread.js');
-    const worker = startsAsIs(remote)
-      ? new Worker(new URL('./thread.js', import.meta.url), { type: 'module', name })
-      : spawnModuleWorker(remote, name);
+    const worker = script
+      ? spawnModuleWorker(script, name)
+      : startsAsIs(remote)
+        ? new Worker(new URL('./thread.js', import.meta.url), { type: 'module', name })
+        : spawnModuleWorker(remote, name);
     workers.push(worker);
     return new Promise((resolve, reject) => {
       worker.onmessage = ({ data }) => {
@@ -101,7 +103,20 @@ export async function startThreads(glue, count, timeoutMs = 30000) {
   } finally {
     clearTimeout(timer);
   }
+  return workers;
+}
+
+/**
+ * Builds the initialised threaded `glue`'s pool on `count` threads; resolves to the thread count.
+ * `spawn(init, count)` starts the thread workers and resolves once they are up: by default on
+ * this thread (spawnThreads); the engine's worker has its client start them (host/pool.js).
+ * Rejects if the threads do not start; the engine then stays on one thread.
+ */
+export async function startThreads(glue, count, spawn = spawnThreads) {
+  if (running) return running.count;
+  const init = { type: ThreadMsg.INIT, module: glue.poolModule(), memory: glue.poolMemory() };
+  const workers = await spawn(init, count);
   glue.startPool(count);
-  running = workers;
+  running = { count, workers };
   return count;
 }

@@ -21,6 +21,7 @@ export function serve(port, { thread = inWorker ? 'worker' : 'inline' } = {}) {
   const queued = new Set(); // ids received and not yet answered
   const aborted = new Set(); // those of them whose abort arrived (before or during their run)
   const loadAborts = new Map(); // id -> AbortController for an in-flight download
+  const threadAnswers = new Map(); // load id -> its Req.THREADS answer's handler
 
   const send = (msg, transfer) => port.postMessage(msg, transfer || []);
 
@@ -36,9 +37,17 @@ export function serve(port, { thread = inWorker ? 'worker' : 'inline' } = {}) {
     loadAborts.set(id, ctl);
     try {
       const post = (m) => send({ ...m, id });
-      return await model.load(source, options, { post, signal: ctl.signal, lent: takeLent });
+      // The client starts the pool's threads (protocol.js Reply.THREADS).
+      const spawnThreads = (init, count) =>
+        new Promise((ok, fail) => {
+          threadAnswers.set(id, (m) => (m.error ? fail(new Error(m.error)) : ok()));
+          send({ type: Reply.THREADS, id, count, init });
+        });
+      const io = { post, signal: ctl.signal, lent: takeLent, spawnThreads };
+      return await model.load(source, options, io);
     } finally {
       loadAborts.delete(id);
+      threadAnswers.delete(id);
     }
   }
 
@@ -90,6 +99,10 @@ export function serve(port, { thread = inWorker ? 'worker' : 'inline' } = {}) {
       if (ctl) ctl.abort();
       return;
     }
+    if (msg.type === Req.THREADS) {
+      threadAnswers.get(msg.target)?.(msg);
+      return;
+    }
     queued.add(msg.id);
     chain = chain.then(() => run(msg));
   };
@@ -117,7 +130,11 @@ function holdLifeLock(scope) {
 }
 
 // In a module worker, register at once: a handler set after a top-level await misses messages.
-if (inWorker) {
+// Only in a dedicated worker: a service worker imports this file for serve() (extension-sw.js).
+if (
+  typeof DedicatedWorkerGlobalScope !== 'undefined' &&
+  globalThis instanceof DedicatedWorkerGlobalScope
+) {
   serve(globalThis);
   holdLifeLock(globalThis);
 }

@@ -43,6 +43,8 @@ const PKG_FILES = [
   'structured.js',
   'spawn.js',
   'prepare.js',
+  'extension.js',
+  'extension-sw.js',
 ];
 // The worker imports all four builds; an extension page is not cross-origin isolated, so it runs
 // the SIMD one (the threaded glue is only loaded, never started), or the gpu one where WebGPU and

@@ -1,7 +1,7 @@
 // Keeps the demo working offline: the page, its scripts and the wasm are served from this cache
 // when the network is unavailable (network first, so a rebuilt page is picked up when online).
 // Models are not handled here: the package keeps them in its own cache, with integrity checks.
-const SHELL = 'needle-demo-shell-v8';
+const SHELL = 'needle-demo-shell-v9';
 const ASSETS = [
   './',
   './index.html',
@@ -46,6 +46,7 @@ const ASSETS = [
   './pkg/prepare.js',
   './pkg/host/index.js',
   './pkg/host/local.js',
+  './pkg/host/pool.js',
   './pkg/storage/index.js',
   './pkg/storage/cache-api.js',
   './pkg/storage/indexeddb.js',

@@ -102,14 +102,15 @@ export function chooseBuild({ simd: wantSimd, threads: want = 'auto' } = {}) {
 
 /**
  * The initialised glue of `choice`'s build, its threads started: `{ variant, glue, exports,
- * threads }` (`exports`: the instance's raw exports).
+ * threads }` (`exports`: the instance's raw exports). `spawn(init, count)` starts the pool's
+ * thread workers (threads.js startThreads).
  */
-export async function loadBuild(choice, warn) {
+export async function loadBuild(choice, warn, spawn) {
   if (choice.variant !== 'threaded')
     return { variant: choice.variant, ...(await loadWasm(choice.variant)), threads: 1 };
   try {
     const { glue, exports } = await loadWasm('threaded');
-    await startThreads(glue, choice.threads);
+    await startThreads(glue, choice.threads, spawn);
     return { variant: 'threaded', glue, exports, threads: glue.poolThreads() };
   } catch (e) {
     if (choice.forced)

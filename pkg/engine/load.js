@@ -23,12 +23,12 @@ export function engineConfig(o = {}) {
  * (`call`: call.js's caller for the session's build; `base`: how it was loaded, for `info`;
  * `requestOptions`: the names a request may hold). `before()` runs once the bytes and the module
  * are in, just before the engine is built (the caller frees the old one there). `post` sends
- * progress and warnings.
+ * progress and warnings; `spawnThreads(init, count)` has the client start the pool's threads.
  */
-export async function loadSession(source, options, { post, signal, lent, before }) {
+export async function loadSession(source, options, { post, signal, lent, before, spawnThreads }) {
   const want = backendOption(options.backend);
   const log = (level) => (message) => post({ type: Reply.LOG, level, message });
-  const cpuBuild = () => loadBuild(chooseBuild(options), log('warn'));
+  const cpuBuild = () => loadBuild(chooseBuild(options), log('warn'), spawnThreads);
   // WebGPU's preconditions are checked, and the module compiles (its threads start), while the
   // model downloads.
   const gpu = want === 'cpu' ? Promise.resolve({ reason: null }) : webgpuHere();
@@ -82,7 +82,7 @@ export async function loadSession(source, options, { post, signal, lent, before 
     threads: build.threads,
     backend: g ? session.gpu_info().backend : 'cpu',
     adapter: g ? g.adapter : null,
-    backend_reason: g ? gpuNetReason(session) : reason,
+    backend_reason: reason,
     source: src.from,
     storage: src.storage ?? null,
     bytes: src.bytes.length,
@@ -90,7 +90,6 @@ export async function loadSession(source, options, { post, signal, lent, before 
     // `device`: the gpu build's adapter, device and probe kernel, within `init`.
     load_ms: { fetch: t1 - t0, init: now() - t1, ...(g ? { device: deviceMs } : {}) },
   };
-  if (g && base.backend_reason) log('warn')(base.backend_reason);
   return {
     session,
     call,
@@ -112,16 +111,9 @@ async function openDevice(session, call, limits, config) {
     await call(session, 'open', config.kv, config.numerics, config.layers, config.context);
     return null;
   } catch (e) {
-    if (e && (e.code === 'gpu_unavailable' || e.code === 'gpu_lost')) return e.message;
+    if (e && ['gpu_unavailable', 'gpu_lost', 'unsupported'].includes(e.code)) return e.message;
     throw e;
   }
-}
-
-/** Why a gpu-build session does not run its forward pass on the GPU, or null when it does. */
-function gpuNetReason(session) {
-  return session.gpu_info().backend === 'webgpu'
-    ? null
-    : 'this gpu build has no GPU forward pass yet: the model runs on the CPU beside the WebGPU device';
 }
 
 /**

@@ -5,6 +5,7 @@
 // when the worker is gone or unusable. The inline host has `lend(bytes)` (worker.js serve).
 import { NeedleError, Reply } from '../protocol.js';
 import { localPorts } from './local.js';
+import { servePoolThreads } from './pool.js';
 
 const isNode = typeof process !== 'undefined' && !!(process.versions && process.versions.node);
 const nodeImport = (name) => import(/* webpackIgnore: true */ /* @vite-ignore */ name);
@@ -14,9 +15,10 @@ const NODE_WORKER = './node-worker.js';
 function webWorker(spawn) {
   const name = `needle-web ${uniqueId()}`;
   const worker = spawn(name);
+  const endThreads = servePoolThreads(worker, spawn.threadScript);
   return {
     port: worker,
-    terminate: () => worker.terminate(),
+    terminate: () => (endThreads(), worker.terminate()),
     worker,
     onDeath: (cb) => watchWebWorker(worker, name, cb),
   };
@@ -64,8 +66,16 @@ async function nodeWorker() {
   );
 }
 
+// The engine host's serve(), where a static import provided it: a service worker may not import().
+let inlineServe = null;
+
+/** Makes inline hosts use `serve` (worker.js) instead of importing it (extension-sw.js). */
+export function provideInlineServe(serve) {
+  inlineServe = serve;
+}
+
 async function inline() {
-  const { serve } = await import('../worker.js');
+  const { serve } = inlineServe ? { serve: inlineServe } : await import('../worker.js');
   const [client, host] = localPorts();
   const { lend } = serve(host);
   return { port: client, terminate: () => (client.close(), host.close()), worker: null, lend };

@@ -115,7 +115,7 @@ test('a reopened popup keeps the tool set, the request and the toggle, and reuse
 
 test('a popup cancels a generation in the shared engine with an abort message', async () => {
   const outcome = await page.evaluate(async () => {
-    const { connectEngine } = await import('./pkg/host/extension.js');
+    const { connectEngine } = await import('./pkg/extension.js');
     const engine = await connectEngine();
     const stop = new AbortController();
     let tokens = 0;
@@ -127,7 +127,7 @@ test('a popup cancels a generation in the shared engine with an abort message', 
     } catch (e) {
       return { code: e.code, name: e.name, stop: e.result && e.result.stop_reason, tokens };
     } finally {
-      engine.close();
+      engine.dispose();
     }
   });
   assert.deepEqual({ code: outcome.code, name: outcome.name, stop: outcome.stop }, { code: 'aborted', name: 'AbortError', stop: 'aborted' }, JSON.stringify(outcome));

@@ -1,9 +1,8 @@
 // Upstream's Needle 3 fixtures (f32 KV) through the gpu build in Chromium on SwiftShader, with
 // `backend: 'webgpu'`: every logits row of prompt and greedy completion within 1e-4 of the row's
 // largest value, and every greedy token identical (tests/v3_parity.rs's f32 bar), the rows coming
-// back through the suspending call path (pkg/engine/call.js). Today the gpu build runs the CPU
-// net beside its device (info.backend 'cpu'); once the GPU net is on this branch, the same rows
-// come from the GPU and the test holds it to the same bar (it then asserts backend 'webgpu').
+// back through the suspending call path (pkg/engine/call.js) from the GPU forward pass (src/gpu/,
+// info.backend 'webgpu').
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -86,6 +85,7 @@ for (const name of readdirSync(join(FIXTURES, 'v3')).sort()) {
       if (i >= c.prompt_ids.length - 1) ours.push(argmax(a));
     }
     assert.deepEqual(ours.slice(0, mode.greedy.length), mode.greedy);
+    assert.equal(out.info.backend, 'webgpu');
     console.log(
       `# ${name} f32 on ${out.info.backend} (gpu build): worst ${worst.toExponential(2)}, ` +
         `${mode.logits.rows} rows in ${out.ms.toFixed(0)} ms`,

@@ -70,9 +70,9 @@ test('auto picks the gpu build on a WebGPU adapter; its calls give the CPU build
   const page = await open([...ARGS, ...WEBGPU]);
   const gpu = await loadAndRun(page, {});
   assert.equal(gpu.info.variant, 'gpu');
-  // The forward pass is still the CPU net's in this build: never reported as WebGPU.
-  assert.equal(gpu.info.backend, 'cpu');
-  assert.match(gpu.info.backend_reason, /no GPU forward pass/);
+  // The forward pass runs on the GPU (src/gpu/), and says so.
+  assert.equal(gpu.info.backend, 'webgpu');
+  assert.equal(gpu.info.backend_reason, null);
   assert.ok(gpu.info.adapter, 'the adapter is reported');
   assert.ok(gpu.info.adapter.vendor || gpu.info.adapter.architecture, JSON.stringify(gpu.info.adapter));
   const cpu = await loadAndRun(page, { backend: 'cpu', threads: false });

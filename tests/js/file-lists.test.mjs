@@ -32,7 +32,7 @@ function reached(entries) {
   return [...seen].map((f) => relative(PKG, f)).sort();
 }
 
-const FILES = reached(['index.js', 'worker.js', 'thread.js']);
+const FILES = reached(['index.js', 'worker.js', 'thread.js', 'extension.js', 'extension-sw.js']);
 
 test('the package reaches its engine modules (the walk works)', () => {
   for (const f of ['worker.js', 'engine/generate.js', 'threads.js', 'wasm/simd/needle_bg.wasm', 'wasm/gpu/gpu-wait.js']) {
@@ -65,6 +65,6 @@ test('the demo\'s service worker keeps every module a browser page loads offline
   const text = readFileSync(join(ROOT, 'www/sw.js'), 'utf8');
   const assets = new Set([...text.matchAll(/'\.\/pkg\/([^']+)'/g)].map((m) => m[1]));
   // Reached only where there is no Worker or in an extension, never by the demo page.
-  const notInPages = (f) => f.startsWith('host/node') || f === 'host/extension.js';
+  const notInPages = (f) => f.startsWith('host/node') || f.startsWith('extension');
   assert.deepEqual(FILES.filter((f) => !assets.has(f) && !notInPages(f)), []);
 });

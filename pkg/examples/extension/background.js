@@ -1,3 +1,3 @@
-import { onEnsureEngine } from './needle-web/host/extension.js';
+import { onEnsureEngine } from './needle-web/extension.js';
 
 onEnsureEngine('engine.html');

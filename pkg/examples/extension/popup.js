@@ -1,4 +1,4 @@
-import { connectEngine } from './needle-web/host/extension.js';
+import { connectEngine } from './needle-web/extension.js';
 import { environments } from './needle-web/environments.js';
 
 const engine = await connectEngine();
