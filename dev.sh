@@ -46,6 +46,7 @@ cmd_test() {
   step "GPU backend (wgpu) on Mesa's lavapipe: Needle 3 fixtures' parity, the session, typed failures"
   ensure_lavapipe
   cargo test --no-fail-fast --features cli,gpu --test gpu_parity --test gpu_backend
+  cargo test --no-fail-fast --features cli,gpu --lib gpu::
   step "threads (native): work split across a rayon pool gives the one-thread bits; parity suites with the feature on"
   CARGO_TARGET_DIR=target/native-threads cargo test --no-fail-fast --features cli,threads \
     --lib --test threads --test v3_parity --test v2_parity

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::vec::Vec;
 
+use super::wait::block_on;
 use crate::{Error, Result};
 
 /// Bytes of one dispatch's parameter slot (the uniform dynamic-offset alignment WebGPU
@@ -150,7 +151,7 @@ impl Gpu {
         }
         let instance =
             wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-        let adapter = super::wait::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+        let adapter = block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
             power_preference: wgpu::PowerPreference::HighPerformance,
             ..Default::default()
         }))
@@ -165,7 +166,7 @@ impl Gpu {
             max_storage_buffers_per_shader_stage: have.max_storage_buffers_per_shader_stage.min(8),
             ..wgpu::Limits::downlevel_defaults()
         };
-        let (device, queue) = super::wait::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        let (device, queue) = block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("needle"),
             required_limits: limits,
             ..Default::default()
@@ -305,7 +306,7 @@ fn pipelines(
             out.push((k, p));
         }
     }
-    if let Some(e) = super::wait::block_on(scope.pop()) {
+    if let Some(e) = block_on(scope.pop()) {
         return Err(unavailable(std::format!("shader compilation failed: {e}")));
     }
     Ok(out)
