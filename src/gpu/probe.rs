@@ -1,8 +1,9 @@
 //! A device opened for the model and proven to compute: the adapter and device requests, then
 //! one small kernel's dispatch, copy and read back through [`super::wait`], checked value by
 //! value. A driver that cannot compile WGSL, run a dispatch or map a buffer is refused here, at
-//! load, rather than in the middle of a request. The device-lost and uncaptured-error callbacks
-//! stay armed for the device's life: [`Probe::check_alive`] turns either into `GpuLost`.
+//! load, rather than in the middle of a request, and before the weights go up; the probe's device
+//! is then dropped (the engine opens its own, `device.rs`). Its device-lost and uncaptured-error
+//! callbacks are armed while it runs: [`Probe::check_alive`] turns either into `GpuLost`.
 use std::string::{String, ToString};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -97,7 +98,7 @@ impl Probe {
     }
 
     /// `Err(GpuLost)` once the device was lost or raised an uncaptured error.
-    pub fn check_alive(&self) -> Result<()> {
+    fn check_alive(&self) -> Result<()> {
         if self.lost.lost.load(Ordering::Acquire) {
             let reason = self.lost.reason.lock().map(|r| r.clone()).unwrap_or_default();
             return Err(Error::GpuLost { reason });

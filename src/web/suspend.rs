@@ -1,6 +1,6 @@
 //! The suspending call path of the `gpu` variant (feature `gpu`): the session calls that may wait
-//! for the GPU, entered through `WebAssembly.promising` (pkg/engine/call.js), and the device they
-//! run beside.
+//! for the GPU, entered through `WebAssembly.promising` (pkg/engine/call.js), and the engine they
+//! run on the GPU (opened by `open`, opened again after a lost device).
 //!
 //! A suspending call cannot go through the glue's own method: the glue reads the export's result
 //! synchronously, and `WebAssembly.promising` returns a promise instead. So a call takes three
@@ -18,11 +18,12 @@ use super::js::{error, Obj};
 use super::session::Session;
 use crate::container::{self, DType};
 use crate::gpu::probe::Probe;
+use crate::session::{Backend, Engine, LoadOptions};
 use crate::{Error, Result};
 
 /// A session call waiting for `run_staged`: the name and arguments of a `Session` method.
 enum Call {
-    /// Opens the device (at load): adapter, device, the probe kernel's round trip; then the
+    /// At load: the probe (adapter, device, a kernel's round trip, then dropped), then the
     /// engine on the GPU with these load options.
     Open(Option<String>, Option<String>, Option<f64>, Option<f64>),
     Start(String),
@@ -34,19 +35,19 @@ enum Call {
     SaveSnapshot(String, Option<String>, Option<String>),
 }
 
-/// The staged call, its outcome, and the device.
+/// The staged call, its outcome, and the GPU engine's options.
 #[derive(Default)]
 pub(super) struct Calls {
     staged: Option<Call>,
     outcome: Option<Result<JsValue, JsValue>>,
-    device: Option<Probe>,
-    /// A call has already been refused with the current device's loss: the next one opens a
-    /// new device.
-    loss_reported: bool,
+    /// The load options of the engine on the GPU, once `open` built it.
+    on_gpu: Option<LoadOptions>,
+    /// The adapter the probe ran on.
+    adapter: Option<String>,
+    /// A call was refused with `gpu_lost`: the next one opens the engine on a new device.
+    lost: bool,
     /// Devices lost and replaced so far.
     losses: u32,
-    /// The engine runs the GPU net.
-    on_gpu: bool,
 }
 
 #[wasm_bindgen]
@@ -95,12 +96,11 @@ impl Session {
     }
 
     /// Where the forward pass runs and what the GPU needs: `{backend, adapter, binding_bytes,
-    /// device_losses}`. `backend` is "cpu": this build's session runs the CPU net beside the
-    /// device (the GPU net of issue 40 plugs in behind the same calls).
+    /// device_losses}` (`backend`: "webgpu" once `open` built the engine on the GPU).
     pub fn gpu_info(&self) -> Result<JsValue, JsValue> {
-        let adapter = self.gpu.device.as_ref().map(|d| JsValue::from_str(&d.adapter));
+        let adapter = self.gpu.adapter.as_deref().map(JsValue::from_str);
         Ok(Obj::new()
-            .set("backend", if self.gpu.on_gpu { "webgpu" } else { "cpu" })
+            .set("backend", if self.gpu.on_gpu.is_some() { "webgpu" } else { "cpu" })
             .set("adapter", adapter.unwrap_or(JsValue::NULL))
             .set("binding_bytes", self.binding_bytes().map_err(error)? as f64)
             .set("device_losses", self.gpu.losses)
@@ -114,10 +114,9 @@ impl Session {
             self.device_ready().map_err(error)?;
         }
         let value = self.dispatch(call);
-        // A loss during the call leaves its result unknown.
-        if let Some(Err(e)) = self.gpu.device.as_ref().map(Probe::check_alive) {
-            self.gpu.loss_reported = true;
-            return Err(error(e));
+        if let Err(e) = &value {
+            let code = js_sys::Reflect::get(e, &JsValue::from_str("code")).ok();
+            self.gpu.lost |= code.and_then(|c| c.as_string()).as_deref() == Some("gpu_lost");
         }
         value
     }
@@ -125,20 +124,10 @@ impl Session {
     fn dispatch(&mut self, call: Call) -> Result<JsValue, JsValue> {
         Ok(match call {
             Call::Open(kv, numerics, layers, context) => {
-                let device = Probe::open(self.binding_bytes().map_err(error)?).map_err(error)?;
-                self.gpu = Calls { device: Some(device), ..Calls::default() };
-                let mut opts = super::session::load_options(
-                    kv.as_deref(),
-                    numerics.as_deref(),
-                    layers,
-                    context,
-                )
-                .map_err(error)?;
-                opts.backend = crate::session::Backend::Gpu;
-                let engine = crate::session::Engine::load(self.container_bytes_static(), &opts)
-                    .map_err(error)?;
-                *self.engine = engine;
-                self.gpu.on_gpu = true;
+                // A driver that cannot compute is refused before the weights go up.
+                let probe = Probe::open(self.binding_bytes().map_err(error)?).map_err(error)?;
+                self.open_on_gpu(gpu_options(kv, numerics, layers, context)?).map_err(error)?;
+                self.gpu.adapter = Some(probe.adapter);
                 JsValue::UNDEFINED
             }
             Call::Start(request) => self.start(&request)?.into(),
@@ -146,6 +135,10 @@ impl Session {
             Call::Next => self.next_token()?,
             Call::Finish => self.finish()?.into(),
             Call::Logits(ids) => js_sys::Float32Array::from(&self.logits(&ids)?[..]).into(),
+            Call::Reconfigure(kv, numerics, layers, context) if self.gpu.on_gpu.is_some() => {
+                self.open_on_gpu(gpu_options(kv, numerics, layers, context)?).map_err(error)?;
+                JsValue::UNDEFINED
+            }
             Call::Reconfigure(kv, numerics, layers, context) => {
                 self.reconfigure(kv, numerics, layers, context)?;
                 JsValue::UNDEFINED
@@ -156,27 +149,28 @@ impl Session {
         })
     }
 
-    /// `Err(GpuLost)` for the first call after the device was lost; the call after that opens a
-    /// new device and starts from an empty sequence (what the lost device held is gone).
+    /// Builds the engine on the GPU (a device of its own) with `opts`; the sequence is empty.
+    fn open_on_gpu(&mut self, opts: LoadOptions) -> Result<()> {
+        *self.engine = Engine::load(self.container_bytes_static(), &opts)?;
+        self.gpu.on_gpu = Some(opts);
+        self.gpu.lost = false;
+        Ok(())
+    }
+
+    /// After a call was refused with `gpu_lost`, opens the engine again on a new device (the
+    /// sequence starts empty: what the lost device held is gone); `GpuUnavailable` where none
+    /// opens any more.
     fn device_ready(&mut self) -> Result<()> {
-        let Some(device) = &self.gpu.device else {
+        let Some(opts) = self.gpu.on_gpu else {
             return Err(Error::GpuUnavailable { reason: "no device was opened".into() });
         };
-        match device.check_alive() {
-            Ok(()) => Ok(()),
-            Err(e) if !self.gpu.loss_reported => {
-                self.gpu.loss_reported = true;
-                Err(e)
-            }
-            Err(_) => {
-                self.gpu.device = None;
-                self.gpu.device = Some(Probe::open(self.binding_bytes()?)?);
-                self.gpu.loss_reported = false;
-                self.gpu.losses += 1;
-                self.reset();
-                Ok(())
-            }
+        if self.gpu.lost {
+            self.open_on_gpu(opts).map_err(|e| Error::GpuUnavailable {
+                reason: alloc::format!("the device was lost and no new one opens: {e}"),
+            })?;
+            self.gpu.losses += 1;
         }
+        Ok(())
     }
 
     /// Bytes of the largest tensor as the GPU holds it (CQ codes as stored, floats widened to
@@ -189,4 +183,15 @@ impl Session {
         };
         Ok(c.tensors().iter().map(held).max().unwrap_or(0))
     }
+}
+
+/// The load options of an engine on the GPU.
+fn gpu_options(
+    kv: Option<String>,
+    numerics: Option<String>,
+    layers: Option<f64>,
+    context: Option<f64>,
+) -> Result<LoadOptions, JsValue> {
+    let opts = super::session::load_options(kv.as_deref(), numerics.as_deref(), layers, context);
+    Ok(LoadOptions { backend: Backend::Gpu, ..opts.map_err(error)? })
 }
