@@ -1,8 +1,9 @@
 // The package served from another origin, as from a CDN, in Chromium (Playwright, Debian's
 // /usr/bin/chromium): a page on one local origin imports it from a second one (which sends CORS
 // and Cross-Origin-Resource-Policy, as jsDelivr does) by a plain module script and by an import
-// map, with and without cross-origin isolation, loads the default model and answers. The worker
-// starts through a same-origin blob: module; a worker script that cannot load is a NeedleError.
+// map, with and without cross-origin isolation, loads the default model (or a model by name from a
+// third origin serving the Hub's layout) and answers. The worker starts through a same-origin
+// blob: module; a worker script that cannot load is a NeedleError.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -13,7 +14,8 @@ import { extname, join, normalize } from 'node:path';
 import { chromium } from 'playwright-core';
 
 import { MIME } from '../../tools/serve.mjs';
-import { ROOT } from '../js/helpers.mjs';
+import { ROOT, defaultModel } from '../js/helpers.mjs';
+import { startHub } from '../js/hub-server.mjs';
 
 const ISOLATED = {
   'Cross-Origin-Opener-Policy': 'same-origin',
@@ -21,6 +23,7 @@ const ISOLATED = {
 };
 const servers = [];
 let cdn;
+let hub;
 let context;
 let profile;
 
@@ -57,8 +60,11 @@ function cdnFiles(path) {
   );
 }
 
-/** A page that loads the package from the CDN and reports through `window.__done`. */
-function page(how, loadOptions = {}) {
+/**
+ * A page that loads the package from the CDN, then `source` (the default model when undefined),
+ * and reports through `window.__done`.
+ */
+function page(how, loadOptions = {}, source = undefined) {
   const specifier = how === 'importmap' ? 'needle-web' : `${cdn}/pkg/index.js`;
   const map =
     how === 'importmap'
@@ -69,12 +75,12 @@ function page(how, loadOptions = {}) {
   import { Needle } from '${specifier}';
   window.__done = (async () => {
     try {
-      const needle = await Needle.load(undefined, ${JSON.stringify({ cache: false, ...loadOptions })});
+      const needle = await Needle.load(${JSON.stringify(source)}, ${JSON.stringify({ cache: false, ...loadOptions })});
       const tools = [{ name: 'set_thermostat', parameters: { type: 'object', properties: { temperature: { type: 'integer' } }, required: ['temperature'] } }];
       const r = await needle.complete('Set the thermostat to 22 degrees', { tools, requireCall: true, maxTokens: 48 });
       const info = needle.info;
       needle.dispose();
-      return { calls: r.function_calls, variant: info.variant, threads: info.threads, isolated: self.crossOriginIsolated };
+      return { calls: r.function_calls, variant: info.variant, threads: info.threads, isolated: self.crossOriginIsolated, source: info.source, bytes: info.bytes };
     } catch (e) {
       return { error: { name: e.name, code: e.code, message: e.message } };
     }
@@ -84,6 +90,8 @@ function page(how, loadOptions = {}) {
 
 before(async () => {
   cdn = await serve(cdnFiles);
+  const model = new Uint8Array(await readFile(defaultModel()));
+  hub = await startHub({ 'Cactus-Compute/needle3': { main: { 'needle3.cact': model } } });
   profile = mkdtempSync(join(tmpdir(), 'needle-e2e-cdn-'));
   context = await chromium.launchPersistentContext(profile, {
     executablePath: '/usr/bin/chromium',
@@ -101,6 +109,7 @@ before(async () => {
 after(async () => {
   await context?.close();
   for (const s of servers) s.close();
+  await hub?.close();
   if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
@@ -138,6 +147,22 @@ for (const how of ['module', 'importmap']) {
       );
     });
   }
+}
+
+for (const isolated of [false, true]) {
+  test(`from another origin (${isolated ? '' : 'not '}cross-origin isolated): a model by name from a Hub mirror answers`, async () => {
+    const { result } = await visit(page('module', { modelHost: hub.url }, 'needle3'), isolated);
+    assert.equal(result.error, undefined, JSON.stringify(result.error));
+    assert.equal(result.isolated, isolated);
+    assert.equal(result.source, 'network');
+    assert.equal(result.bytes, (await readFile(defaultModel())).length);
+    assert.equal(result.calls.length, 1);
+    assert.equal(result.calls[0].name, 'set_thermostat');
+    assert.ok(
+      hub.requests.some((r) => r.path.startsWith('/Cactus-Compute/needle3/resolve/main/')),
+      'the name resolved against the mirror',
+    );
+  });
 }
 
 test('a worker script that cannot load rejects with a NeedleError', async () => {
