@@ -109,6 +109,7 @@ cmd_bench() {
   step "needle-web: the native CLI (one thread and threaded) and the wasm packages"
   cargo build --release --features cli --bin needle
   CARGO_TARGET_DIR=target/native-threads cargo build --release --features cli,threads --bin needle
+  CARGO_TARGET_DIR=target/gpu cargo build --release --features cli,gpu --bin needle
   ./build.sh
   step "the peer (bench/peer: needle-infer 0.3.1), native and wasm32-wasip1 with SIMD128"
   (cd bench/peer && cargo build --release &&

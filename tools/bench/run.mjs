@@ -45,6 +45,8 @@ mkdirSync(out, { recursive: true });
 const CLI = at('target/release/needle');
 // The CLI with the `threads` feature (rayon over every core), built in its own target dir.
 const CLI_THREADS = at('target/native-threads/release/needle');
+// The CLI with the `gpu` feature (wgpu: Vulkan, Metal, DX12), built in its own target dir.
+const CLI_GPU = at('target/gpu/release/needle');
 const PEER = at('bench/peer/target/release/needle-bench-peer');
 const PEER_WASM = at('bench/peer/target/wasi-simd/wasm32-wasip1/release/needle-bench-peer.wasm');
 const wasmBuild = (v) => at(`pkg/wasm/${v}/needle.js`);
@@ -84,6 +86,16 @@ const VARIANTS = [
     needs: CLI_THREADS,
     cmd: [CLI_THREADS, ['bench', '--model', model, '--requests', requestsFile, '--kv', kv]],
     pool: (v, n) => ({ ...v, vars: { RAYON_NUM_THREADS: String(n) } }),
+  },
+  {
+    name: 'native-gpu',
+    side: 'ours',
+    env: 'native',
+    needs: CLI_GPU,
+    cmd: [
+      CLI_GPU,
+      ['bench', '--model', model, '--requests', requestsFile, '--kv', kv, '--backend', 'gpu'],
+    ],
   },
   {
     name: 'node-simd',
