@@ -21,10 +21,7 @@ impl Session {
         system: Option<String>,
         date: Option<String>,
     ) -> Result<Vec<u8>, JsValue> {
-        let mut req = Request::new("", tools_json);
-        req.system = system.as_deref();
-        req.date = date.as_deref();
-        self.engine.save_snapshot(&req).map_err(error)
+        self.engine.save_snapshot(&prefix_request(tools_json, &system, &date)).map_err(error)
     }
 
     /// `save_snapshot` in steps, so a worker can look for an abort between them: resets the
@@ -37,10 +34,7 @@ impl Session {
         system: Option<String>,
         date: Option<String>,
     ) -> Result<Vec<u32>, JsValue> {
-        let mut req = Request::new("", tools_json);
-        req.system = system.as_deref();
-        req.date = date.as_deref();
-        self.engine.begin_snapshot(&req).map_err(error)
+        self.engine.begin_snapshot(&prefix_request(tools_json, &system, &date)).map_err(error)
     }
 
     /// See `begin_snapshot`.
@@ -62,10 +56,7 @@ impl Session {
         system: Option<String>,
         date: Option<String>,
     ) -> Result<Vec<u8>, JsValue> {
-        let mut req = Request::new("", tools_json);
-        req.system = system.as_deref();
-        req.date = date.as_deref();
-        self.engine.snapshot_key(&req).map_err(error)
+        self.engine.snapshot_key(&prefix_request(tools_json, &system, &date)).map_err(error)
     }
 
     /// Gives the container's SHA-256 (32 bytes) a host already took while loading it, so
@@ -96,4 +87,16 @@ impl Session {
         }
         self.engine.load_snapshot(bytes).map(|n| n as u32).map_err(error)
     }
+}
+
+/// The request whose system + tools prefix a snapshot holds (no query).
+fn prefix_request<'r>(
+    tools_json: &'r str,
+    system: &'r Option<String>,
+    date: &'r Option<String>,
+) -> Request<'r> {
+    let mut req = Request::new("", tools_json);
+    req.system = system.as_deref();
+    req.date = date.as_deref();
+    req
 }
