@@ -77,9 +77,7 @@ impl Session {
     ) -> Result<(), JsValue> {
         let opts =
             load_options(kv.as_deref(), numerics.as_deref(), layers, context).map_err(error)?;
-        let engine = Engine::load(owned(self.bytes), &opts).map_err(error)?;
-        *self.engine = engine;
-        Ok(())
+        self.rebuild(&opts).map_err(error)
     }
 
     /// Model facts: generation, geometry, depth, capacity, KV precision, numerics, heads.
@@ -206,15 +204,17 @@ impl Session {
     }
 }
 
-#[cfg(feature = "gpu")]
 impl Session {
     /// The container the session was loaded from.
+    #[cfg(feature = "gpu")]
     pub(super) fn container_bytes(&self) -> &[u8] {
         owned(self.bytes)
     }
 
-    pub(super) fn container_bytes_static(&self) -> &'static [u8] {
-        owned(self.bytes)
+    /// Rebuilds the engine over the same bytes with `opts` (the state starts empty).
+    pub(super) fn rebuild(&mut self, opts: &LoadOptions) -> Result<()> {
+        *self.engine = Engine::load(owned(self.bytes), opts)?;
+        Ok(())
     }
 }
 
@@ -257,7 +257,7 @@ pub fn reserve(container_bytes: f64) {
 }
 
 /// The session's bytes with the lifetime the engine type needs.
-pub(super) fn owned(bytes: NonNull<[u8]>) -> &'static [u8] {
+fn owned(bytes: NonNull<[u8]>) -> &'static [u8] {
     // SAFETY: the one lifetime extension. The allocation is owned by the `Session` (or freed by
     // `new` only after a failed load), is never written, and is freed in `Drop` strictly after
     // the engine borrowing it has been dropped; so the reference outlives no use of it.

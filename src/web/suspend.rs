@@ -18,7 +18,7 @@ use super::js::{error, Obj};
 use super::session::Session;
 use crate::container::{self, DType};
 use crate::gpu::probe::Probe;
-use crate::session::{Backend, Engine, LoadOptions};
+use crate::session::{Backend, LoadOptions};
 use crate::{Error, Result};
 
 /// A session call waiting for `run_staged`: the name and arguments of a `Session` method.
@@ -151,7 +151,7 @@ impl Session {
 
     /// Builds the engine on the GPU (a device of its own) with `opts`; the sequence is empty.
     fn open_on_gpu(&mut self, opts: LoadOptions) -> Result<()> {
-        *self.engine = Engine::load(self.container_bytes_static(), &opts)?;
+        self.rebuild(&opts)?;
         self.gpu.on_gpu = Some(opts);
         self.gpu.lost = false;
         Ok(())

@@ -6,10 +6,7 @@
 //   node tools/bench/chromium.mjs --variant simd|baseline|threaded --model F.cact --requests R.json [--kv int8|f32]
 //        [--numerics exact|deploy] [--threads N (the threaded build's pool; default one per core)]
 import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { startServer } from '../serve.mjs';
+import { benchBrowser } from './browser.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, fallback) => {
@@ -22,19 +19,7 @@ const kv = opt('--kv', undefined);
 const numerics = opt('--numerics', undefined);
 const threads = opt('--threads', undefined);
 
-// The demo's server (cross-origin isolated: precise timers, SharedArrayBuffer for a threaded
-// build), with this folder at /bench/ and the container at /models/default.cact.
-const here = resolve(fileURLToPath(new URL('.', import.meta.url)));
-const server = await startServer({
-  port: 0,
-  model: resolve(opt('--model')),
-  mounts: [['/bench/', here]],
-});
-
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: ['--no-sandbox'],
-});
+const { server, browser, close } = await benchBrowser(opt('--model'));
 try {
   const page = await browser.newPage();
   await page.goto(`${server.url}bench/page.html`);
@@ -63,6 +48,5 @@ try {
   if (result.error) throw new Error(result.error);
   for (const record of result.records) console.log(JSON.stringify(record));
 } finally {
-  await browser.close();
-  await server.close();
+  await close();
 }

@@ -7,10 +7,7 @@
 // object.
 //
 //   node tools/bench/returning-page.mjs --model bench/needle3-shipped-w4.cact [--threads auto|N]
-import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { startServer } from '../serve.mjs';
+import { benchBrowser } from './browser.mjs';
 import { workload } from './workload.mjs';
 
 const args = process.argv.slice(2);
@@ -26,16 +23,7 @@ const long = requests.find((r) => r.name === 'long');
 const repeat = requests.find((r) => r.name === 'repeat');
 const prefix = { tools: long.tools, system: long.system };
 
-const here = resolve(fileURLToPath(new URL('.', import.meta.url)));
-const server = await startServer({
-  port: 0,
-  model: resolve(opt('--model')),
-  mounts: [['/bench/', here]],
-});
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: ['--no-sandbox'],
-});
+const { server, browser, close } = await benchBrowser(opt('--model'));
 
 /** Runs `step` in a fresh load of the page (the same origin's storage each time). */
 async function visit(page, step) {
@@ -115,6 +103,5 @@ try {
   };
   console.log(JSON.stringify(r, null, 2));
 } finally {
-  await browser.close();
-  await server.close();
+  await close();
 }
