@@ -4,6 +4,8 @@
 # working corpus fuzz/corpus/<target> (ignored by git; it keeps what earlier runs found).
 # An allocation past -malloc_limit_mb, an RSS past -rss_limit_mb, a panic or a timeout is a
 # finding: libFuzzer writes the input to fuzz/artifacts/<target>/ and this script fails.
+# FUZZ_TIMEOUT (default 10 s) is libFuzzer's per-input limit, in wall time: raise it for long runs
+# on a shared machine, where a busy neighbour can stretch a 0.6 s input past 10 s.
 #   fuzz/run.sh [SECONDS] [TARGET...]
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -31,7 +33,7 @@ for t in "${targets[@]}"; do
   log="artifacts/$t.log"
   status=0
   cargo +nightly fuzz run "${flags[@]}" "$t" "corpus/$t" "${seeds[@]}" -- \
-    -max_total_time="$seconds" -rss_limit_mb=1024 -malloc_limit_mb=256 -timeout=10 \
+    -max_total_time="$seconds" -rss_limit_mb=1024 -malloc_limit_mb=256 -timeout="${FUZZ_TIMEOUT:-10}" \
     -artifact_prefix="artifacts/$t/" -print_final_stats=1 >"$log" 2>&1 || status=$?
   grep -E '^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb|SUMMARY|==[0-9]+== ERROR)' "$log" || true
   if [ "$status" -ne 0 ]; then

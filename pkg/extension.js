@@ -6,8 +6,9 @@
 // service-worker` runs it inside the service worker itself instead. Either way the other pages
 // reach it through a `chrome.runtime` Port that carries protocol.js, so what they get from
 // `connectEngine()` is a `Needle`: complete (streaming), conversation, run (tool functions run in
-// the calling page), extract, generate, chat.completions, tokenize, abort by signal, and the
-// engine's load progress.
+// the calling page), extract, generate, chat.completions, tokenize, prepare and loadSnapshot
+// (run by the engine's own Needle, beside its snapshot store), abort by signal, and the engine's
+// load progress.
 //
 //   service worker:     onEnsureEngine('engine.html')      (creates the document on request)
 //   engine.html's JS:   serveEngine(({ onProgress }) => (needle ??= Needle.load(model, { onProgress })))
@@ -30,9 +31,16 @@ const RELAYED = new Set([
   Req.LOGITS,
 ]);
 
-// A chrome.runtime Port carries JSON, not structured clones: typed arrays (tokenize, logits)
-// cross as their name and values.
-const TYPED = { Uint32Array, Float32Array };
+/** Whole methods of the engine's Needle a page's request runs (its prefixes are the engine's). */
+const METHODS = {
+  [Req.RELAYED_PREPARE]: (needle, { tools, system, date }, signal) =>
+    needle.prepare({ tools, system, date }, { signal }),
+  [Req.RELAYED_SNAPSHOT]: (needle, { source }, signal) => needle.loadSnapshot(source, { signal }),
+};
+
+// A chrome.runtime Port carries JSON, not structured clones: typed arrays (tokenize, logits, a
+// snapshot's bytes) cross as their name and values.
+const TYPED = { Uint8Array, Uint32Array, Float32Array };
 
 function toJson(value) {
   if (!ArrayBuffer.isView(value)) return value;
@@ -42,6 +50,11 @@ function toJson(value) {
 function fromJson(value) {
   const make = value && typeof value === 'object' && TYPED[value.$typed];
   return make ? make.from(value.values) : value;
+}
+
+/** A message with each top-level field passed through `convert` (typed arrays sit there). */
+function mapFields(msg, convert) {
+  return Object.fromEntries(Object.entries(msg).map(([k, v]) => [k, convert(v)]));
 }
 
 /** In the service worker: answers pages' requests for the offscreen engine document. */
@@ -97,20 +110,22 @@ export function serveEngine(getNeedle, { describe } = {}) {
     port.onMessage.addListener(async (msg) => {
       if (!msg) return;
       if (msg.type === Req.ABORT) return running.get(msg.target)?.abort();
-      const { type, id, ...payload } = msg;
+      const { type, id, ...payload } = mapFields(msg, fromJson);
       const ctl = new AbortController();
       const progress = (p) => send({ type: Reply.PROGRESS, id, ...p });
       running.set(id, ctl);
       waiting.add(progress);
       try {
-        if (!RELAYED.has(type))
+        if (!RELAYED.has(type) && !METHODS[type])
           throw new NeedleError('invalid_argument', `the shared engine does not take '${type}'`);
         const needle = await getNeedle({ onProgress });
         waiting.delete(progress);
-        let value = await needle[REQUEST](type, payload, {
-          signal: ctl.signal,
-          onToken: (t) => send({ type: Reply.TOKEN, id, token: t.token, text: t.text }),
-        });
+        let value = METHODS[type]
+          ? await METHODS[type](needle, payload, ctl.signal)
+          : await needle[REQUEST](type, payload, {
+              signal: ctl.signal,
+              onToken: (t) => send({ type: Reply.TOKEN, id, token: t.token, text: t.text }),
+            });
         if (type === Req.INFO && describe) value = { ...value, ...(await describe(needle)) };
         send({ type: Reply.RESULT, id, value: toJson(value) });
       } catch (e) {
@@ -126,8 +141,9 @@ export function serveEngine(getNeedle, { describe } = {}) {
 /** A chrome.runtime Port as the host a Needle client talks to (host/index.js's shape). */
 function portHost(port) {
   return {
+    relayed: true, // prepare() and loadSnapshot() run on the engine's side (METHODS)
     port: {
-      postMessage: (msg) => port.postMessage(msg),
+      postMessage: (msg) => port.postMessage(mapFields(msg, toJson)),
       set onmessage(fn) {
         port.onMessage.addListener((msg) =>
           fn({

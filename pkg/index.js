@@ -17,7 +17,7 @@ import { makeLogger } from './log.js';
 import { startHost } from './host/index.js';
 import { isModelName, modelHost, resolveModel, setModelHost } from './models.js';
 import { LOAD_STALL_MS, watchStall, withinStallBound } from './stall.js';
-import { Prefixes } from './prepare.js';
+import { Prefixes, givenBytes } from './prepare.js';
 
 export { NeedleError };
 
@@ -111,6 +111,7 @@ export class Needle {
   #info = null;
   #chat = null;
   #log;
+  #relayed; // the engine is another Needle behind a relay (extension.js): prefixes are its
   // prepare.js: prefixes ahead of requests, their snapshots (Needle.load sets the options; a
   // Needle made on a relayed host leaves them to the engine's side)
   #prefixes = new Prefixes((type, payload, o) => this.#post(type, payload, o), {
@@ -125,6 +126,7 @@ export class Needle {
     if (!host || !host.port) throw new TypeError('use Needle.load(source, options)');
     this.#host = host;
     this.#log = log;
+    this.#relayed = host.relayed === true;
     host.port.onmessage = (e) => this.#receive(e.data);
     if (host.onDeath) host.onDeath((why) => this.#die(why));
   }
@@ -295,9 +297,12 @@ export class Needle {
     return this.#info;
   }
 
-  /** One protocol request as it is (extension.js relays a page's requests); `info` is kept. */
+  /**
+   * One protocol request as it is, in turn with this Needle's own calls (extension.js relays a
+   * page's requests); `info` is kept.
+   */
   [REQUEST](type, payload, options) {
-    const reply = this.#call(type, payload, options);
+    const reply = this.#inLane(() => this.#call(type, payload, options));
     return type === Req.INFO ? reply.then((info) => (this.#info = info)) : reply;
   }
 
@@ -345,6 +350,7 @@ export class Needle {
     } catch (e) {
       return Promise.reject(asArgumentError(e));
     }
+    if (this.#relayed) return this.#inLane(() => this.#post(Req.RELAYED_PREPARE, p, { signal }));
     return this.#inLane(async () => {
       const { snapshot, tokens } = await this.#prefixes.ensure(p, { signal, explicit: true });
       return { snapshot, tokens };
@@ -363,6 +369,10 @@ export class Needle {
       source = snapshotSource(urlOrBytes);
     } catch (e) {
       return Promise.reject(asArgumentError(e));
+    }
+    if (this.#relayed) {
+      if (typeof source !== 'string') source = givenBytes(source);
+      return this.#inLane(() => this.#post(Req.RELAYED_SNAPSHOT, { source }, { signal }));
     }
     return this.#inLane(async () => {
       const { bytes } = await this.#prefixes.give(source, { signal });

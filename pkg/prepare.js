@@ -81,11 +81,18 @@ export class Prefixes {
   }
 }
 
-/** The bytes of a snapshot source: bytes as they are, an absolute URL fetched (no storage). */
-async function snapshotBytes(source, signal, log) {
+/** A snapshot given as bytes (Uint8Array, ArrayBuffer, a view) as a Uint8Array, not copied; else null. */
+export function givenBytes(source) {
   if (source instanceof Uint8Array) return source;
   if (source instanceof ArrayBuffer) return new Uint8Array(source);
   if (ArrayBuffer.isView(source))
     return new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
-  return (await fetchModel(String(source), { cache: 'none', signal, log })).bytes;
+  return null;
+}
+
+/** The bytes of a snapshot source: bytes as they are, an absolute URL fetched (no storage). */
+async function snapshotBytes(source, signal, log) {
+  return (
+    givenBytes(source) ?? (await fetchModel(String(source), { cache: 'none', signal, log })).bytes
+  );
 }

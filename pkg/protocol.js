@@ -35,6 +35,11 @@ export const Req = Object.freeze({
   // ('loaded'), else prefilled in chunks (abortable); `bytes`: its snapshot, when `keep`.
   PREPARE: 'prepare',
   SNAPSHOT: 'snapshot', // { bytes } -> { key, tokens }: loads a snapshot as the engine's prefix
+  // A connected page's prepare() and loadSnapshot(), sent whole to the engine's own Needle by a
+  // relay (extension.js), which runs them beside its snapshot store: { tools, system, date } ->
+  // prepare()'s reply; { source: an absolute URL or a Uint8Array } -> { tokens }.
+  RELAYED_PREPARE: 'relayed-prepare',
+  RELAYED_SNAPSHOT: 'relayed-snapshot',
   DISPOSE: 'dispose', // {} -> null; frees the engine
   THREADS: 'threads-up', // { target, error? }: answers Reply.THREADS at once (the threads are up, or why not)
 });

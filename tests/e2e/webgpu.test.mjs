@@ -2,8 +2,9 @@
 // WebGPU adapter: `backend: 'auto'` picks it there, its session calls run through
 // WebAssembly.promising with real WebGPU waits inside (at load: adapter, device, and a probe
 // kernel's dispatch and read back, src/gpu/probe.rs), a destroyed device rejects the next call
-// with gpu_lost and the call after it opens a new device; and in a Chromium without WebGPU,
-// 'auto' runs on the CPU and a forced 'webgpu' rejects with gpu_unavailable.
+// with gpu_lost and the call after it opens a new device; deploy numerics and a Needle 2 model
+// run on the CPU under 'auto' (with the reason) and reject a forced 'webgpu'; and in a Chromium
+// without WebGPU, 'auto' runs on the CPU and a forced 'webgpu' rejects with gpu_unavailable.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -39,7 +40,15 @@ async function open(args) {
 
 before(async () => {
   const here = dirname(fileURLToPath(import.meta.url));
-  server = await startServer({ port: 0, model: defaultModel(), mounts: [['/e2e/', here]] });
+  const fixtures = join(here, '../fixtures');
+  server = await startServer({
+    port: 0,
+    model: defaultModel(),
+    mounts: [
+      ['/e2e/', here],
+      ['/fixtures/', fixtures],
+    ],
+  });
 });
 
 after(async () => {
@@ -51,19 +60,19 @@ after(async () => {
 });
 
 /** In the page: loads with `options`, then a greedy completion; info, tokens and timings. */
-const loadAndRun = (page, options) =>
+const loadAndRun = (page, options, model = '/models/default.cact') =>
   page.evaluate(
-    async ({ options, query }) => {
+    async ({ options, query, model }) => {
       const { Needle } = await import('/pkg/index.js');
       const t = performance.now();
-      const needle = await Needle.load('/models/default.cact', { cache: false, ...options });
+      const needle = await Needle.load(model, { cache: false, ...options });
       const loadMs = performance.now() - t;
       const r = await needle.complete(query, { tools: [], maxTokens: 16, temperature: 0 });
       const info = needle.info;
       await needle.dispose();
       return { info, loadMs, tokens: r.tokens, timings: r.timings };
     },
-    { options, query: QUERY },
+    { options, query: QUERY, model },
   );
 
 test('auto picks the gpu build on a WebGPU adapter; its calls give the CPU build\'s tokens', async () => {
@@ -119,6 +128,34 @@ test('a destroyed device rejects the next call with gpu_lost; the call after ope
   assert.equal(outcome.next.settled, 'resolved', JSON.stringify(outcome.next));
   assert.equal(await worker.evaluate(() => self.__gpuDevices.length), atLoad + 1, 'a new device');
   assert.equal(outcome.info.variant, 'gpu');
+});
+
+test('on a WebGPU adapter, deploy numerics and Needle 2 run on the CPU under auto; webgpu rejects them', async () => {
+  const page = await open([...ARGS, ...WEBGPU]);
+  const NEEDLE2 = '/fixtures/v2/system_eos/model.cact';
+  const cases = [
+    ['deploy numerics', { numerics: 'deploy' }, '/models/default.cact', /deploy|A8|numerics/i],
+    ['Needle 2', {}, NEEDLE2, /Needle 2/],
+  ];
+  for (const [label, options, model, why] of cases) {
+    const auto = await loadAndRun(page, options, model);
+    assert.equal(auto.info.backend, 'cpu', label);
+    assert.notEqual(auto.info.variant, 'gpu', label);
+    assert.match(auto.info.backend_reason, why, label);
+    assert.ok(auto.tokens.length > 0, label);
+    const forced = await page.evaluate(
+      async ({ options, model }) => {
+        const { Needle } = await import('/pkg/index.js');
+        return Needle.load(model, { cache: false, backend: 'webgpu', ...options }).then(
+          (n) => (n.dispose(), 'loaded'),
+          (e) => `${e.code}: ${e.message}`,
+        );
+      },
+      { options, model },
+    );
+    assert.match(forced, /^gpu_unavailable: /, label);
+    assert.match(forced, why, label);
+  }
 });
 
 test('without WebGPU, auto runs on the CPU with the reason and webgpu rejects', async () => {

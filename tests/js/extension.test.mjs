@@ -1,16 +1,21 @@
 // needle-web/extension over a fake chrome.runtime (messages JSON-copied as a Port copies them):
 // a page's connectEngine() is a Needle whose every surface (complete, stream, conversation, run
 // with the page's functions, extract, chat.completions, tokenize, logits, abort, load progress)
-// runs on the shared engine and answers as the engine's own Needle does; pages share one load;
+// runs on the shared engine and answers as the engine's own Needle does; prepare() and
+// loadSnapshot() (bytes or a URL) run on the engine's Needle, so a page's request reuses the
+// prefix they brought in; pages share one load;
 // a page's dispose leaves the engine to the others. The service-worker entry serves the same
 // protocol with its engine's host imported statically (no import(), which service workers forbid).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import { Needle } from '../../pkg/index.js';
 import { environments } from '../../pkg/environments.js';
+import { cli, tempDir } from './helpers.mjs';
 
 const MODEL = new Uint8Array(readFileSync(new URL('../../pkg/models/default.cact', import.meta.url)));
 const QUERY = 'Turn on the kitchen lights';
@@ -168,6 +173,46 @@ test('typed results cross as typed arrays; an abort stops the remote generation 
       .then(() => null, (err) => err);
     assert.deepEqual([e?.name, e?.code, e?.result?.stop_reason], ['AbortError', 'aborted', 'aborted']);
     assert.ok(tokens < 20, `stopped within a few tokens (${tokens})`);
+  } finally {
+    page.dispose();
+  }
+});
+
+test("a page's prepare() and loadSnapshot() run on the engine's Needle: its requests reuse the prefix", async () => {
+  const page = await ext.connectEngine();
+  const engine = await engineNeedle;
+  const preset = JSON.parse(readFileSync(new URL('../../www/presets/smart_home.json', import.meta.url), 'utf8'));
+  const opts = { tools: preset.tools, system: preset.system, maxTokens: 24 };
+  try {
+    const fresh = await engine.complete(QUERY, opts); // prefills its prefix itself
+    await engine.reset();
+
+    // prepare(): prefilled in the engine (Node keeps no snapshots), then held; a request reuses it.
+    const prepared = await page.prepare({ tools: preset.tools, system: preset.system });
+    assert.equal(prepared.snapshot, 'prefilled');
+    assert.ok(prepared.tokens > 0);
+    assert.equal((await page.prepare({ tools: preset.tools, system: preset.system })).snapshot, 'held');
+    const r = await page.complete(QUERY, opts);
+    assert.equal(r.usage.cached_tokens, prepared.tokens);
+    assert.deepEqual([r.tokens, r.confidence], [fresh.tokens, fresh.confidence]);
+    const stop = new AbortController();
+    stop.abort();
+    await assert.rejects(page.prepare({ tools }, { signal: stop.signal }), { code: 'aborted' });
+
+    // loadSnapshot(): the native CLI's snapshot of that prefix, as bytes and as a URL.
+    const model = fileURLToPath(new URL('../../pkg/models/default.cact', import.meta.url));
+    const file = join(tempDir(), 'smart_home.snap');
+    cli(['snapshot', '--model', model, '--preset', 'smart_home', '--out', file]);
+    const bytes = new Uint8Array(readFileSync(file));
+    const count = new DataView(bytes.buffer).getUint32(128, true);
+    for (const source of [bytes, bytes.buffer, pathToFileURL(file).href]) {
+      await engine.reset();
+      assert.deepEqual(await page.loadSnapshot(source), { tokens: count });
+      const loaded = await page.complete(QUERY, opts);
+      assert.equal(loaded.usage.cached_tokens, count, 'the request runs on from the snapshot');
+      assert.deepEqual([loaded.tokens, loaded.confidence], [fresh.tokens, fresh.confidence]);
+    }
+    await assert.rejects(page.loadSnapshot(bytes.subarray(0, 200)), { code: 'bad_snapshot' });
   } finally {
     page.dispose();
   }
