@@ -10,7 +10,7 @@
 //! chunk, so a chunk's keys are written before any of its tokens attends.
 use std::vec::Vec;
 
-use super::device::Kernel;
+use super::device::{Kernel, WORKGROUP};
 use super::program::{Arena, Program, Scope, P};
 use super::weights::{Cq, Weights};
 use crate::blocks::stack::{LayerPlan, Stack};
@@ -419,7 +419,8 @@ impl<'a> Recorder<'_, 'a> {
             self.r.o.into(),
             self.r.gate.into(),
         ]);
-        self.prog.push(Kernel::Attend, h.heads, Scope::Chunk, &attend);
+        // A workgroup per (token, head) (`attend` in attention.wgsl).
+        self.prog.push(Kernel::Attend, h.heads * WORKGROUP as usize, Scope::Chunk, &attend);
         self.project(self.r.o, od, &[(&a.out_proj, self.r.h, d)], Scope::Chunk)
     }
 

@@ -88,15 +88,53 @@ fn kv_write(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     }
 }
 
-// One (token, query head): scores over its causal window, softmax, the value mix, the gate.
+// Scratch of an attend workgroup: reductions across its lanes, and the query's int8 codes.
+var<workgroup> lanes_red: array<f32, 64>;
+var<workgroup> q_codes: array<i32, 256>;
+
+// The largest `v` of the workgroup's lanes (each lane calls it; uniform control flow).
+fn wg_max(lane: u32, v: f32) -> f32 {
+    lanes_red[lane] = v;
+    workgroupBarrier();
+    for (var s = 32u; s > 0u; s >>= 1u) {
+        if lane < s { lanes_red[lane] = max(lanes_red[lane], lanes_red[lane + s]); }
+        workgroupBarrier();
+    }
+    let r = lanes_red[0];
+    workgroupBarrier();
+    return r;
+}
+
+// The sum of `v` over the workgroup's lanes, as a tree.
+fn wg_sum(lane: u32, v: f32) -> f32 {
+    lanes_red[lane] = v;
+    workgroupBarrier();
+    for (var s = 32u; s > 0u; s >>= 1u) {
+        if lane < s { lanes_red[lane] += lanes_red[lane + s]; }
+        workgroupBarrier();
+    }
+    let r = lanes_red[0];
+    workgroupBarrier();
+    return r;
+}
+
+// One workgroup per (token, query head), its 64 lanes over the causal window's keys: the scores
+// (each the serial dot product the CPU takes), softmax (max and sum reduced across the lanes),
+// then the value mix one channel a lane, summed over the keys in order, and the gate. A chunk
+// thus keeps `64 · heads` lanes a token busy where one lane a head walked every key alone.
 // params: 0 qkv, 1 width, 2 qk, 3 v, 4 heads, 5 kv heads, 6..11 the ring, 12 window (0: none),
 // 13 q factor, 14 score factor (f32), 15 scores, 16 scores a head, 17 out, 18 gate
 @compute @workgroup_size(64)
-fn attend(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let idx = flat(gid, nwg);
+fn attend(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(local_invocation_index) lane: u32,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+) {
     let heads = pu(4u); let kvh = pu(5u); let qk = pu(2u); let vw = pu(3u);
-    if idx >= ntok() * heads { return; }
-    let t = idx / heads; let hd = idx % heads;
+    // From the workgroup's id (uniform), so the barriers below stay in uniform control flow.
+    let job = wg.x + wg.y * nwg.x;
+    if job >= ntok() * heads { return; }
+    let t = job / heads; let hd = job % heads;
     let p = first_pos() + t; let win = pu(12u); let slots = pu(6u);
     var first = 0u;
     if win > 0u && p + 1u > win { first = p + 1u - win; }
@@ -106,21 +144,24 @@ fn attend(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     let sc = pu(15u) + (t * heads + hd) * pu(16u);
     let qf = pf(13u); let sf = pf(14u);
     let int8 = pu(11u) == 1u;
-    var qc: array<i32, 256>;
     var qs = 0.0;
     if int8 {
-        let s = absmax_scale(q, qk);
+        var m = 0.0;
+        for (var c = lane; c < qk; c += WG) { m = max(m, abs(act[q + c])); }
+        m = wg_max(lane, m);
+        let s = select(1.0, m * (1.0 / 127.0), m > 0.0);
         let inv = 1.0 / s;
-        for (var i = 0u; i < qk; i++) { qc[i] = code_of(act[q + i], inv); }
+        for (var c = lane; c < qk; c += WG) { q_codes[c] = code_of(act[q + c], inv); }
+        workgroupBarrier();
         qs = s * qf;
     }
     var mx = bitcast<f32>(0xff7fffffu);
-    for (var i = 0u; i < keys; i++) {
+    for (var i = lane; i < keys; i += WG) {
         let e = ((first + i) % slots) * kvh + h;
         var score: f32;
         if int8 {
             var dp = 0;
-            for (var c = 0u; c < qk; c++) { dp += qc[c] * code_at(pu(7u) + e * qk / 4u, c); }
+            for (var c = 0u; c < qk; c++) { dp += q_codes[c] * code_at(pu(7u) + e * qk / 4u, c); }
             score = ((f32(dp) * qs) * stf(pu(9u) + e)) * sf;
         } else {
             var s = 0.0;
@@ -130,11 +171,15 @@ fn attend(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
         act[sc + i] = score;
         mx = max(mx, score);
     }
+    mx = wg_max(lane, mx);
     var sum = 0.0;
-    for (var i = 0u; i < keys; i++) { let x = exp(act[sc + i] - mx); act[sc + i] = x; sum += x; }
+    for (var i = lane; i < keys; i += WG) { let x = exp(act[sc + i] - mx); act[sc + i] = x; sum += x; }
+    sum = wg_sum(lane, sum);
+    // Every lane's weights written before any lane mixes them.
+    storageBarrier();
     let inv = 1.0 / sum;
     let o = pu(17u) + t * heads * vw + hd * vw;
-    for (var c = 0u; c < vw; c++) {
+    for (var c = lane; c < vw; c += WG) {
         var acc = 0.0;
         for (var i = 0u; i < keys; i++) {
             let e = ((first + i) % slots) * kvh + h;
