@@ -543,6 +543,9 @@ export interface ModelInfo {
   adapter: { vendor: string; architecture: string; device: string; description: string } | null;
   /** Why `backend` is not 'webgpu' where it was not asked to be 'cpu'; else null. */
   backend_reason: string | null;
+  /** GPU memory the forward pass holds when `backend` is 'webgpu' (every buffer: the weights as
+   *  their stored codes, activations, the sequence state at full capacity); else null. */
+  gpu_bytes: number | null;
   /** Threads the engine's work is split across (1 unless `variant` is 'threaded'). */
   threads: number;
   /** Where the bytes came from. */

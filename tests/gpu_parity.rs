@@ -74,7 +74,8 @@ fn the_int8_kv_cache_matches_the_kv8_reference_on_the_gpu() {
 
 /// The session on the GPU backend: value search (which marks and rewinds the sequence),
 /// constrained decoding and the prefix cache (the second request reuses the first's system
-/// prompt and tools) give the CPU backend's tokens on the shipped default model.
+/// prompt and tools) give the CPU backend's tokens on the shipped default model. The GPU engine
+/// reports its buffers: more than the container it holds whole, none on the CPU.
 #[test]
 fn requests_on_the_gpu_backend_write_the_cpu_backends_tokens() {
     use needle_web::session::{Backend, Engine, LoadOptions, Request};
@@ -97,9 +98,11 @@ fn requests_on_the_gpu_backend_write_the_cpu_backends_tokens() {
             let done = engine.generate(&req, |_| true).unwrap();
             out.push((done.tokens, done.cached_tokens));
         }
-        out
+        (out, engine.device_bytes())
     };
-    let (cpu, gpu) = (run(Backend::Cpu), run(Backend::Gpu));
+    let ((cpu, cpu_bytes), (gpu, gpu_bytes)) = (run(Backend::Cpu), run(Backend::Gpu));
+    assert_eq!(cpu_bytes, 0);
+    assert!(gpu_bytes > bytes.len() as u64, "GPU buffers {gpu_bytes} B");
     assert_eq!(gpu, cpu);
     assert!(gpu.iter().all(|(tokens, _)| !tokens.is_empty()), "both requests wrote tokens");
     assert!(gpu[1].1 > 0, "the second request reused the cached prefix");

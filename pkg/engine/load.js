@@ -77,11 +77,14 @@ export async function loadSession(source, options, { post, signal, lent, before,
   await warmUp(session, call);
   post({ type: Reply.PROGRESS, phase: 'init', loaded: 1, total: 1 });
   const g = build.variant === 'gpu' ? await gpu : null;
+  const onGpu = g ? session.gpu_info() : null;
   const base = {
     variant: build.variant,
     threads: build.threads,
-    backend: g ? session.gpu_info().backend : 'cpu',
+    backend: onGpu ? onGpu.backend : 'cpu',
     adapter: g ? g.adapter : null,
+    // Every buffer the forward pass holds on the GPU (weights as stored, activations, state).
+    gpu_bytes: onGpu && onGpu.backend === 'webgpu' ? onGpu.gpu_bytes : null,
     backend_reason: reason ?? null,
     source: src.from,
     storage: src.storage ?? null,

@@ -1,6 +1,8 @@
-//! The weights as the GPU holds them: the container's bytes as they are (CQ codes and FP16
-//! norms are read in place by the shaders, never expanded) and one buffer of the float tensors
-//! the CPU model widened at load (gains, taps, biases, code tables, MLP factors).
+//! The weights as the GPU holds them: the CQ matrices' codes and FP16 norms as the container
+//! stores them (read in place by the shaders, never expanded), copied into one buffer without
+//! the container's other bytes (the float tensors, the tokenizer, the header), and one buffer of
+//! the float tensors the CPU model widened at load (gains, taps, biases, code tables, MLP
+//! factors).
 use std::vec::Vec;
 
 use crate::kernels::CqMatrix;
@@ -20,11 +22,15 @@ pub(crate) struct Weights<'a> {
     /// The container bytes the model views.
     pub(crate) bytes: &'a [u8],
     pub(crate) floats: Vec<f32>,
+    /// The codes buffer: each span of the container a matrix reads, once, word-aligned.
+    codes: Vec<u8>,
+    /// `(container offset, length, offset in codes)` of each span copied.
+    spans: Vec<(usize, usize, usize)>,
 }
 
 impl<'a> Weights<'a> {
     pub(crate) fn new(bytes: &'a [u8]) -> Self {
-        Self { bytes, floats: Vec::new() }
+        Self { bytes, floats: Vec::new(), codes: Vec::new(), spans: Vec::new() }
     }
 
     /// Appends `v` to the float buffer; its offset.
@@ -42,10 +48,25 @@ impl<'a> Weights<'a> {
             .ok_or(Error::Unsupported { what: "a GPU matrix must lie in the container bytes" })
     }
 
-    /// `m`'s codes and norms in place, and its code table.
+    /// Where `part` of the container lies in the codes buffer: a span already copied that
+    /// holds it (the tied head reads the embedding's first rows), else appended at a word.
+    fn place(&mut self, part: &[u8]) -> Result<usize> {
+        let at = self.offset(part)?;
+        let end = at + part.len();
+        if let Some(&(o, _, c)) = self.spans.iter().find(|&&(o, n, _)| o <= at && end <= o + n) {
+            return Ok(c + (at - o));
+        }
+        let c = self.codes.len();
+        self.codes.extend_from_slice(part);
+        self.codes.resize(self.codes.len().next_multiple_of(4), 0);
+        self.spans.push((at, part.len(), c));
+        Ok(c)
+    }
+
+    /// `m`'s codes and norms (copied into the codes buffer once), and its code table.
     pub(crate) fn cq(&mut self, m: &CqMatrix<'_>) -> Result<Cq> {
-        let codes = self.offset(m.packed())?;
-        let norms = self.offset(m.norms())?;
+        let codes = self.place(m.packed())?;
+        let norms = self.place(m.norms())?;
         let too_big = Error::GpuUnavailable {
             reason: "container too large to address codes by bit in 32 bits".into(),
         };
@@ -72,10 +93,10 @@ impl<'a> Weights<'a> {
         })
     }
 
-    /// The container bytes padded to whole words.
+    /// The codes buffer (whole words; one word where no matrix was placed).
     pub(crate) fn code_words(&self) -> Vec<u8> {
-        let mut v = self.bytes.to_vec();
-        v.resize(self.bytes.len().next_multiple_of(4), 0);
+        let mut v = self.codes.clone();
+        v.resize(v.len().max(4), 0);
         v
     }
 }

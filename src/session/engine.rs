@@ -202,6 +202,12 @@ impl<'a> Engine<'a> {
         self.net.kv_bytes()
     }
 
+    /// Device (GPU) memory the forward pass holds: every buffer, the weights included; 0 when
+    /// it runs on the CPU.
+    pub fn device_bytes(&self) -> u64 {
+        self.net.device_bytes()
+    }
+
     /// Tokens the state has consumed.
     pub fn position(&self) -> usize {
         self.net.position()

@@ -87,6 +87,10 @@ test('auto picks the gpu build on a WebGPU adapter; its calls give the CPU build
   const cpu = await loadAndRun(page, { backend: 'cpu', threads: false });
   assert.equal(cpu.info.variant, 'simd');
   assert.equal(cpu.info.adapter, null);
+  // GPU memory: the codes, floats, activations and state, more than the container (0.74 MB)
+  // and, for this small model, under ten times it.
+  assert.ok(gpu.info.gpu_bytes > gpu.info.bytes && gpu.info.gpu_bytes < 10 * gpu.info.bytes, `${gpu.info.gpu_bytes}`);
+  assert.equal(cpu.info.gpu_bytes, null);
   assert.deepEqual(gpu.tokens, cpu.tokens);
   console.log(
     `# adapter ${JSON.stringify(gpu.info.adapter)}; load ${gpu.loadMs.toFixed(0)} ms (gpu build, ` +

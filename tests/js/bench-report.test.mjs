@@ -35,6 +35,11 @@ test('metrics turn records into per-token times, the repeat speed-up and megabyt
   assert.equal(m.peak_mb, 200);
   assert.equal(m.kv_mb, 4);
   assert.equal(m.pkg_load_ms, undefined);
+  assert.equal(m.gpu_x, undefined, 'no GPU buffers: no ratio');
+  const onGpu = [{ kind: 'load', load_ms: 1, container_bytes: 50e6, device_bytes: 65e6 }];
+  assert.equal(metrics(onGpu).gpu_x, 1.3);
+  const onCpu = [{ kind: 'load', load_ms: 1, container_bytes: 50e6, device_bytes: 0 }];
+  assert.equal(metrics(onCpu).gpu_x, undefined);
 });
 
 test('summaries take medians over runs and the table shows ratios to the peer of the same environment', () => {

@@ -36,6 +36,11 @@ export function metrics(records) {
     peak_mb: one('memory') && one('memory').peak_bytes / 1e6,
     rss_mb: one('rss') && one('rss').rss_bytes / 1e6,
     kv_mb: kv.length ? Math.max(...kv) / 1e6 : undefined,
+    // `needle bench --backend gpu`: every GPU buffer over the container (issue 40: <= 1.3x).
+    gpu_x:
+      one('load')?.device_bytes > 0
+        ? one('load').device_bytes / one('load').container_bytes
+        : undefined,
     decoded: Math.min(short?.decoded ?? Infinity, long?.decoded ?? Infinity),
   };
 }
@@ -70,6 +75,7 @@ const COLUMNS = [
   ['peak MB', 'peak_mb', 1],
   ['Node RSS MB', 'rss_mb', 1],
   ['KV MB', 'kv_mb', 2],
+  ['GPU memory / container', 'gpu_x', 2],
 ];
 // Ratios to the peer: time and memory, lower is better for us.
 const RATIOS = [

@@ -61,7 +61,13 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
         return Ok(());
     }
 
-    emit(object(vec![("kind", Value::String("load".into())), ("load_ms", Value::Float(load_ms))]))?;
+    emit(object(vec![
+        ("kind", Value::String("load".into())),
+        ("load_ms", Value::Float(load_ms)),
+        ("container_bytes", Value::Int(model.bytes.len().to_string())),
+        // Every GPU buffer (`--backend gpu`; 0 on the CPU): the weights as stored, activations, state.
+        ("device_bytes", Value::Int(engine.device_bytes().to_string())),
+    ]))?;
     for job in &jobs {
         let mut req = Request::new(&job.query, &job.tools);
         req.system = job.system.as_deref();

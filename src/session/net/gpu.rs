@@ -36,6 +36,10 @@ impl Net for Needle3Gpu<'_> {
         self.state_bytes() as usize
     }
 
+    fn device_bytes(&self) -> u64 {
+        self.gpu_bytes()
+    }
+
     fn position(&self) -> usize {
         self.state().position()
     }

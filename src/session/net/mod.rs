@@ -26,6 +26,10 @@ pub(super) trait Net: Send {
     fn reset(&mut self);
     /// Bytes held by the KV rings.
     fn kv_bytes(&self) -> usize;
+    /// Bytes of device memory the net holds (weights, activations, state): 0 on the CPU.
+    fn device_bytes(&self) -> u64 {
+        0
+    }
     /// Tokens consumed so far.
     fn position(&self) -> usize;
     /// Runs `ids` after what the state holds, writing the logits after the last one.
