@@ -208,6 +208,11 @@ impl<'a> Engine<'a> {
         self.net.device_bytes()
     }
 
+    /// The GPU adapter the forward pass runs on (name, driver backend, type); `None` on the CPU.
+    pub fn device_name(&self) -> Option<&str> {
+        self.net.device_name()
+    }
+
     /// Tokens the state has consumed.
     pub fn position(&self) -> usize {
         self.net.position()

@@ -42,6 +42,23 @@ test('metrics turn records into per-token times, the repeat speed-up and megabyt
   assert.equal(metrics(onCpu).gpu_x, undefined);
 });
 
+test('threaded and GPU variants are set against the native CPU path on one thread', () => {
+  const gpuRun = runOf(0.05).map((r) =>
+    r.kind === 'load' ? { ...r, container_bytes: 50e6, device_bytes: 64e6 } : r,
+  );
+  const summary = summarize([
+    { name: 'native', side: 'ours', env: 'native', runs: [runOf(1)], errors: [] },
+    { name: 'native-threaded-t4', side: 'ours', env: 'native', runs: [runOf(0.25)], errors: [] },
+    { name: 'native-gpu', side: 'ours', env: 'native', runs: [gpuRun], errors: [] },
+  ]);
+  const md = table(summary);
+  // prefill short/long, decode short/long, repeat TTFT: 1 / 0.25 = 4x, 1 / 0.05 = 20x.
+  assert.match(md, /\| native-threaded-t4 \| native \| 4\.00 \| 4\.00 \| 4\.00 \| 4\.00 \| 4\.00 \|/);
+  assert.match(md, /\| native-gpu \| native \| 20\.00 \| 20\.00 \| 20\.00 \| 20\.00 \| 20\.00 \|/);
+  assert.match(md, /GPU memory \/ container/);
+  assert.match(md, /\| native-gpu \| 1 \|.* 1\.28 \|/);
+});
+
 test('summaries take medians over runs and the table shows ratios to the peer of the same environment', () => {
   const summary = summarize([
     { name: 'native', side: 'ours', env: 'native', runs: [runOf(1), runOf(3), runOf(2)], errors: [] },

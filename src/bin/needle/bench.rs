@@ -67,6 +67,7 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
         ("container_bytes", Value::Int(model.bytes.len().to_string())),
         // Every GPU buffer (`--backend gpu`; 0 on the CPU): the weights as stored, activations, state.
         ("device_bytes", Value::Int(engine.device_bytes().to_string())),
+        ("device", Value::String(engine.device_name().unwrap_or("cpu").into())),
     ]))?;
     for job in &jobs {
         let mut req = Request::new(&job.query, &job.tools);

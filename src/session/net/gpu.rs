@@ -40,6 +40,10 @@ impl Net for Needle3Gpu<'_> {
         self.gpu_bytes()
     }
 
+    fn device_name(&self) -> Option<&str> {
+        Some(self.adapter())
+    }
+
     fn position(&self) -> usize {
         self.state().position()
     }

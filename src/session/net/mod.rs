@@ -30,6 +30,10 @@ pub(super) trait Net: Send {
     fn device_bytes(&self) -> u64 {
         0
     }
+    /// The device the forward pass runs on (the GPU adapter); `None` on the CPU.
+    fn device_name(&self) -> Option<&str> {
+        None
+    }
     /// Tokens consumed so far.
     fn position(&self) -> usize;
     /// Runs `ids` after what the state holds, writing the logits after the last one.
