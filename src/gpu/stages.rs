@@ -49,8 +49,6 @@ pub(crate) struct Regions {
     pub(crate) tmp: u32,
     pub(crate) mu: u32,
     pub(crate) lg: u32,
-    pub(crate) scores: u32,
-    pub(crate) scores_per_head: u32,
     pub(crate) cos: u32,
     pub(crate) sin: u32,
     /// Probe-head cells: row `i` (0: the embedding, `ai + 1`: after block `plan[ai]`) of token
@@ -108,8 +106,11 @@ pub(crate) fn record<'a>(
     let (d, lanes) = (stack.d_model, stack.lanes);
     let (nd, width, od) = (lanes * d, h.qkv_width(), h.heads * h.v);
     let int8 = kv == KvPrecision::Int8;
-    if lanes * lanes > 64 || h.qk > 256 || !h.qk.is_multiple_of(2) {
-        return Err(Error::Unsupported { what: "GPU backend: more than 8 mHC lanes or qk > 256" });
+    // `attend` holds q's codes for 256 channels and mixes 4 value channels a lane.
+    if lanes * lanes > 64 || h.qk > 256 || h.v > 256 || !h.qk.is_multiple_of(2) {
+        return Err(Error::Unsupported {
+            what: "GPU backend: more than 8 mHC lanes, or head widths over 256",
+        });
     }
     if int8 && (!h.qk.is_multiple_of(4) || !h.v.is_multiple_of(4)) {
         return Err(Error::Unsupported { what: "GPU int8 KV needs head widths divisible by 4" });
@@ -118,7 +119,6 @@ pub(crate) fn record<'a>(
     let rank = stack.layers.iter().map(|l| l.mlp.rank).max().unwrap_or(0);
     let e_width = stack.sites.first().map_or(0, |s| s.key_proj.cols());
     let max_cp = max_cols_padded(stack);
-    let keys = plan.iter().map(|p| p.window.unwrap_or(capacity).min(capacity)).max().unwrap_or(1);
     let mut a = Arena::default();
     let r = Regions {
         stream: [a.take(b * nd), a.take(b * nd)],
@@ -145,8 +145,6 @@ pub(crate) fn record<'a>(
         tmp: a.take(b * n),
         mu: a.take(b * n),
         lg: a.take(b * rank.max(1)),
-        scores: a.take(b * h.heads * keys),
-        scores_per_head: keys as u32,
         cos: a.take(b * h.qk / 2),
         sin: a.take(b * h.qk / 2),
         cells: a.take(if listening { (plan.len() + 1) * b * d } else { 0 }),
@@ -414,8 +412,6 @@ impl<'a> Recorder<'_, 'a> {
             u(window),
             h.q_factor.into(),
             h.score_factor.into(),
-            self.r.scores.into(),
-            self.r.scores_per_head.into(),
             self.r.o.into(),
             self.r.gate.into(),
         ]);

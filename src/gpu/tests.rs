@@ -46,11 +46,26 @@ fn run(
     out: u32,
     out_len: usize,
 ) -> Vec<f32> {
+    run_with_state(w, program, act_len, 1, x, b, out, out_len)
+}
+
+/// [`run`] with a sequence state of `state_len` words.
+#[allow(clippy::too_many_arguments)]
+fn run_with_state(
+    w: &Weights<'_>,
+    program: Program,
+    act_len: usize,
+    state_len: usize,
+    x: &[f32],
+    b: usize,
+    out: u32,
+    out_len: usize,
+) -> Vec<f32> {
     let rec = Recorded {
         program,
         regions: Regions { logits: out, ..Regions::default() },
         act_len,
-        state_len: 1,
+        state_len,
         ids_len: HEADER + b,
         b,
     };
@@ -162,5 +177,80 @@ fn gathered_rows_equal_the_cpu_dequantised_rows_at_every_width() {
             let want: Vec<f32> = want.iter().map(|v| v * times).collect();
             close(&got, &want, &std::format!("{width:?} group {group} cols {cols}"));
         }
+    }
+}
+
+/// `kv_write` then `attend` (f32 KV) against a plain two-pass softmax attention written here:
+/// 70 tokens from position 0 (so later tokens attend over two tiles of 64 keys, the online
+/// softmax rescaling between them), 80 value channels (two a lane for some lanes), grouped
+/// heads (4 query heads on 2 kv heads), and a window of 50 on a second run.
+#[test]
+fn attend_equals_a_plain_softmax_attention_over_tiles_and_wide_values() {
+    if Gpu::new().is_err() {
+        std::eprintln!("SKIPPED: no GPU adapter");
+        return;
+    }
+    let (b, heads, kvh, qk, vw) = (70usize, 4usize, 2usize, 8usize, 80usize);
+    let width = heads * qk + kvh * qk + kvh * vw;
+    let (qf, sf) = (0.5f32, 0.7f32);
+    let qkv = pseudo_random(b * width, 11);
+    let gate = pseudo_random(b * heads * vw, 12);
+    let (gate_at, out_at) = ((b * width) as u32, (b * width + b * heads * vw) as u32);
+    let act_len = b * width + 2 * b * heads * vw;
+    let x: Vec<f32> = qkv.iter().chain(&gate).copied().collect();
+    for window in [0usize, 50] {
+        let slots = b;
+        let (keys_at, values_at) = (0u32, (slots * kvh * qk) as u32);
+        let state_len = slots * kvh * (qk + vw);
+        let ring = [
+            P::U(0),
+            P::U(width as u32),
+            P::U(qk as u32),
+            P::U(vw as u32),
+            P::U(heads as u32),
+            P::U(kvh as u32),
+            P::U(slots as u32),
+            P::U(keys_at),
+            P::U(values_at),
+            P::U(0),
+            P::U(0),
+            P::U(0),
+        ];
+        let mut prog = Program::default();
+        prog.push(Kernel::KvWrite, kvh, Scope::Chunk, &ring);
+        let mut attend = ring.to_vec();
+        attend.extend_from_slice(&[
+            P::U(window as u32),
+            P::F(qf),
+            P::F(sf),
+            P::U(out_at),
+            P::U(gate_at),
+        ]);
+        prog.push(Kernel::Attend, heads * super::device::WORKGROUP as usize, Scope::Chunk, &attend);
+        let mut w = Weights::new(&[]);
+        w.floats(&[0.0]);
+        let got = run_with_state(&w, prog, act_len, state_len, &x, b, out_at, heads * vw);
+        let mut want = vec![0.0f32; b * heads * vw];
+        for t in 0..b {
+            let first = if window > 0 { (t + 1).saturating_sub(window) } else { 0 };
+            for hd in 0..heads {
+                let h = hd / (heads / kvh);
+                let q = &qkv[t * width + hd * qk..][..qk];
+                let key = |i: usize| &qkv[i * width + heads * qk + h * qk..][..qk];
+                let value = |i: usize| &qkv[i * width + (heads + kvh) * qk + h * vw..][..vw];
+                let scores: Vec<f32> = (first..=t)
+                    .map(|i| q.iter().zip(key(i)).map(|(a, k)| a * qf * k).sum::<f32>() * sf)
+                    .collect();
+                let top = scores.iter().fold(f32::MIN, |m, &s| m.max(s));
+                let e: Vec<f32> = scores.iter().map(|s| (s - top).exp()).collect();
+                let sum: f32 = e.iter().sum();
+                for c in 0..vw {
+                    let mix: f32 = (first..=t).zip(&e).map(|(i, w)| w / sum * value(i)[c]).sum();
+                    let g = gate[t * heads * vw + hd * vw + c];
+                    want[t * heads * vw + hd * vw + c] = mix / (1.0 + (-g).exp());
+                }
+            }
+        }
+        close(&got, &want, &std::format!("attend, window {window}"));
     }
 }

@@ -88,8 +88,10 @@ fn kv_write(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     }
 }
 
-// Scratch of an attend workgroup: reductions across its lanes, and the query's int8 codes.
+// Scratch of an attend workgroup: reductions across its lanes, a tile's softmax weights, and the
+// query's int8 codes.
 var<workgroup> lanes_red: array<f32, 64>;
+var<workgroup> tile_w: array<f32, 64>;
 var<workgroup> q_codes: array<i32, 256>;
 
 // The largest `v` of the workgroup's lanes (each lane calls it; uniform control flow).
@@ -118,12 +120,16 @@ fn wg_sum(lane: u32, v: f32) -> f32 {
     return r;
 }
 
-// One workgroup per (token, query head), its 64 lanes over the causal window's keys: the scores
-// (each the serial dot product the CPU takes), softmax (max and sum reduced across the lanes),
-// then the value mix one channel a lane, summed over the keys in order, and the gate. A chunk
-// thus keeps `64 · heads` lanes a token busy where one lane a head walked every key alone.
+// Channels a lane mixes (`v` up to 4 · 64, checked at load).
+const LANE_CHANNELS: u32 = 4u;
+
+// One workgroup per (token, query head), over the causal window's keys in tiles of 64: each lane
+// scores one key of the tile (the serial dot product the CPU takes), the tile's max and the
+// weights' sum are reduced across the lanes, and each lane carries its value channels' running
+// mix, rescaled when the running max grows (an online softmax: no scores are stored, so no
+// scratch grows with the context). Then the mix over the sum, gated.
 // params: 0 qkv, 1 width, 2 qk, 3 v, 4 heads, 5 kv heads, 6..11 the ring, 12 window (0: none),
-// 13 q factor, 14 score factor (f32), 15 scores, 16 scores a head, 17 out, 18 gate
+// 13 q factor, 14 score factor (f32), 15 out, 16 gate
 @compute @workgroup_size(64)
 fn attend(
     @builtin(workgroup_id) wg: vec3<u32>,
@@ -141,7 +147,6 @@ fn attend(
     let keys = p + 1u - first;
     let h = hd / (heads / kvh);
     let q = pu(0u) + t * pu(1u) + hd * qk;
-    let sc = pu(15u) + (t * heads + hd) * pu(16u);
     let qf = pf(13u); let sf = pf(14u);
     let int8 = pu(11u) == 1u;
     var qs = 0.0;
@@ -155,41 +160,54 @@ fn attend(
         workgroupBarrier();
         qs = s * qf;
     }
-    var mx = bitcast<f32>(0xff7fffffu);
-    for (var i = lane; i < keys; i += WG) {
-        let e = ((first + i) % slots) * kvh + h;
-        var score: f32;
-        if int8 {
-            var dp = 0;
-            for (var c = 0u; c < qk; c++) { dp += q_codes[c] * code_at(pu(7u) + e * qk / 4u, c); }
-            score = ((f32(dp) * qs) * stf(pu(9u) + e)) * sf;
-        } else {
-            var s = 0.0;
-            for (var c = 0u; c < qk; c++) { s += (act[q + c] * qf) * stf(pu(7u) + e * qk + c); }
-            score = s * sf;
-        }
-        act[sc + i] = score;
-        mx = max(mx, score);
-    }
-    mx = wg_max(lane, mx);
+    let lowest = bitcast<f32>(0xff7fffffu);
+    var mx = lowest;
     var sum = 0.0;
-    for (var i = lane; i < keys; i += WG) { let x = exp(act[sc + i] - mx); act[sc + i] = x; sum += x; }
-    sum = wg_sum(lane, sum);
-    // Every lane's weights written before any lane mixes them.
-    storageBarrier();
-    let inv = 1.0 / sum;
-    let o = pu(17u) + t * heads * vw + hd * vw;
-    for (var c = lane; c < vw; c += WG) {
-        var acc = 0.0;
-        for (var i = 0u; i < keys; i++) {
+    var acc: array<f32, LANE_CHANNELS>;
+    for (var base = 0u; base < keys; base += WG) {
+        let i = base + lane;
+        var score = lowest;
+        if i < keys {
             let e = ((first + i) % slots) * kvh + h;
-            let w = act[sc + i] * inv;
             if int8 {
-                acc += w * (f32(code_at(pu(8u) + e * vw / 4u, c)) * stf(pu(10u) + e));
+                var dp = 0;
+                for (var c = 0u; c < qk; c++) { dp += q_codes[c] * code_at(pu(7u) + e * qk / 4u, c); }
+                score = ((f32(dp) * qs) * stf(pu(9u) + e)) * sf;
             } else {
-                acc += w * stf(pu(8u) + e * vw + c);
+                var s = 0.0;
+                for (var c = 0u; c < qk; c++) { s += (act[q + c] * qf) * stf(pu(7u) + e * qk + c); }
+                score = s * sf;
             }
         }
-        act[o + c] = acc * sigmoid(act[pu(18u) + t * heads * vw + hd * vw + c]);
+        let top = max(mx, wg_max(lane, score));
+        let rescale = exp(mx - top);
+        mx = top;
+        var w = 0.0;
+        if i < keys { w = exp(score - mx); }
+        tile_w[lane] = w;
+        // wg_sum's barriers also make every lane's weight visible below.
+        sum = sum * rescale + wg_sum(lane, w);
+        let n = min(WG, keys - base);
+        for (var k = 0u; k < LANE_CHANNELS; k++) {
+            let c = lane + k * WG;
+            if c >= vw { break; }
+            var mix = 0.0;
+            for (var j = 0u; j < n; j++) {
+                let e = ((first + base + j) % slots) * kvh + h;
+                if int8 {
+                    mix += tile_w[j] * (f32(code_at(pu(8u) + e * vw / 4u, c)) * stf(pu(10u) + e));
+                } else {
+                    mix += tile_w[j] * stf(pu(8u) + e * vw + c);
+                }
+            }
+            acc[k] = acc[k] * rescale + mix;
+        }
+    }
+    let o = pu(15u) + t * heads * vw + hd * vw;
+    let inv = 1.0 / sum;
+    for (var k = 0u; k < LANE_CHANNELS; k++) {
+        let c = lane + k * WG;
+        if c >= vw { break; }
+        act[o + c] = (acc[k] * inv) * sigmoid(act[pu(16u) + t * heads * vw + hd * vw + c]);
     }
 }
