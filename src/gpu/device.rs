@@ -271,13 +271,29 @@ fn bind_group_layout(device: &wgpu::Device) -> wgpu::BindGroupLayout {
     })
 }
 
-/// Every family's module (common prelude + the Hadamard helpers + the family) and pipelines;
-/// a shader the driver refuses is an error, not a panic.
+/// What `make` builds, or `GpuUnavailable` when the device refused any of it (a shader that
+/// does not compile, a pipeline that does not validate): caught in an error scope, never a panic.
+fn validated<T>(device: &wgpu::Device, make: impl FnOnce() -> T) -> Result<T> {
+    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let made = make();
+    match block_on(scope.pop()) {
+        Some(e) => Err(unavailable(std::format!("shader compilation failed: {e}"))),
+        None => Ok(made),
+    }
+}
+
+/// Every family's module (common prelude + the Hadamard helpers + the family) and pipelines.
 fn pipelines(
     device: &wgpu::Device,
     layout: &wgpu::BindGroupLayout,
 ) -> Result<Vec<(Kernel, wgpu::ComputePipeline)>> {
-    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    validated(device, || compile(device, layout))
+}
+
+fn compile(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+) -> Vec<(Kernel, wgpu::ComputePipeline)> {
     let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: Some("needle"),
         bind_group_layouts: &[Some(layout)],
@@ -306,8 +322,28 @@ fn pipelines(
             out.push((k, p));
         }
     }
-    if let Some(e) = block_on(scope.pop()) {
-        return Err(unavailable(std::format!("shader compilation failed: {e}")));
+    out
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shader_the_device_refuses_is_gpu_unavailable() {
+        let gpu = Gpu::new().expect("an adapter (install mesa-vulkan-drivers for lavapipe)");
+        let broken = "@compute @workgroup_size(64) fn main() { let x: u32 = 1.5; }";
+        let err = validated(&gpu.device, || {
+            gpu.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some("broken"),
+                source: wgpu::ShaderSource::Wgsl(broken.into()),
+            })
+        })
+        .err()
+        .expect("a type error in WGSL is refused");
+        assert_eq!(err.code(), "gpu_unavailable", "{err}");
+        assert!(err.to_string().contains("shader compilation failed"), "{err}");
+        // The device stays usable for a shader that compiles.
+        assert!(validated(&gpu.device, || compile(&gpu.device, &gpu.layout)).is_ok());
     }
-    Ok(out)
 }
