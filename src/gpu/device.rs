@@ -339,8 +339,7 @@ mod tests {
                 source: wgpu::ShaderSource::Wgsl(broken.into()),
             })
         })
-        .err()
-        .expect("a type error in WGSL is refused");
+        .expect_err("a type error in WGSL is refused");
         assert_eq!(err.code(), "gpu_unavailable", "{err}");
         assert!(err.to_string().contains("shader compilation failed"), "{err}");
         // The device stays usable for a shader that compiles.
