@@ -111,7 +111,7 @@ export class Needle {
   #info = null;
   #chat = null;
   #log;
-  #relayed; // the engine is another Needle behind a relay (extension.js): prefixes are its
+  #relayed; // the engine is another Needle behind a relay (extension.js), which keeps the prefixes
   // prepare.js: prefixes ahead of requests, their snapshots (Needle.load sets the options; a
   // Needle made on a relayed host leaves them to the engine's side)
   #prefixes = new Prefixes((type, payload, o) => this.#post(type, payload, o), {

@@ -81,7 +81,7 @@ impl<'a> Needle3Gpu<'a> {
         )?;
         let cell_rows = if listening { plan.len() + 1 } else { 0 };
         let (v, d) = (model.logits_len(), model.geometry.d_model);
-        let runner = Runner::new(gpu, rec, &w.code_words(), &w.floats, v, (cell_rows, d))?;
+        let runner = Runner::new(gpu, rec, w.code_words(), &w.floats, v, (cell_rows, d))?;
         Ok(Self { model, state, runner })
     }
 

@@ -70,7 +70,7 @@ fn run_with_state(
         b,
     };
     let runner =
-        Runner::new(Gpu::new().unwrap(), rec, &w.code_words(), &w.floats, out_len, (0, 0)).unwrap();
+        Runner::new(Gpu::new().unwrap(), rec, w.code_words(), &w.floats, out_len, (0, 0)).unwrap();
     let bytes: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
     runner.gpu.queue.write_buffer(&runner.act, 0, &bytes);
     let ids: Vec<u32> = (0..b as u32).collect();

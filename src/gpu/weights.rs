@@ -93,10 +93,13 @@ impl<'a> Weights<'a> {
         })
     }
 
-    /// The codes buffer (whole words; one word where no matrix was placed).
-    pub(crate) fn code_words(&self) -> Vec<u8> {
-        let mut v = self.codes.clone();
-        v.resize(v.len().max(4), 0);
-        v
+    /// The codes buffer (whole words; one word where no matrix was placed: a buffer is never
+    /// empty).
+    pub(crate) fn code_words(&self) -> &[u8] {
+        if self.codes.is_empty() {
+            &[0; 4]
+        } else {
+            &self.codes
+        }
     }
 }

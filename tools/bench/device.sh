@@ -77,7 +77,8 @@ run() {
     PYTHONPATH=/tmp/site JAX_PLATFORMS=cpu "$py" tools/reference/shipped_geometry.py \
       --heads all --out "$model" || exit 1
   fi
-  local req=bench/out/requests.json bench=(bench --model "$model" --requests bench/out/requests.json)
+  local req=bench/out/requests.json
+  local bench=(bench --model "$model" --requests "$req")
   [ -f "$req" ] || { echo "no $req: run 'prepare' here first" >&2; exit 1; }
   : >"$OUT/results.jsonl"
   measure native-gpu target/gpu/release/needle "${bench[@]}" --backend gpu

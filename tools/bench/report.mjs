@@ -23,8 +23,9 @@ export function metrics(records) {
   const perToken = (ms, n) => (n > 0 ? ms / n : NaN);
   const [short, long, repeat] = [req('short'), req('long'), req('repeat')];
   const kv = records.filter((r) => r.kind === 'request').map((r) => r.kv_bytes);
+  const load = one('load');
   return {
-    load_ms: one('load')?.load_ms,
+    load_ms: load?.load_ms,
     pkg_load_ms: one('pkg_load')?.load_ms,
     short_prefill: short && perToken(short.prefill_ms, short.prompt_tokens),
     short_decode: short && perToken(short.decode_ms, short.decoded),
@@ -37,10 +38,7 @@ export function metrics(records) {
     rss_mb: one('rss') && one('rss').rss_bytes / 1e6,
     kv_mb: kv.length ? Math.max(...kv) / 1e6 : undefined,
     // `needle bench --backend gpu`: every GPU buffer over the container (issue 40: <= 1.3x).
-    gpu_x:
-      one('load')?.device_bytes > 0
-        ? one('load').device_bytes / one('load').container_bytes
-        : undefined,
+    gpu_x: load?.device_bytes > 0 ? load.device_bytes / load.container_bytes : undefined,
     decoded: Math.min(short?.decoded ?? Infinity, long?.decoded ?? Infinity),
   };
 }
