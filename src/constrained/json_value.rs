@@ -71,12 +71,10 @@ enum Phase {
     Colon,
     /// After a value inside a container: `,` or the container's close.
     After,
-    /// Inside a string; `escape` counts what an open escape still needs (1: the escaped
-    /// character, 2..=5: hex digits of `\u` plus one), `utf8` the continuation bytes due.
+    /// Inside a string, with what its open character still needs.
     Str {
         key: bool,
-        escape: u8,
-        utf8: u8,
+        open: Open,
     },
     Num {
         state: Number,
@@ -86,6 +84,44 @@ enum Phase {
         word: &'static [u8],
         at: u8,
     },
+}
+
+/// What the character a string has open still needs: only strings the crate's JSON parser (and
+/// any other) reads back get through, so no overlong or surrogate UTF-8 form, no code point past
+/// U+10FFFF, and no `\u` surrogate without its other half.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Open {
+    /// Between characters.
+    None,
+    /// After `\`: the escaped character.
+    Escape,
+    /// `\u` and `read` of its four hex digits (their value `hex`); `low`: it must be the low
+    /// half of a surrogate pair.
+    Hex { read: u8, hex: u16, low: bool },
+    /// After a high surrogate's escape: its low half's `\` (`u: false`), then its `u`.
+    LowHalf { u: bool },
+    /// A UTF-8 sequence with `due` continuation bytes to come, the next within `lo..=hi`.
+    Utf8 { due: u8, lo: u8, hi: u8 },
+}
+
+impl Open {
+    /// What a character that starts with byte `b` (not a quote, a control or a stray byte)
+    /// still needs.
+    fn starting(b: u8) -> Open {
+        match b {
+            b'\\' => Open::Escape,
+            0xc2..=0xdf => Open::Utf8 { due: 1, lo: 0x80, hi: 0xbf },
+            // The second byte keeps out overlong forms (E0, F0), UTF-16 surrogates (ED) and
+            // code points past U+10FFFF (F4).
+            0xe0 => Open::Utf8 { due: 2, lo: 0xa0, hi: 0xbf },
+            0xed => Open::Utf8 { due: 2, lo: 0x80, hi: 0x9f },
+            0xe1..=0xef => Open::Utf8 { due: 2, lo: 0x80, hi: 0xbf },
+            0xf0 => Open::Utf8 { due: 3, lo: 0x90, hi: 0xbf },
+            0xf4 => Open::Utf8 { due: 3, lo: 0x80, hi: 0x8f },
+            0xf1..=0xf3 => Open::Utf8 { due: 3, lo: 0x80, hi: 0xbf },
+            _ => Open::None,
+        }
+    }
 }
 
 /// A JSON value in progress.
@@ -180,7 +216,7 @@ impl JsonValue {
             Phase::ObjectStart | Phase::Key => match b {
                 _ if ws => Step::Consumed,
                 b'"' => {
-                    self.phase = Phase::Str { key: true, escape: 0, utf8: 0 };
+                    self.phase = Phase::Str { key: true, open: Open::None };
                     Step::Consumed
                 }
                 b'}' if self.phase == Phase::ObjectStart => self.close(),
@@ -207,8 +243,8 @@ impl JsonValue {
                     _ => Step::Rejected,
                 }
             }
-            Phase::Str { key, escape, utf8 } => {
-                let closing = b == b'"' && escape == 0 && utf8 == 0;
+            Phase::Str { key, open } => {
+                let closing = b == b'"' && open == Open::None;
                 self.marker = match closing {
                     false if CALL_END[self.marker as usize] == b => self.marker + 1,
                     _ => (b == b'<' && !closing) as u8,
@@ -227,7 +263,7 @@ impl JsonValue {
                         }
                     }
                 }
-                self.string(b, key, escape, utf8)
+                self.string(b, key, open)
             }
             Phase::Num { state, len } => match state.next(b, self.integer_only()) {
                 Some(_) if len >= MAX_NUMBER => Step::Rejected,
@@ -257,7 +293,7 @@ impl JsonValue {
 
     fn begin(&mut self, b: u8) -> Step {
         self.phase = match b {
-            b'"' => Phase::Str { key: false, escape: 0, utf8: 0 },
+            b'"' => Phase::Str { key: false, open: Open::None },
             b'-' => Phase::Num { state: Number::Minus, len: 1 },
             b'0' => Phase::Num { state: Number::Zero, len: 1 },
             b'1'..=b'9' => Phase::Num { state: Number::Int, len: 1 },
@@ -282,17 +318,9 @@ impl JsonValue {
         Step::Consumed
     }
 
-    fn string(&mut self, b: u8, key: bool, escape: u8, utf8: u8) -> Step {
-        let next = |escape, utf8| Phase::Str { key, escape, utf8 };
-        if utf8 > 0 {
-            if !(0x80..=0xbf).contains(&b) {
-                return Step::Rejected;
-            }
-            self.phase = next(0, utf8 - 1);
-            return Step::Consumed;
-        }
-        match escape {
-            0 => {
+    fn string(&mut self, b: u8, key: bool, open: Open) -> Step {
+        let open = match open {
+            Open::None => {
                 match b {
                     b'"' if key => {
                         self.phase = Phase::Colon;
@@ -308,24 +336,40 @@ impl JsonValue {
                 if !self.count_char() {
                     return Step::Rejected;
                 }
-                self.phase = match b {
-                    b'\\' => next(1, 0),
-                    0xc2..=0xdf => next(0, 1),
-                    0xe0..=0xef => next(0, 2),
-                    0xf0..=0xf4 => next(0, 3),
-                    _ => next(0, 0),
-                };
+                Open::starting(b)
             }
-            1 => match b {
-                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.phase = next(0, 0),
-                b'u' => self.phase = next(5, 0),
+            Open::Utf8 { due, lo, hi } if (lo..=hi).contains(&b) => match due {
+                1 => Open::None,
+                _ => Open::Utf8 { due: due - 1, lo: 0x80, hi: 0xbf },
+            },
+            Open::Escape => match b {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Open::None,
+                b'u' => Open::Hex { read: 0, hex: 0, low: false },
                 _ => return Step::Rejected,
             },
-            _ if b.is_ascii_hexdigit() => {
-                self.phase = next(if escape == 2 { 0 } else { escape - 1 }, 0)
+            Open::LowHalf { u: false } if b == b'\\' => Open::LowHalf { u: true },
+            Open::LowHalf { u: true } if b == b'u' => Open::Hex { read: 0, hex: 0, low: true },
+            Open::Hex { read, hex, low } => {
+                let Some(digit) = (b as char).to_digit(16) else {
+                    return Step::Rejected;
+                };
+                let hex = (hex << 4) | digit as u16;
+                // Decided by the first two digits: a low half (DC-DF) exactly where one is due.
+                let fits = match (read, low) {
+                    (0, true) => hex == 0xd,
+                    (1, _) => (0xdc..=0xdf).contains(&hex) == low,
+                    _ => true,
+                };
+                match (fits, read) {
+                    (false, _) => return Step::Rejected,
+                    (_, 3) if (0xd800..=0xdbff).contains(&hex) => Open::LowHalf { u: false },
+                    (_, 3) => Open::None,
+                    _ => Open::Hex { read: read + 1, hex, low },
+                }
             }
-            _ => return Step::Rejected,
-        }
+            Open::Utf8 { .. } | Open::LowHalf { .. } => return Step::Rejected,
+        };
+        self.phase = Phase::Str { key, open };
         Step::Consumed
     }
 
@@ -424,6 +468,60 @@ mod tests {
             let mut v = JsonValue::new(Some(JsonType::String), Length::ANY);
             assert!(bytes.iter().any(|&b| v.step(b, None) == Step::Rejected));
         }
+    }
+
+    /// Whether the matcher takes `bytes` as one whole string value.
+    fn whole_string(bytes: &[u8]) -> bool {
+        let mut v = JsonValue::new(Some(JsonType::String), Length::ANY);
+        let (last, body) = bytes.split_last().unwrap();
+        body.iter().all(|&b| v.step(b, None) == Step::Consumed) && v.step(*last, None) == Step::Done
+    }
+
+    #[test]
+    fn raw_utf8_is_taken_exactly_when_it_is_well_formed() {
+        // Every lead byte with every second byte (where UTF-8's rules live), completed with
+        // continuation bytes: taken exactly when Rust's own decoder takes it.
+        for lead in 0x80..=0xffu8 {
+            for second in 0..=0xffu8 {
+                let len = match lead {
+                    0xf0.. => 4,
+                    0xe0.. => 3,
+                    _ => 2,
+                };
+                let mut bytes = alloc::vec![b'"', lead, second];
+                bytes.resize(len + 1, 0x80);
+                bytes.push(b'"');
+                let valid = core::str::from_utf8(&bytes).is_ok() && second >= 0x80;
+                assert_eq!(whole_string(&bytes), valid, "{lead:02x} {second:02x}");
+            }
+        }
+        assert!(whole_string("\"\u{10ffff}\u{d7ff}\u{e000}\u{10000}\"".as_bytes()));
+    }
+
+    #[test]
+    fn an_escaped_surrogate_is_taken_only_as_half_of_a_pair() {
+        // The crate's parser is the oracle: what the matcher takes, it reads back.
+        let parses = |text: &str| crate::json::parse(text).is_ok();
+        for h in 0..=0xffffu32 {
+            let text = alloc::format!("\"\\u{h:04x}\"");
+            assert_eq!(whole_string(text.as_bytes()), parses(&text), "{text}");
+            assert_eq!(parses(&text), !(0xd800..=0xdfff).contains(&h), "{text}");
+        }
+        for high in ["d800", "D83D", "dbff"] {
+            for x in 0..=0xffffu32 {
+                let text = alloc::format!("\"\\u{high}\\u{x:04X}\"");
+                assert_eq!(whole_string(text.as_bytes()), (0xdc00..=0xdfff).contains(&x), "{text}");
+                assert_eq!(whole_string(text.as_bytes()), parses(&text), "{text}");
+            }
+            for tail in ["\"", "x\"", "\\n\"", "\\u0041\""] {
+                let text = alloc::format!("\"\\u{high}{tail}");
+                assert!(!whole_string(text.as_bytes()) && !parses(&text), "{text}");
+            }
+        }
+        // A pair is one character, as JSON Schema counts (the low half opens none).
+        let mut v = JsonValue::new(Some(JsonType::String), Length { min: 1, max: 1 });
+        let steps: Vec<Step> = br#""\ud83d\ude00""#.iter().map(|&b| v.step(b, None)).collect();
+        assert_eq!(steps.last(), Some(&Step::Done));
     }
 
     #[test]

@@ -25,9 +25,9 @@ pub enum ValueKind {
     Json(Option<JsonType>, Length),
 }
 
-/// Bounds on a top-level string's length in characters (each raw UTF-8 character or escape
-/// counts one, so only an escaped surrogate pair counts two); the whole range when the schema
-/// sets none.
+/// Bounds on a top-level string's length in characters, as JSON Schema counts them: code points
+/// (a raw UTF-8 character, an escape, or an escaped surrogate pair counts one); the whole range
+/// when the schema sets none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Length {
     pub min: u32,
