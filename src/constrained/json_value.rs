@@ -6,6 +6,7 @@
 //!
 //! A number has no closing byte: it ends at the first byte that cannot continue it, which
 //! [`Step::DoneReprocess`] hands back to the caller.
+use super::markers::{self, Watch};
 use super::schema::{JsonType, Length};
 use super::span::{Source, Span};
 
@@ -138,14 +139,10 @@ pub struct JsonValue {
     chars: u32,
     /// Where a top-level extractive string sits in the request (`None`: not extractive).
     span: Option<Span>,
-    /// Bytes of `</tool_call>` the open string's text ends with: a string never spells it
-    /// whole, or the parser would end the call list inside the string.
-    marker: u8,
+    /// How far the open string's text ends with a marker no string may hold
+    /// ([`markers::IN_STRINGS`]).
+    marker: Watch,
 }
-
-/// What no string may hold ([`JsonValue::marker`]). Its only `<` is its first byte, so a
-/// mismatch restarts the match at 0, or 1 on a `<`.
-const CALL_END: &[u8] = crate::prompt::TOOL_CALL_END.as_bytes();
 
 impl JsonValue {
     pub fn new(kind: Option<JsonType>, length: Length) -> JsonValue {
@@ -157,7 +154,7 @@ impl JsonValue {
             length,
             chars: 0,
             span: None,
-            marker: 0,
+            marker: Watch::default(),
         }
     }
 
@@ -245,11 +242,9 @@ impl JsonValue {
             }
             Phase::Str { key, open } => {
                 let closing = b == b'"' && open == Open::None;
-                self.marker = match closing {
-                    false if CALL_END[self.marker as usize] == b => self.marker + 1,
-                    _ => (b == b'<' && !closing) as u8,
-                };
-                if self.marker as usize == CALL_END.len() {
+                if closing {
+                    self.marker = Watch::default();
+                } else if !self.marker.step(markers::IN_STRINGS, b) {
                     return Step::Rejected;
                 }
                 if let (false, 0, Some(span), Some(source)) = (key, self.depth, self.span, source) {

@@ -9,12 +9,14 @@
 //! ARGUMENTS is an object whose keys are that tool's declared keys, each at most once, whose
 //! values fit each key's kind, and which closes only once the required keys are written. A
 //! tool without declared properties takes any object. In extractive mode a string argument
-//! (not an enum) must be a piece of the request ([`super::span`]). After `</tool_call>` only a stop token
-//! may follow. Every prefix this accepts can still be completed, so masking never strands the
-//! model.
+//! (not an enum) must be a piece of the request ([`super::span`]). Neither the reasoning nor a
+//! string spells a marker the response parser reads as structure ([`super::markers`]). After
+//! `</tool_call>` only a stop token may follow. Every prefix this accepts can still be
+//! completed, so masking never strands the model.
 use super::full_value::FullValue;
 use super::json_value::{JsonValue, Step as ValueStep};
 use super::literals::{Cursor, LiteralSet};
+use super::markers::{self, Watch};
 use super::schema::{Grammar, JsonType, Length, ValueKind};
 use crate::prompt::{THINK_END, THINK_START, TOOL_CALL_END, TOOL_CALL_START};
 
@@ -64,8 +66,9 @@ enum Phase {
     Start,
     /// `<think>` matched this far (`<` is shared with `<tool_call>`).
     ThinkOpen(u8),
-    /// Inside the reasoning; `</think>` matched this far.
-    Think(u8),
+    /// Inside the reasoning; `</think>` matched this far, and how far a marker the reasoning
+    /// may not hold ([`markers::IN_REASONING`]).
+    Think(u8, Watch),
     Literal(Literal, u8),
     /// After `[`: `]` or a call.
     ListStart,
@@ -124,7 +127,7 @@ impl Matcher {
                 Literal::ToolCallOpen.bytes().get(at as usize).copied(),
                 THINK_OPEN.get(at as usize).copied(),
             ],
-            Phase::Think(at) => [THINK_CLOSE.get(at as usize).copied(), Some(THINK_CLOSE[0])],
+            Phase::Think(at, _) => [THINK_CLOSE.get(at as usize).copied(), Some(THINK_CLOSE[0])],
             Phase::Literal(literal, at) => [literal.bytes().get(at as usize).copied(), None],
             _ => [None, None],
         }
@@ -149,7 +152,7 @@ impl Matcher {
         let ws = matches!(b, b' ' | b'\t' | b'\n' | b'\r');
         if ws {
             self.whitespace += 1;
-            if self.whitespace > MAX_WHITESPACE && !matches!(self.phase, Phase::Think(_)) {
+            if self.whitespace > MAX_WHITESPACE && !matches!(self.phase, Phase::Think(..)) {
                 return false;
             }
         } else {
@@ -165,7 +168,7 @@ impl Matcher {
                 let at = at as usize;
                 if THINK_OPEN[at] == b {
                     return self.go(if at + 1 == THINK_OPEN.len() {
-                        Phase::Think(0)
+                        Phase::Think(0, Watch::default())
                     } else {
                         Phase::ThinkOpen(at as u8 + 1)
                     });
@@ -177,7 +180,10 @@ impl Matcher {
                 }
                 false
             }
-            Phase::Think(at) => {
+            Phase::Think(at, mut marker) => {
+                if !marker.step(markers::IN_REASONING, b) {
+                    return false;
+                }
                 let at = if THINK_CLOSE[at as usize] == b {
                     at + 1
                 } else {
@@ -186,7 +192,7 @@ impl Matcher {
                 if at as usize == THINK_CLOSE.len() {
                     return self.go(Phase::Literal(Literal::ToolCallOpen, 0));
                 }
-                self.go(Phase::Think(at))
+                self.go(Phase::Think(at, marker))
             }
             Phase::Literal(literal, at) => {
                 if at == 0 && ws {

@@ -23,6 +23,7 @@ mod full_tests;
 mod full_value;
 mod json_value;
 mod literals;
+mod markers;
 mod matcher;
 mod pattern;
 mod schema;
@@ -191,6 +192,11 @@ impl Constraint {
             return None;
         }
         closing::closing_tokens(&Matcher::default(), &self.grammar, tok, table)
+    }
+
+    /// Whether the turn may end here (what it holds is whole).
+    pub fn can_stop(&self) -> bool {
+        self.matcher.can_stop()
     }
 
     /// Whether the completion is inside one argument's value.

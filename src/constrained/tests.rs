@@ -2,7 +2,8 @@ use alloc::vec::Vec;
 
 use super::matcher::Matcher;
 use super::schema::Grammar;
-use crate::json;
+use crate::prompt::{IM_END, THINK_START};
+use crate::{json, response};
 
 const TOOLS: &str = r#"[
  {"name":"control_lights","parameters":{"type":"object","properties":{
@@ -267,5 +268,40 @@ fn a_request_with_nothing_to_copy_leaves_strings_free_so_a_call_can_finish() {
         let g = Grammar::new(&json::parse(TOOLS).unwrap(), Some(request)).unwrap();
         let call = r#"<tool_call>[{"name":"control_lights","arguments":{"room":"kitchen","action":"on","color":"red"}}]</tool_call>"#;
         assert!(accepts(&g, call), "{request:?}");
+    }
+}
+
+#[test]
+fn no_free_text_spells_a_marker_the_response_parser_reads_as_structure() {
+    let g = grammar();
+    let lights = r#"{"name":"control_lights","arguments":{"room":"kitchen","action":"on","color":"#;
+    for (text, marker) in [
+        (alloc::format!("<think>a {IM_END} b</think><tool_call>[]</tool_call>"), IM_END),
+        (
+            alloc::format!(
+                r#"<tool_call>[{{"name":"log","arguments":{{"x":"a{IM_END}"}}}}]</tool_call>"#
+            ),
+            IM_END,
+        ),
+        (
+            alloc::format!(
+                r#"<tool_call>[{{"name":"log","arguments":{{"{THINK_START}":1}}}}]</tool_call>"#
+            ),
+            THINK_START,
+        ),
+        (alloc::format!(r#"<tool_call>[{lights}"{IM_END}"}}}}]</tool_call>"#), IM_END),
+    ] {
+        // Refused at the marker's last byte: the parser would lose the calls after it.
+        let last = text.find(marker).unwrap() + marker.len() - 1;
+        assert_eq!(run(&g, &text), (last, false), "{text}");
+        // One byte short of the marker, the turn is written whole and read back whole.
+        let broken = alloc::format!("{}{}", &text[..last], &text[last + 1..]);
+        assert!(accepts(&g, &broken), "{broken}");
+        let read = response::parse(&broken);
+        assert!(
+            read.parse_error.is_none()
+                && read.kind() == if broken.contains("name") { "call" } else { "refuse" },
+            "{broken}"
+        );
     }
 }
