@@ -202,6 +202,24 @@ fn every_walk_parses_and_validates_against_the_schema() {
 }
 
 #[test]
+fn a_patterned_string_never_spells_a_marker_either() {
+    let schema = r#"{"type":"object","properties":{"s":{"type":"string","pattern":"^.*$"}}}"#;
+    let schemas = FullSchemas::new(&Value::Array(alloc::vec![Value::Object(alloc::vec![
+        ("name".into(), Value::String("say".into())),
+        ("parameters".into(), json::parse(schema).unwrap()),
+    ])]))
+    .unwrap();
+    let takes = |text: &str| {
+        let mut value = FullValue::new(schemas.roots[0]);
+        text.bytes().all(|b| value.step(&schemas, b) != Step::Rejected)
+    };
+    assert!(takes(r#"{"s":"a <|im_end| </tool_call <think"#));
+    for marker in ["<|im_end|>", "</tool_call>", "<think>"] {
+        assert!(!takes(&alloc::format!(r#"{{"s":"a {marker}"#)), "{marker}");
+    }
+}
+
+#[test]
 fn the_tool_call_format_carries_full_schema_arguments() {
     let tools =
         json::parse(&alloc::format!(r#"[{{"name":"record","parameters":{SCHEMA}}}]"#)).unwrap();

@@ -10,6 +10,7 @@ use super::bounded_number::BoundedNumber;
 use super::full_schema::{FullSchemas, Node, MAX_NESTING};
 use super::json_value::{JsonValue, Step};
 use super::literals::Cursor;
+use super::markers::{self, Watch};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Open {
@@ -31,11 +32,14 @@ enum At {
     Free(JsonValue),
     Literal(u32, Cursor),
     Number(u32, BoundedNumber),
-    /// Inside a patterned string: live positions and characters so far.
+    /// Inside a patterned string: live positions, characters so far, and how far a marker no
+    /// string may hold ([`markers::IN_STRINGS`]; a pattern that can only match by spelling one
+    /// leaves the value unfinished, as no other pattern does).
     Pattern {
         node: u32,
         state: u64,
         chars: u32,
+        marker: Watch,
     },
     ObjectStart,
     /// After an object's `,`: a key.
@@ -103,7 +107,7 @@ impl FullValue {
                 self.at = At::Number(node, number);
                 self.after_leaf(s, b, step)
             }
-            At::Pattern { node, state, chars } => {
+            At::Pattern { node, state, chars, mut marker } => {
                 let Node::Pattern(pattern, length) = &s.nodes[node as usize] else {
                     return Step::Rejected;
                 };
@@ -117,11 +121,14 @@ impl FullValue {
                 let Some(state) = pattern.advance(state, b) else {
                     return Step::Rejected;
                 };
+                if !marker.step(markers::IN_STRINGS, b) {
+                    return Step::Rejected;
+                }
                 let chars = chars + 1;
                 if chars.saturating_add(pattern.to_end(state)) > length.max {
                     return Step::Rejected;
                 }
-                self.at = At::Pattern { node, state, chars };
+                self.at = At::Pattern { node, state, chars, marker };
                 Step::Consumed
             }
             At::ObjectStart | At::ObjectNext | At::KeyOpen => {
@@ -221,7 +228,12 @@ impl FullValue {
             Node::Pattern(pattern, length)
                 if b == b'"' && pattern.to_end(pattern.start()) <= length.max =>
             {
-                self.go(At::Pattern { node, state: pattern.start(), chars: 0 })
+                self.go(At::Pattern {
+                    node,
+                    state: pattern.start(),
+                    chars: 0,
+                    marker: Watch::default(),
+                })
             }
             Node::Object { .. } if b == b'{' => {
                 self.push(Open::Object { node, used: 0 }, At::ObjectStart)
