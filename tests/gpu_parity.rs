@@ -75,7 +75,8 @@ fn the_int8_kv_cache_matches_the_kv8_reference_on_the_gpu() {
 /// The session on the GPU backend: value search (which marks and rewinds the sequence),
 /// constrained decoding and the prefix cache (the second request reuses the first's system
 /// prompt and tools) give the CPU backend's tokens on the shipped default model. The GPU engine
-/// reports its buffers: more than the container it holds whole, none on the CPU.
+/// reports its buffers: more than the container (codes, floats, activations, state), none on
+/// the CPU.
 #[test]
 fn requests_on_the_gpu_backend_write_the_cpu_backends_tokens() {
     use needle_web::session::{Backend, Engine, LoadOptions, Request};

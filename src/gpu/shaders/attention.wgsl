@@ -49,8 +49,10 @@ fn qk_norm_rope(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
 fn absmax_scale(base: u32, n: u32) -> f32 {
     var m = 0.0;
     for (var i = 0u; i < n; i++) { let a = abs(act[base + i]); if m < a { m = a; } }
-    return select(1.0, m * (1.0 / 127.0), m > 0.0);
+    return scale_of_absmax(m);
 }
+// The int8 scale of values whose largest magnitude is `m` (1 for all zeros).
+fn scale_of_absmax(m: f32) -> f32 { return select(1.0, m * (1.0 / 127.0), m > 0.0); }
 fn code_of(v: f32, inv: f32) -> i32 { return i32(clamp(round(v * inv), -128.0, 127.0)); }
 fn put_codes(src: u32, n: u32, dst: u32, scale: f32) {
     let inv = 1.0 / scale;
@@ -94,25 +96,16 @@ var<workgroup> lanes_red: array<f32, 64>;
 var<workgroup> tile_w: array<f32, 64>;
 var<workgroup> q_codes: array<i32, 256>;
 
-// The largest `v` of the workgroup's lanes (each lane calls it; uniform control flow).
-fn wg_max(lane: u32, v: f32) -> f32 {
+// `v` reduced over the workgroup's lanes as a tree: the largest (`largest`) or the sum. Each
+// lane calls it, in uniform control flow.
+fn wg_reduce(lane: u32, v: f32, largest: bool) -> f32 {
     lanes_red[lane] = v;
     workgroupBarrier();
     for (var s = 32u; s > 0u; s >>= 1u) {
-        if lane < s { lanes_red[lane] = max(lanes_red[lane], lanes_red[lane + s]); }
-        workgroupBarrier();
-    }
-    let r = lanes_red[0];
-    workgroupBarrier();
-    return r;
-}
-
-// The sum of `v` over the workgroup's lanes, as a tree.
-fn wg_sum(lane: u32, v: f32) -> f32 {
-    lanes_red[lane] = v;
-    workgroupBarrier();
-    for (var s = 32u; s > 0u; s >>= 1u) {
-        if lane < s { lanes_red[lane] += lanes_red[lane + s]; }
+        if lane < s {
+            let a = lanes_red[lane]; let b = lanes_red[lane + s];
+            lanes_red[lane] = select(a + b, max(a, b), largest);
+        }
         workgroupBarrier();
     }
     let r = lanes_red[0];
@@ -153,8 +146,7 @@ fn attend(
     if int8 {
         var m = 0.0;
         for (var c = lane; c < qk; c += WG) { m = max(m, abs(act[q + c])); }
-        m = wg_max(lane, m);
-        let s = select(1.0, m * (1.0 / 127.0), m > 0.0);
+        let s = scale_of_absmax(wg_reduce(lane, m, true));
         let inv = 1.0 / s;
         for (var c = lane; c < qk; c += WG) { q_codes[c] = code_of(act[q + c], inv); }
         workgroupBarrier();
@@ -179,14 +171,14 @@ fn attend(
                 score = s * sf;
             }
         }
-        let top = max(mx, wg_max(lane, score));
+        let top = max(mx, wg_reduce(lane, score, true));
         let rescale = exp(mx - top);
         mx = top;
         var w = 0.0;
         if i < keys { w = exp(score - mx); }
         tile_w[lane] = w;
-        // wg_sum's barriers also make every lane's weight visible below.
-        sum = sum * rescale + wg_sum(lane, w);
+        // The reduction's barriers also make every lane's weight visible below.
+        sum = sum * rescale + wg_reduce(lane, w, false);
         let n = min(WG, keys - base);
         for (var k = 0u; k < LANE_CHANNELS; k++) {
             let c = lane + k * WG;
