@@ -6,6 +6,7 @@
 mod common;
 
 use common::{case_dirs, fixtures, num, Case};
+use needle_web::container::V3Container;
 use needle_web::json::Value;
 use needle_web::session::{Completion, Engine, KvPrecision, LoadOptions, Numerics, Request};
 
@@ -136,6 +137,19 @@ fn a_snapshot_holds_only_the_system_and_tools_head() {
     }
 }
 
+/// `model` with the lowest mantissa bit of its final norm's first gain flipped: a model of the
+/// same geometry that loads and answers, one weight apart (a container has no checksum).
+fn one_weight_different(model: &[u8]) -> Vec<u8> {
+    let at = V3Container::parse(model).unwrap().final_norm.offset as usize;
+    let mut tweaked = model.to_vec();
+    tweaked[at] ^= 1;
+    assert_ne!(
+        V3Container::parse(&tweaked).unwrap().final_norm.to_f32_vec(),
+        V3Container::parse(model).unwrap().final_norm.to_f32_vec()
+    );
+    tweaked
+}
+
 #[test]
 fn a_bad_or_mismatched_snapshot_is_refused_and_the_engine_still_answers() {
     let all = cases();
@@ -154,15 +168,18 @@ fn a_bad_or_mismatched_snapshot_is_refused_and_the_engine_still_answers() {
     let int8 = LoadOptions { kv: Some(KvPrecision::Int8), ..opts };
     let deploy = LoadOptions { numerics: Numerics::Deploy, ..opts };
     let short = LoadOptions { max_tokens: Some(100), ..opts };
+    let tweaked = one_weight_different(&case.bytes);
     // (what, snapshot bytes, model bytes, engine options, the error code)
     type Refusal<'a> = (&'a str, Vec<u8>, &'a [u8], LoadOptions, &'a str);
-    let refusals: [Refusal; 9] = [
+    let refusals: [Refusal; 10] = [
         ("flipped bit", flipped, &case.bytes, opts, "bad_snapshot"),
         ("truncated", good[..good.len() - 7].to_vec(), &case.bytes, opts, "bad_snapshot"),
         ("header only", good[..100].to_vec(), &case.bytes, opts, "bad_snapshot"),
         ("not a snapshot", case.bytes[..4096].to_vec(), &case.bytes, opts, "bad_snapshot"),
         ("other version", other_version, &case.bytes, opts, "snapshot_mismatch"),
         ("other model", good.clone(), &other.bytes, opts, "snapshot_mismatch"),
+        // Same geometry, options and tokenizer: only the model's SHA-256 tells them apart.
+        ("one weight different", good.clone(), &tweaked, opts, "snapshot_mismatch"),
         ("int8 KV", good.clone(), &case.bytes, int8, "snapshot_mismatch"),
         ("deploy numerics", good.clone(), &case.bytes, deploy, "snapshot_mismatch"),
         ("other capacity", good.clone(), &case.bytes, short, "snapshot_mismatch"),
