@@ -1,6 +1,7 @@
 // Tool presets for the demo. First the six environments that ship with upstream's package
 // (presets/*.json: tool schemas and system prompt, dumped by tools/train/dump_tools.py — the
-// embedded default model was trained on them), each with a hand-written example query; then
+// embedded default model was trained on them) and the browser environment the extension acts
+// with, each with a hand-written example query; then
 // hand-written presets in both styles the runtime accepts: OpenAI style
 // ({type: 'function', function: {...}}) and flat ({name, description, parameters}).
 const ENVIRONMENTS = [
@@ -10,6 +11,8 @@ const ENVIRONMENTS = [
   ['productivity', 'Productivity', 'Set a timer for 12 minutes'],
   ['wearable', 'Wearable', 'Start an outdoor run workout'],
   ['data_capture', 'Data capture', 'Log 500 ml of water'],
+  // The browser actions the extension executes; not in the default model's training.
+  ['browser', 'Browser', 'Pin this tab'],
 ];
 
 /** Every preset: `{name, query, tools, system?}`; environments whose file fails to load are left out. */

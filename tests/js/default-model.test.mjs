@@ -16,7 +16,7 @@ import { ROOT, cli } from './helpers.mjs';
 const QUERY = 'Turn on the kitchen lights';
 const native = (env, query) => JSON.parse(cli(['run', '--preset', env, '--query', query, '--constrained', '--json']));
 
-test('the package bundles the committed default model and the six environment presets', () => {
+test('the package bundles the committed default model and the environment presets (the six and browser)', () => {
   const bundled = readFileSync(new URL(defaultModel));
   assert.deepEqual(bundled, readFileSync(join(ROOT, 'www/models/default.cact')));
   const presets = readdirSync(join(ROOT, 'www/presets')).map((f) => f.replace(/\.json$/, '')).sort();

@@ -62,8 +62,8 @@ fn usage() -> String {
     }
     s.push_str(&format!(
         "\nWithout --model, a command runs the embedded default model (a small Needle 3 trained on\n\
-         upstream's six tool environments). --preset NAME gives run one of their tool sets and\n\
-         system prompt: {}.\n",
+         upstream's six tool environments). --preset NAME gives run one tool set and its system\n\
+         prompt: the six, and browser (the extension's; not trained on): {}.\n",
         presets::NAMES.join(", ")
     ));
     s

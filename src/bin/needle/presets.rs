@@ -1,6 +1,6 @@
-//! `--preset NAME`: the tool sets and system prompts of upstream's six tool environments (the
-//! demo page's presets, `www/presets/`), built in so `needle run` on the embedded model needs no
-//! file at all.
+//! `--preset NAME`: the tool sets and system prompts of upstream's six tool environments and the
+//! browser environment the extension acts with (the demo page's presets, `www/presets/`), built in
+//! so `needle run` on the embedded model needs no file at all.
 use needle_web::json::{self, Value};
 
 use crate::{Args, Failure};
@@ -17,7 +17,8 @@ presets!(
     "kitchen_appliance",
     "productivity",
     "wearable",
-    "data_capture"
+    "data_capture",
+    "browser"
 );
 
 /// A preset's tools (JSON text) and system prompt.
