@@ -221,11 +221,19 @@ export interface DownloadedModel {
   storage: CacheBackend | 'custom';
 }
 
-/** Keys every schema may carry. */
+/** A JSON value (what `enum`, `const` and `default` hold). */
+export type JsonValue = string | number | boolean | null | readonly JsonValue[] | { readonly [key: string]: JsonValue };
+
+/** Keys every schema may carry (zod's `toJSONSchema` writes `$schema`; `$ref`s point into `$defs`). */
 interface SchemaBase {
   description?: string;
   title?: string;
-  default?: unknown;
+  default?: JsonValue;
+  examples?: readonly JsonValue[];
+  $schema?: string;
+  $id?: string;
+  $defs?: { [name: string]: JsonSchema };
+  definitions?: { [name: string]: JsonSchema };
 }
 
 /**
@@ -241,6 +249,7 @@ export interface ConversationTurn {
 export interface StringSchema extends SchemaBase {
   type: 'string';
   enum?: readonly string[];
+  const?: string;
   /** Enforced by constrained decoding. */
   minLength?: number;
   maxLength?: number;
@@ -251,6 +260,7 @@ export interface StringSchema extends SchemaBase {
 export interface NumberSchema extends SchemaBase {
   type: 'number' | 'integer';
   enum?: readonly number[];
+  const?: number;
   /** Shown to the model; not enforced by constrained decoding. */
   minimum?: number;
   maximum?: number;
@@ -261,6 +271,8 @@ export interface NumberSchema extends SchemaBase {
 
 export interface BooleanSchema extends SchemaBase {
   type: 'boolean';
+  enum?: readonly boolean[];
+  const?: boolean;
 }
 
 export interface NullSchema extends SchemaBase {
@@ -272,6 +284,7 @@ export interface ArraySchema extends SchemaBase {
   items?: JsonSchema;
   minItems?: number;
   maxItems?: number;
+  uniqueItems?: boolean;
 }
 
 export interface ObjectSchema extends SchemaBase {
@@ -281,12 +294,77 @@ export interface ObjectSchema extends SchemaBase {
   additionalProperties?: boolean | JsonSchema;
 }
 
-/** The JSON-Schema subset tool parameters are written in (a misspelled key is a type error). */
-export type JsonSchema = StringSchema | NumberSchema | BooleanSchema | NullSchema | ArraySchema | ObjectSchema;
+/** A schema without `type` whose values are listed: `{ enum: ['small', 'large'] }`. */
+export interface EnumSchema extends SchemaBase {
+  type?: undefined;
+  enum: readonly JsonValue[];
+}
 
-/** The TypeScript type of the values a JSON schema (written inline or `as const`) describes. */
-export type FromSchema<S> = S extends { enum: readonly (infer E)[] }
+/** A schema without `type` of one value: `{ const: 'card' }`. */
+export interface ConstSchema extends SchemaBase {
+  type?: undefined;
+  const: JsonValue;
+}
+
+/** A value of any of the listed types (`['string', 'null']`: a nullable string). */
+export interface TypeListSchema
+  extends SchemaBase,
+    Omit<StringSchema, 'type' | 'enum' | 'const' | keyof SchemaBase>,
+    Omit<NumberSchema, 'type' | 'enum' | 'const' | keyof SchemaBase>,
+    Omit<ArraySchema, 'type' | keyof SchemaBase>,
+    Omit<ObjectSchema, 'type' | keyof SchemaBase> {
+  type: readonly ('string' | 'number' | 'integer' | 'boolean' | 'null' | 'array' | 'object')[];
+  enum?: readonly JsonValue[];
+  const?: JsonValue;
+}
+
+/** A value of one of the alternatives (zod's `.nullable()`, unions, discriminated unions). */
+export interface AnyOfSchema extends SchemaBase {
+  anyOf: readonly JsonSchema[];
+}
+
+/** A value of exactly one of the alternatives. */
+export interface OneOfSchema extends SchemaBase {
+  oneOf: readonly JsonSchema[];
+}
+
+/** A schema defined elsewhere in the document: `{ $ref: '#/$defs/Address' }`. */
+export interface RefSchema extends SchemaBase {
+  $ref: string;
+}
+
+/**
+ * The JSON Schema vocabulary tool parameters are written in (a misspelled key is a type error).
+ * What each decoding mode enforces, and what `fullSchema` refuses, is the engine's (README).
+ */
+export type JsonSchema =
+  | StringSchema
+  | NumberSchema
+  | BooleanSchema
+  | NullSchema
+  | ArraySchema
+  | ObjectSchema
+  | EnumSchema
+  | ConstSchema
+  | TypeListSchema
+  | AnyOfSchema
+  | OneOfSchema
+  | RefSchema;
+
+/**
+ * The TypeScript type of the values a JSON schema (written inline or `as const`) describes. A
+ * `$ref` is `unknown` (its target is elsewhere in the document).
+ */
+export type FromSchema<S> = S extends { const: infer C }
+  ? C
+  : S extends { enum: readonly (infer E)[] }
   ? E
+  : S extends { anyOf: readonly (infer A)[] }
+  ? FromSchema<A>
+  : S extends { oneOf: readonly (infer A)[] }
+  ? FromSchema<A>
+  : S extends { type: readonly (infer T)[] }
+  ? FromTypeList<S, T>
   : S extends { type: 'string' }
     ? string
     : S extends { type: 'number' | 'integer' }
@@ -304,6 +382,9 @@ export type FromSchema<S> = S extends { enum: readonly (infer E)[] }
                 : S extends { type: 'object' }
                   ? Record<string, unknown>
                   : unknown;
+
+/** Each listed type as if it were the schema's one `type`. */
+type FromTypeList<S, T> = T extends string ? FromSchema<Omit<S, 'type'> & { type: T }> : never;
 
 /** Required properties as they are, the others optional. */
 type ObjectFromSchema<P, R> = {
