@@ -404,6 +404,42 @@ fn a_context_out_of_range_names_the_context_option() {
     assert!(matches!(err, Error::InvalidArgument { name: "max_context", .. }), "{err:?}");
 }
 
+#[test]
+#[cfg(all(feature = "cli", target_os = "linux"))]
+fn a_huge_snapshot_file_is_refused_from_its_header_in_bounded_memory() {
+    // 2 GB sparse files: zeros (not a snapshot), and a good snapshot's bytes with the rest of
+    // the 2 GB after them. Read whole, each took 15 s and 2.1 GB before `bad_snapshot`; read
+    // header first and bounded by the length it names, each is refused at once. The run gets
+    // 512 MB of address space, so reading the file whole fails its allocation (a signal).
+    let dir = std::env::temp_dir().join(format!("needle-huge-snap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dir.join("good.snap");
+    let s = std::ffi::OsStr::new;
+    let out =
+        needle(&[s("snapshot"), s("--preset"), s("smart_home"), s("--out"), good.as_os_str()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let zeros = dir.join("zeros.snap");
+    let padded = dir.join("padded.snap");
+    std::fs::File::create(&zeros).unwrap().set_len(2 << 30).unwrap();
+    std::fs::copy(&good, &padded).unwrap();
+    std::fs::OpenOptions::new().write(true).open(&padded).unwrap().set_len(2 << 30).unwrap();
+    for (file, code) in [(&good, 0), (&zeros, 1), (&padded, 1)] {
+        let t0 = std::time::Instant::now();
+        let out = Command::new("sh")
+            .args(["-c", "ulimit -v 524288 && exec \"$0\" \"$@\"", env!("CARGO_BIN_EXE_needle")])
+            .args(["run", "--preset", "smart_home", "--query", "hi", "--max-tokens", "2"])
+            .arg("--snapshot")
+            .arg(file)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{}: {stderr}", file.display());
+        assert!(code == 0 || stderr.contains("[bad_snapshot]"), "{}: {stderr}", file.display());
+        assert!(t0.elapsed().as_secs() < 5, "{}: {:?}", file.display(), t0.elapsed());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 // ---------------------------------------------------------------- trailing bytes
 
 #[test]

@@ -135,6 +135,15 @@ impl KvRing {
         }
     }
 
+    /// Bytes [`KvRing::save`] writes for a sequence at `pos`.
+    pub(crate) fn saved_len(&self, pos: usize) -> usize {
+        let n = pos.min(self.slots) * self.kv_heads;
+        match &self.store {
+            Store::F32 { .. } => 4 * n * (self.qk + self.v),
+            Store::Int8 { .. } => n * (self.qk + self.v + 2 * 4),
+        }
+    }
+
     /// Reads what [`KvRing::save`] wrote for a sequence at `pos` (the caller checked `pos`
     /// against the capacity, so the growth is bounded by the model).
     pub(crate) fn load(&mut self, r: &mut Reader<'_>, pos: usize) -> Result<()> {

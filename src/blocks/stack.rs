@@ -344,6 +344,19 @@ impl<S> Sequence<S> {
         }
     }
 
+    /// Bytes [`Sequence::save`] writes at position `pos`: the layer plan, the position, the
+    /// recent ids, the KV entries `pos` has written and the fixed-size tails.
+    pub(crate) fn saved_len(&self, pos: usize) -> usize {
+        let rings: usize = self
+            .rings
+            .iter()
+            .zip(&self.conv)
+            .map(|(ring, conv)| ring.saved_len(pos) + conv.bytes())
+            .sum();
+        let tails: usize = self.site_tails.iter().flatten().map(ValueTail::bytes).sum();
+        8 + 3 * 8 * self.plan.len() + 8 + 4 * self.recent.len() + rings + tails
+    }
+
     /// Reads what [`Sequence::save`] wrote into this (reset) sequence.
     pub(crate) fn load(&mut self, r: &mut Reader<'_>) -> Result<()> {
         if r.u64()? != self.plan.len() as u64 {

@@ -83,6 +83,12 @@ impl<G: Generation> State<G> {
         }
     }
 
+    /// Bytes [`State::save`] writes for a sequence at position `pos` (a loading state knows the
+    /// length before it reads any: how a host bounds what it reads of a snapshot file).
+    pub(crate) fn saved_len(&self, pos: usize) -> usize {
+        self.seq.saved_len(pos) + 8 + self.pools.iter().map(HeadPool::bytes).sum::<usize>()
+    }
+
     /// Replaces the sequence with what [`State::save`] wrote from a state of the same model
     /// and options; on a refusal the state is reset.
     pub(crate) fn load(&mut self, bytes: &[u8]) -> Result<()> {

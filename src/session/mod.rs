@@ -21,6 +21,6 @@ pub use conversation::{Conversation, UNRESET_TURNS};
 pub use engine::{Backend, Engine, LoadOptions, ModelInfo};
 pub use options::{turns, Kind, RequestOption, OPTIONS};
 pub use request::{Completion, Request, StopReason, Token};
-pub use snapshot::FORMAT_VERSION as SNAPSHOT_FORMAT_VERSION;
+pub use snapshot::{FORMAT_VERSION as SNAPSHOT_FORMAT_VERSION, HEADER as SNAPSHOT_HEADER_LEN};
 
 pub use crate::v3::{HeadKind, KvPrecision, Numerics};

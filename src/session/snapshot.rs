@@ -29,7 +29,8 @@ use crate::{context, grounding, prompt, Error, Result};
 const MAGIC: &[u8; 8] = b"NDLSNAP\0";
 /// Bumped whenever the layout or the state's byte form changes.
 pub const FORMAT_VERSION: u32 = 1;
-const HEADER: usize = 136;
+/// The header's length: what [`Engine::snapshot_len`] needs of a snapshot.
+pub const HEADER: usize = 136;
 
 fn bad(reason: &'static str) -> Error {
     Error::BadSnapshot { reason }
@@ -197,8 +198,40 @@ impl Engine<'_> {
         }
     }
 
+    /// The length in bytes of the snapshot that begins with `header` (its first [`HEADER`]
+    /// bytes, or all of a shorter file) if this engine can load it: a host reading a file
+    /// refuses a snapshot of another model or option, or a file that is not one, from its
+    /// header, and reads no more than this of it. The checksum is checked when it loads.
+    pub fn snapshot_len(&mut self, header: &[u8]) -> Result<usize> {
+        self.check_framing(header)?;
+        let n = self.check_naming(header)?;
+        self.expected_len(n)
+    }
+
+    /// `HEADER` + the ids + the state, for a prefix of `n` ids (`n` below the capacity).
+    fn expected_len(&self, n: usize) -> Result<usize> {
+        Ok(HEADER + 4 * n + self.net.state_len(n)?)
+    }
+
     /// Checks everything but the state bytes; returns the ids' bytes.
     fn check_snapshot<'b>(&mut self, bytes: &'b [u8]) -> Result<&'b [u8]> {
+        self.check_framing(bytes)?;
+        if sha256(&bytes[44..]) != bytes[12..44] {
+            return Err(bad("checksum does not match (corrupt or truncated)"));
+        }
+        let n = self.check_naming(bytes)?;
+        if bytes.len() != self.expected_len(n)? {
+            return Err(bad("length is not the state's"));
+        }
+        let ids = &bytes[HEADER..HEADER + 4 * n];
+        if sha256(ids) != bytes[96..128] {
+            return Err(bad("prefix ids do not match their hash"));
+        }
+        Ok(ids)
+    }
+
+    /// The generation, magic, format version and a whole header.
+    fn check_framing(&self, bytes: &[u8]) -> Result<()> {
         self.check_generation()?;
         if bytes.len() < 12 || &bytes[..8] != MAGIC {
             return Err(bad("not a prefix snapshot"));
@@ -209,9 +242,12 @@ impl Engine<'_> {
         if bytes.len() < HEADER {
             return Err(bad("header ends early"));
         }
-        if sha256(&bytes[44..]) != bytes[12..44] {
-            return Err(bad("checksum does not match (corrupt or truncated)"));
-        }
+        Ok(())
+    }
+
+    /// What the header names (model, options, prefix length) against this engine; returns the
+    /// number of prefix ids.
+    fn check_naming(&mut self, bytes: &[u8]) -> Result<usize> {
         if bytes[44..76] != self.model_sha256() {
             return Err(mismatch("model"));
         }
@@ -229,13 +265,9 @@ impl Engine<'_> {
             }
         }
         let n = u64::from_le_bytes(bytes[128..136].try_into().expect("8 bytes"));
-        if n == 0 || n >= self.info.capacity as u64 || HEADER as u64 + 4 * n > bytes.len() as u64 {
+        if n == 0 || n >= self.info.capacity as u64 {
             return Err(bad("prefix length out of range"));
         }
-        let ids = &bytes[HEADER..HEADER + 4 * n as usize];
-        if sha256(ids) != bytes[96..128] {
-            return Err(bad("prefix ids do not match their hash"));
-        }
-        Ok(ids)
+        Ok(n as usize)
     }
 }

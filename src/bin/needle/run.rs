@@ -30,14 +30,14 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
     req.date = date.as_deref();
     req.apply(&options_object)?;
     let json = args.flag("--json");
-    let snapshot = snapshot::load(&mut args)?;
+    let snapshot = snapshot::path(&mut args)?;
     args.finish()?;
 
     let t0 = Instant::now();
     let mut engine = Engine::load(&model.bytes, &options)?;
     let load_ms = model.read_ms + ms_since(t0);
     let t0 = Instant::now();
-    let snapshot_tokens = snapshot.map(|bytes| engine.load_snapshot(&bytes)).transpose()?;
+    let snapshot_tokens = snapshot.map(|path| snapshot::load(&mut engine, &path)).transpose()?;
     let snapshot_ms = ms_since(t0);
 
     let t0 = Instant::now();

@@ -1,9 +1,11 @@
 //! `needle snapshot`: prefills a system prompt and tool list and writes the prefix snapshot
 //! (`session/snapshot.rs`) an app ships so its first request skips that prefill; `needle run
 //! --snapshot F` loads one.
+use std::fs::File;
+use std::io::Read;
 use std::time::Instant;
 
-use needle_web::session::{Engine, Request};
+use needle_web::session::{Engine, Request, SNAPSHOT_HEADER_LEN};
 
 use crate::model::{self, ms_since};
 use crate::presets;
@@ -40,9 +42,20 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Takes `--snapshot F`: the snapshot's bytes.
-pub fn load(args: &mut Args) -> Result<Option<Vec<u8>>, Failure> {
-    args.value("--snapshot")?
-        .map(|path| std::fs::read(&path).map_err(|e| Failure::Io(path, e)))
-        .transpose()
+/// Takes `--snapshot F`: the snapshot's path.
+pub fn path(args: &mut Args) -> Result<Option<String>, Failure> {
+    args.value("--snapshot")
+}
+
+/// Loads the snapshot at `path` into `engine`; returns how many prefix ids it holds. The
+/// header is read and checked first, then no more of the file than the length it names (and
+/// one byte, so a longer file is refused): a file of any size costs at most one snapshot.
+pub fn load(engine: &mut Engine, path: &str) -> Result<usize, Failure> {
+    let io = |e| Failure::Io(path.to_owned(), e);
+    let mut file = File::open(path).map_err(io)?;
+    let mut bytes = Vec::new();
+    file.by_ref().take(SNAPSHOT_HEADER_LEN as u64).read_to_end(&mut bytes).map_err(io)?;
+    let len = engine.snapshot_len(&bytes)?;
+    file.take((len + 1 - bytes.len()) as u64).read_to_end(&mut bytes).map_err(io)?;
+    Ok(engine.load_snapshot(&bytes)?)
 }

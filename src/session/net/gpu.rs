@@ -73,6 +73,10 @@ impl Net for Needle3Gpu<'_> {
         Err(NO_SNAPSHOTS)
     }
 
+    fn state_len(&self, _pos: usize) -> Result<usize> {
+        Err(NO_SNAPSHOTS)
+    }
+
     fn load_state(&mut self, _bytes: &[u8]) -> Result<()> {
         self.reset();
         Err(NO_SNAPSHOTS)

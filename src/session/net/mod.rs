@@ -48,6 +48,8 @@ pub(super) trait Net: Send {
     fn confidence(&self, ids: &[u32]) -> Result<f32>;
     /// The bytes of where the sequence is (see [`crate::blocks::persist`]).
     fn save_state(&self) -> Result<Vec<u8>>;
+    /// The length [`Net::save_state`] gives at position `pos` (at most the capacity).
+    fn state_len(&self, pos: usize) -> Result<usize>;
     /// Goes to where [`Net::save_state`] of a net of the same model and options was; on a
     /// refusal the sequence is reset.
     fn load_state(&mut self, bytes: &[u8]) -> Result<()>;
@@ -147,6 +149,10 @@ where
         let mut w = Writer::default();
         self.state.save(&mut w);
         Ok(w.0)
+    }
+
+    fn state_len(&self, pos: usize) -> Result<usize> {
+        Ok(self.state.saved_len(pos))
     }
 
     fn load_state(&mut self, bytes: &[u8]) -> Result<()> {
