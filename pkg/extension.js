@@ -16,6 +16,7 @@
 import { Needle } from './index.js';
 import { makeLogger } from './log.js';
 import { NeedleError, REQUEST, Reply, Req, errorToWire } from './protocol.js';
+import { checkRequest } from './engine/messages.js';
 
 const PORT = 'needle-web-engine';
 const ENSURE = 'needle-web-ensure-engine';
@@ -31,16 +32,26 @@ const RELAYED = new Set([
   Req.LOGITS,
 ]);
 
-/** Whole methods of the engine's Needle a page's request runs (its prefixes are the engine's). */
-const METHODS = {
-  [Req.RELAYED_PREPARE]: (needle, { tools, system, date }, signal) =>
-    needle.prepare({ tools, system, date }, { signal }),
-  [Req.RELAYED_SNAPSHOT]: (needle, { source }, signal) => needle.loadSnapshot(source, { signal }),
-};
+/**
+ * Whole methods of the engine's Needle a page's request runs (its prefixes are the engine's). A
+ * Map, so a type such as `constructor` names nothing.
+ */
+const METHODS = new Map([
+  [
+    Req.RELAYED_PREPARE,
+    (needle, { tools, system, date }, signal) =>
+      needle.prepare({ tools, system, date }, { signal }),
+  ],
+  [Req.RELAYED_SNAPSHOT, (needle, { source }, signal) => needle.loadSnapshot(source, { signal })],
+]);
 
 // A chrome.runtime Port carries JSON, not structured clones: typed arrays (tokenize, logits, a
 // snapshot's bytes) cross as their name and values.
-const TYPED = { Uint8Array, Uint32Array, Float32Array };
+const TYPED = new Map([
+  ['Uint8Array', Uint8Array],
+  ['Uint32Array', Uint32Array],
+  ['Float32Array', Float32Array],
+]);
 
 function toJson(value) {
   if (!ArrayBuffer.isView(value)) return value;
@@ -48,8 +59,8 @@ function toJson(value) {
 }
 
 function fromJson(value) {
-  const make = value && typeof value === 'object' && TYPED[value.$typed];
-  return make ? make.from(value.values) : value;
+  const make = value && typeof value === 'object' && TYPED.get(value.$typed);
+  return make && Array.isArray(value.values) ? make.from(value.values) : value;
 }
 
 /** A message with each top-level field passed through `convert` (typed arrays sit there). */
@@ -108,20 +119,25 @@ export function serveEngine(getNeedle, { describe } = {}) {
     });
     const send = (m) => open && port.postMessage(m);
     port.onMessage.addListener(async (msg) => {
-      if (!msg) return;
+      if (!msg || typeof msg !== 'object') return;
       if (msg.type === Req.ABORT) return running.get(msg.target)?.abort();
-      const { type, id, ...payload } = mapFields(msg, fromJson);
+      const id = Number.isSafeInteger(msg.id) ? msg.id : null;
       const ctl = new AbortController();
       const progress = (p) => send({ type: Reply.PROGRESS, id, ...p });
-      running.set(id, ctl);
+      if (id !== null) running.set(id, ctl);
       waiting.add(progress);
       try {
-        if (!RELAYED.has(type) && !METHODS[type])
-          throw new NeedleError('invalid_argument', `the shared engine does not take '${type}'`);
+        const { type, id: _id, ...payload } = mapFields(msg, fromJson);
+        if (!RELAYED.has(type) && !METHODS.has(type)) {
+          const name = typeof type === 'string' ? type.slice(0, 80) : `of type ${typeof type}`;
+          throw new NeedleError('invalid_argument', `the shared engine does not take '${name}'`);
+        }
+        // Checked here, before the model is even loaded for it: a page is other code (issue 51).
+        checkRequest({ type, id, ...payload });
         const needle = await getNeedle({ onProgress });
         waiting.delete(progress);
-        let value = METHODS[type]
-          ? await METHODS[type](needle, payload, ctl.signal)
+        let value = METHODS.has(type)
+          ? await METHODS.get(type)(needle, payload, ctl.signal)
           : await needle[REQUEST](type, payload, {
               signal: ctl.signal,
               onToken: (t) => send({ type: Reply.TOKEN, id, token: t.token, text: t.text }),

@@ -7,6 +7,7 @@
 import { Req, Reply, NeedleError, errorToWire } from './protocol.js';
 import { inWorker } from './engine/build.js';
 import { Model } from './engine/model.js';
+import { checkRequest } from './engine/messages.js';
 
 /**
  * Serves the protocol on `port` (anything with postMessage and an assignable onmessage: a worker
@@ -72,19 +73,19 @@ export function serve(port, { thread = inWorker ? 'worker' : 'inline' } = {}) {
   };
 
   async function run(msg) {
-    const { id } = msg;
+    const id = msg?.id;
     try {
       if (aborted.has(id)) throw new NeedleError('aborted', 'aborted before it started');
-      const handler = handlers[msg.type];
-      if (!handler) throw new NeedleError('invalid_argument', `unknown request type ${msg.type}`);
-      const value = await handler(id, msg);
+      checkRequest(msg); // every field the handler reads has its type and size (issue 51)
+      const value = await handlers[msg.type](id, msg);
       // Bytes made here (logits, a snapshot) move to the client rather than being copied.
       const made = ArrayBuffer.isView(value) ? value : value && value.bytes;
       const transfer = ArrayBuffer.isView(made) ? [made.buffer] : [];
       send({ type: Reply.RESULT, id, value }, transfer);
     } catch (e) {
-      if (e instanceof WebAssembly.RuntimeError) model.trapped(e.message);
-      send({ type: Reply.ERROR, id, error: errorToWire(e) });
+      send({ type: Reply.ERROR, id: Number.isSafeInteger(id) ? id : null, error: errorToWire(e) });
+      // The request that trapped has its answer; the next one waits for a new engine.
+      if (e instanceof WebAssembly.RuntimeError) await model.recover(e.message);
     } finally {
       queued.delete(id);
       aborted.delete(id);
@@ -93,17 +94,17 @@ export function serve(port, { thread = inWorker ? 'worker' : 'inline' } = {}) {
 
   port.onmessage = (event) => {
     const msg = event.data;
-    if (msg.type === Req.ABORT) {
+    if (msg?.type === Req.ABORT) {
       if (queued.has(msg.target)) aborted.add(msg.target); // a late abort for a finished request is moot
       const ctl = loadAborts.get(msg.target);
       if (ctl) ctl.abort();
       return;
     }
-    if (msg.type === Req.THREADS) {
+    if (msg?.type === Req.THREADS) {
       threadAnswers.get(msg.target)?.(msg);
       return;
     }
-    queued.add(msg.id);
+    queued.add(msg?.id);
     chain = chain.then(() => run(msg));
   };
 

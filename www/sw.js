@@ -27,6 +27,7 @@ const ASSETS = [
   './pkg/engine/call.js',
   './pkg/engine/generate.js',
   './pkg/engine/load.js',
+  './pkg/engine/messages.js',
   './pkg/engine/model.js',
   './pkg/engine/prefix.js',
   './pkg/engine/source.js',

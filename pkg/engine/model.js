@@ -1,6 +1,6 @@
 // The engine host's one model: its session (the wasm `Session`), how it was loaded, and the
 // engine options it runs with now. Every request goes through `need()`, which refuses once the
-// model is disposed or the engine trapped.
+// model is disposed, or once the engine trapped and no new one could be built (`recover`).
 import { NeedleError } from '../protocol.js';
 import { engineConfig, loadSession } from './load.js';
 import { generate } from './generate.js';
@@ -29,7 +29,9 @@ export class Model {
   #loadConfig = engineConfig(); // the options Needle.load asked for
   #config = this.#loadConfig; // the options the engine is built with now (a request may override)
   #disposed = false;
-  #crashed = null; // the trap that killed the engine
+  #crashed = null; // the trap that killed the engine, when no new one could be built
+  // What the model was loaded from, for a new engine after a trap: `{ source, options }`.
+  #origin = null;
   #thread;
   #requestOptions = new Set(); // the names the core reads from a request (session::OPTIONS)
   // The system + tools prefix the engine's prefix cache holds: { key, from: 'loaded' |
@@ -60,7 +62,22 @@ export class Model {
 
   /** Loads `source` in place of the current model (see engine/load.js). */
   async load(source, options, io) {
-    const loaded = await loadSession(source, options, { ...io, before: () => this.#free() });
+    let lentBytes = null; // bytes an inline client lent are taken once: kept to build again
+    const lent = (handle) => (lentBytes = io.lent(handle));
+    const loaded = await loadSession(source, options, { ...io, lent, before: () => this.#free() });
+    this.#install(loaded);
+    this.#base = loaded.base;
+    this.#requestOptions = loaded.requestOptions;
+    this.#crashed = null;
+    this.#origin = {
+      source: lentBytes ? { ...source, kind: 'bytes', bytes: lentBytes } : source,
+      options,
+    };
+    return this.info();
+  }
+
+  /** Makes `loaded` (engine/load.js) the engine, with the load's options and no prefix held. */
+  #install(loaded) {
     this.#session = loaded.session;
     this.#held = null;
     // Snapshots and their keys name the model by its SHA-256: the load's, where it took one.
@@ -69,9 +86,41 @@ export class Model {
       this.#session.set_model_sha256(Uint8Array.from(hex.match(/../g), (h) => parseInt(h, 16)));
     this.#call = loaded.call;
     this.#loadConfig = this.#config = loaded.config;
-    this.#base = loaded.base;
-    this.#requestOptions = loaded.requestOptions;
-    return this.info();
+  }
+
+  /**
+   * After a WebAssembly trap (`why`): the engine that trapped is dropped, its state unknown, and a
+   * new one is built from the same source and options, held to the SHA-256 the load found (a URL
+   * is read again through storage rather than a second copy of the model kept in memory). Only
+   * when that fails do later requests refuse with `engine_trap`.
+   */
+  async recover(why) {
+    this.#held = null;
+    const alive = this.#session && !this.#disposed && this.#origin;
+    try {
+      this.#free();
+    } catch {
+      // The trapped call may have left it borrowed: its memory stays, the engine goes anyway.
+      this.#session = null;
+    }
+    if (!alive) return;
+    try {
+      const { source, options } = this.#origin;
+      const pinned = { ...options, integrity: this.#base.sha256 ?? options.integrity };
+      const io = {
+        post: () => {}, // no request waits on this build's progress
+        signal: new AbortController().signal,
+        lent: () => {
+          throw new NeedleError('bad_source', 'lent bytes were already used');
+        },
+        before: () => {},
+        // The threaded build's pool is up already (threads.js starts it once).
+        spawnThreads: () => Promise.reject(new Error('the thread pool is already running')),
+      };
+      this.#install(await loadSession(source, pinned, io));
+    } catch (e) {
+      this.#crashed = `${why}; no new engine could be built: ${e.message}`;
+    }
   }
 
   /** One request: the engine options it asks for (for this request only), then the generation. */
@@ -149,12 +198,6 @@ export class Model {
 
   tokenIds(ids) {
     return tokenIds(ids, this.need().info().vocab);
-  }
-
-  /** A wasm trap leaves the instance in an unknown state: the engine is dropped, not reused. */
-  trapped(message) {
-    this.#session = null;
-    this.#crashed = message;
   }
 
   dispose() {

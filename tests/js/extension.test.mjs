@@ -16,68 +16,11 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Needle } from '../../pkg/index.js';
 import { environments } from '../../pkg/environments.js';
 import { cli, tempDir } from './helpers.mjs';
+import { event, fakeChrome, portPair } from './fake-chrome.mjs';
 
 const MODEL = new Uint8Array(readFileSync(new URL('../../pkg/models/default.cact', import.meta.url)));
 const QUERY = 'Turn on the kitchen lights';
 const { tools } = environments.smart_home;
-const later = (f) => setImmediate(f);
-
-/** An event as chrome.runtime's: addListener, and here fire(...args) for the fake's own use. */
-function event() {
-  const listeners = [];
-  return { listeners, addListener: (f) => listeners.push(f), fire: (...a) => listeners.map((f) => f(...a)) };
-}
-
-/** A connected pair of chrome.runtime Ports: JSON copies, asynchronous, disconnect told to the other end. */
-function portPair(name) {
-  const make = () => ({ name, onMessage: event(), onDisconnect: event(), open: true });
-  const ends = [make(), make()];
-  ends.forEach((p, i) => {
-    const other = ends[1 - i];
-    p.postMessage = (m) => {
-      if (!p.open) throw new Error('Attempting to use a disconnected port object');
-      const copy = JSON.parse(JSON.stringify(m));
-      later(() => other.open && other.onMessage.fire(copy));
-    };
-    p.disconnect = () => {
-      if (!p.open) return;
-      p.open = other.open = false;
-      later(() => other.onDisconnect.fire());
-    };
-  });
-  return ends;
-}
-
-/** The part of `chrome` the extension module uses: runtime messaging, ports, offscreen. */
-function fakeChrome() {
-  const onConnect = event();
-  const onMessage = event();
-  const documents = [];
-  const engineEnds = []; // the engine's end of each Port, in connection order
-  return {
-    documents,
-    engineEnds,
-    runtime: {
-      onConnect,
-      onMessage,
-      connect({ name }) {
-        const [page, engine] = portPair(name);
-        engineEnds.push(engine);
-        later(() => onConnect.fire(engine));
-        return page;
-      },
-      sendMessage: (msg) =>
-        new Promise((resolve) => {
-          const copy = JSON.parse(JSON.stringify(msg));
-          const waits = onMessage.fire(copy, {}, resolve);
-          if (!waits.includes(true)) resolve(undefined);
-        }),
-      getContexts: async () => documents.map(() => ({ contextType: 'OFFSCREEN_DOCUMENT' })),
-    },
-    offscreen: { createDocument: async (d) => void documents.push(d) },
-  };
-}
-
 let ext;
 let loads = 0;
 let engineNeedle = null;
