@@ -512,7 +512,7 @@ fn dedup_keys(members: Vec<(String, Value)>) -> Vec<(String, Value)> {
         return members;
     }
     let mut order: Vec<usize> = (0..members.len()).collect();
-    order.sort_by(|&a, &b| members[a].0.cmp(&members[b].0).then(a.cmp(&b)));
+    crate::sort::sort_by(&mut order, |&a, &b| members[a].0.cmp(&members[b].0).then(a.cmp(&b)));
     // For each member: None = dropped, Some(j) = take the value of member j.
     let mut source: Vec<Option<usize>> = (0..members.len()).map(Some).collect();
     let mut any_duplicate = false;

@@ -22,6 +22,7 @@ pub mod response;
 pub mod sampling;
 pub mod session;
 pub(crate) mod sha256;
+pub(crate) mod sort;
 pub mod tokenizer;
 pub mod v2;
 pub mod v3;

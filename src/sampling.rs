@@ -97,11 +97,12 @@ impl Sampler {
         let by_rank = |a: &(f32, u32), b: &(f32, u32)| {
             b.0.partial_cmp(&a.0).unwrap_or(Ordering::Equal).then(a.1.cmp(&b.1))
         };
-        if self.top_k > 0 && self.top_k < self.candidates.len() {
-            self.candidates.select_nth_unstable_by(self.top_k - 1, by_rank);
+        // The ranking is a total order (ties go to the lower index), so any sort gives the same
+        // candidates; crate::sort's, so the module carries one sort.
+        crate::sort::sort_by(&mut self.candidates, by_rank);
+        if self.top_k > 0 {
             self.candidates.truncate(self.top_k);
         }
-        self.candidates.sort_unstable_by(by_rank);
 
         let max = self.candidates[0].0;
         let weight = |l: f32| -> f64 {

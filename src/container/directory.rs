@@ -171,7 +171,7 @@ fn check_disjoint(views: &[TensorView<'_>]) -> Result<()> {
         .filter(|v| !v.data.is_empty())
         .map(|v| (v.offset, v.offset + v.data.len() as u64, v.index))
         .collect();
-    spans.sort_unstable();
+    crate::sort::sort(&mut spans);
     for pair in spans.windows(2) {
         let ((_, prev_end, _), (start, _, index)) = (pair[0], pair[1]);
         if start < prev_end {

@@ -82,8 +82,10 @@ impl Grounds {
                 }
             });
         }
-        let mut years: BTreeSet<u32> =
-            self.inputs.iter().flat_map(|t| years::source_years(t)).collect();
+        // Inserted one at a time: collecting into the set would sort first, with a copy of the
+        // standard sort of its own (crate::sort says why that is avoided).
+        let mut years = BTreeSet::new();
+        years.extend(self.inputs.iter().flat_map(|t| years::source_years(t)));
         if !years.is_empty() && !self.system.is_empty() && years::relative_cue(newest) {
             years.extend(years::source_years(&self.system));
         }

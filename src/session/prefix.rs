@@ -76,7 +76,7 @@ impl PrefixCache {
         };
         self.held.truncate(from);
         let mut wanted: Vec<usize> = boundaries.iter().map(|&b| b.min(last)).collect();
-        wanted.sort_unstable();
+        crate::sort::sort(&mut wanted);
         wanted.dedup();
         self.saved.retain(|(at, _)| wanted.contains(at));
         wanted.retain(|&b| b >= from && b > 0 && !self.saved.iter().any(|(at, _)| *at == b));

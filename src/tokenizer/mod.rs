@@ -109,7 +109,7 @@ impl Tokenizer {
         }
         // At one position, two matching markers are prefixes of each other, so "longest in
         // bytes" picks the same one as upstream's "longest in characters".
-        markers.sort_by_key(|&(len, id)| (core::cmp::Reverse(len), id));
+        crate::sort::sort_by(&mut markers, |a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         // Equal ids mean equal surfaces, which the sort made adjacent.
         markers.dedup_by_key(|m| m.1);
         let mut marker_first_byte = [false; 256];

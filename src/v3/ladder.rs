@@ -21,7 +21,7 @@ pub fn ladder_order(num_layers: usize) -> Vec<usize> {
     order.push(num_layers - 1);
     let mut selected = order.clone();
     while order.len() < num_layers {
-        selected.sort_unstable();
+        crate::sort::sort(&mut selected);
         // Widest gap with room for a block in between; `>` keeps the leftmost on ties.
         let mut best: Option<(usize, usize)> = None;
         for pair in selected.windows(2) {
@@ -48,7 +48,7 @@ pub fn ladder_layer_indices(num_layers: usize, depth: usize) -> Result<Vec<usize
     }
     let mut layers = ladder_order(num_layers);
     layers.truncate(depth);
-    layers.sort_unstable();
+    crate::sort::sort(&mut layers);
     Ok(layers)
 }
 
