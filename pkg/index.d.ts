@@ -788,18 +788,29 @@ export interface RunOptions extends Omit<CompleteOptions, 'tools' | 'system'> {
   maxSteps?: number;
   /** Calls with ungrounded arguments are not executed: `{error: "ungrounded PATH"}` (default true). */
   strict?: boolean;
+  /** Schema-constrained decoding (default true here, unlike `complete()`): only calls that fit
+   *  the tools' schemas reach the functions. */
+  constrained?: boolean;
+  /**
+   * Run a call again when the model repeats one already answered in this run (same tool, equal
+   * arguments). Default false: the repeat is not run (its result is the one it had, and the step
+   * lists it in `repeated`) and the run ends after that step.
+   */
+  repeatCalls?: boolean;
   /** Called after each executed step. */
   onStep?: (step: AgentStep) => void;
 }
 
 export interface AgentStep {
   function_calls: FunctionCall[];
-  /** One per call, in order: the function's value or `{error}`. */
+  /** One per call, in order: the function's value or `{error}` (a repeat's: the result it had). */
   results: unknown[];
+  /** The indices of the calls not run because they repeat one already answered in this run. */
+  repeated: number[];
 }
 
 export interface RunResult extends CompletionResult {
-  /** Every executed call's result, in order. */
+  /** Every executed call's result, in order (repeats that were not run are not in it). */
   results: unknown[];
   steps: AgentStep[];
 }

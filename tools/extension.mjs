@@ -37,6 +37,7 @@ const PKG_FILES = [
   'tools.js',
   'conversation.js',
   'agent.js',
+  'repeats.js',
   'extract.js',
   'openai.js',
   'openai-fields.js',

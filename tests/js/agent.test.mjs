@@ -1,5 +1,6 @@
 // needle.run() on the default model with real JS functions: calls executed as the native CLI
-// answers them, thrown errors and unknown tools as results, ungrounded numbers withheld, aborts.
+// answers them, thrown errors and unknown tools as results, ungrounded numbers withheld, aborts,
+// constrained decoding by default, and a call repeated after its result not run again.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -41,7 +42,7 @@ test('run() executes the calls the model makes (as the native CLI answers) on re
   assert.deepEqual(r.steps[0].function_calls, expected);
   assert.deepEqual(house.calls.slice(0, 2), expected, 'each call ran once, in order, with its arguments');
   assert.deepEqual(r.steps[0].results, expected.map((c) => ({ ok: true, ...c.arguments })));
-  assert.deepEqual(r.results, r.steps.flatMap((s) => s.results));
+  assert.deepEqual(r.results, r.steps.flatMap((s) => s.results.filter((_, i) => !s.repeated.includes(i))));
   assert.ok(r.steps.length >= 1 && r.steps.length <= 8);
   assert.equal(house.calls.length, r.results.length);
   const last = r.function_calls || [];
@@ -122,4 +123,64 @@ test('an abort stops the run within a step (a pending function) and between step
   const gen = new AbortController();
   const g = needle.run(query, { ...OPTS, signal: gen.signal, onToken: () => gen.abort(), tools: [...ENV.tools, recorder().functions] });
   await assert.rejects(g, (e) => e.name === 'AbortError' && e.result && e.result.stop_reason === 'aborted');
+});
+
+test('run() decodes constrained unless told otherwise: only calls that fit the schema reach the functions', async () => {
+  // A light tool of the caller's own: unconstrained, the model writes a call that does not parse.
+  const light = {
+    name: 'control_lights',
+    description: 'Turn lights on or off in a room.',
+    parameters: {
+      type: 'object',
+      properties: { room: { type: 'string', enum: ['kitchen', 'bedroom'] }, action: { type: 'string', enum: ['on', 'off'] } },
+      required: ['room', 'action'],
+    },
+  };
+  const query = 'Turn on the kitchen light';
+  const flags = ['--max-tokens', '64'];
+  const free = nativeRun(MODEL, query, JSON.stringify([light]), flags);
+  const held = nativeRun(MODEL, query, JSON.stringify([light]), [...flags, '--constrained']);
+  assert.deepEqual(held.function_calls, [{ name: 'control_lights', arguments: { room: 'kitchen', action: 'on' } }]);
+  assert.notDeepEqual(free.function_calls, held.function_calls, free.text);
+  const calls = [];
+  const fn = (args) => (calls.push(args), { ok: true });
+  const r = await needle.run(query, { tools: [{ ...light, fn }], maxTokens: 64, maxSteps: 1 });
+  assert.deepEqual(r.steps[0].function_calls, held.function_calls);
+  assert.deepEqual(calls, [{ room: 'kitchen', action: 'on' }]);
+  const loose = await needle.run(query, { tools: [{ ...light, fn }], maxTokens: 64, maxSteps: 1, constrained: false });
+  assert.deepEqual(loose.steps.map((s) => s.function_calls).flat(), free.function_calls, 'constrained: false is the unconstrained answer');
+});
+
+/** Functions for every smart-home tool that record their calls and answer `{ok: true}`. */
+function acknowledging() {
+  const calls = [];
+  const functions = Object.fromEntries(ENV.tools.map((t) => [t.name, (args) => (calls.push({ name: t.name, arguments: args }), { ok: true })]));
+  return { calls, functions };
+}
+
+test('a call the model repeats after its result is not run again: the step reports it and the run ends', async () => {
+  // Told only {ok: true}, the model asks for the calls it has just made again.
+  for (const query of ['Turn on the kitchen lights', 'Close the living room blinds and turn on the study fan']) {
+    const expected = native(query).function_calls;
+    const house = acknowledging();
+    const steps = [];
+    const r = await needle.run(query, { ...OPTS, tools: [...ENV.tools, house.functions], onStep: (s) => steps.push(s) });
+    assert.deepEqual(house.calls, expected, `${query}: each call ran once`);
+    assert.deepEqual(r.results, expected.map(() => ({ ok: true })));
+    assert.equal(r.steps.length, 2, query);
+    const [first, last] = r.steps;
+    assert.deepEqual(first.repeated, []);
+    assert.deepEqual(last.function_calls, expected, `${query}: the model asked for the same calls again`);
+    assert.deepEqual(last.repeated, expected.map((_, i) => i));
+    assert.deepEqual(last.results, first.results, 'a repeat carries the result it had');
+    assert.deepEqual(steps, r.steps, 'onStep saw the stopped step too');
+    assert.deepEqual(r.function_calls, expected, 'the run ends on the repeating answer');
+
+    // repeatCalls: true is the loop without the guard: the same calls run again.
+    const again = acknowledging();
+    const loose = await needle.run(query, { ...OPTS, repeatCalls: true, maxSteps: 2, tools: [...ENV.tools, again.functions] });
+    assert.deepEqual(again.calls, [...expected, ...expected], `${query}: without the guard the side effects repeat`);
+    assert.deepEqual(loose.steps.map((s) => s.repeated), [[], []]);
+  }
+  await assert.rejects(needle.run('x', { repeatCalls: 'yes' }), (e) => e.code === 'invalid_argument');
 });
