@@ -374,11 +374,7 @@ export class Needle {
       if (typeof source !== 'string') source = givenBytes(source);
       return this.#inLane(() => this.#post(Req.RELAYED_SNAPSHOT, { source }, { signal }));
     }
-    return this.#inLane(async () => {
-      const { bytes } = await this.#prefixes.give(source, { signal });
-      const { tokens } = await this.#call(Req.SNAPSHOT, { bytes }, { signal });
-      return { tokens };
-    });
+    return this.#inLane(() => this.#prefixes.load(source, { signal }));
   }
 
   /**

@@ -42,6 +42,19 @@ export function isModelName(source) {
   return Object.hasOwn(KNOWN_MODELS, source) || (REPO.test(source) && !/\.cact$/i.test(source));
 }
 
+/**
+ * `value` as a path inside the repository: refused (`invalid_argument`) when one of its segments is
+ * empty, `.` or `..`, which a URL resolves out of the `resolve/{revision}/` folder (issue 51).
+ */
+function insidePath(what, value) {
+  const s = String(value);
+  if (s.split('/').some((seg) => seg === '' || seg === '.' || seg === '..')) {
+    const shown = s.length > 200 ? `${s.slice(0, 200)}...` : s;
+    throw new NeedleError('invalid_argument', `${what} '${shown}' has an empty, . or .. segment`);
+  }
+  return s;
+}
+
 function fileUrl(host, repo, revision, file) {
   const path = file.split('/').map(encodeURIComponent).join('/');
   return `${host}/${repo}/resolve/${encodeURIComponent(revision)}/${path}`;
@@ -52,13 +65,15 @@ function fileUrl(host, repo, revision, file) {
  * options: { revision = 'main', file, modelHost, fetch, signal }.
  */
 export async function resolveModel(name, options = {}) {
-  const known = KNOWN_MODELS[name];
-  const repo = known ? known.repo : name;
-  const revision = String(options.revision ?? 'main');
+  const known = Object.hasOwn(KNOWN_MODELS, name) ? KNOWN_MODELS[name] : null;
+  const repo = known ? known.repo : String(name);
+  if (!REPO.test(repo))
+    throw new NeedleError('invalid_argument', `'${repo.slice(0, 200)}' is not a model name`);
+  const revision = insidePath('revision', options.revision ?? 'main');
   const host = options.modelHost != null ? hostOf(options.modelHost) : modelHost();
   const file =
     options.file != null
-      ? String(options.file)
+      ? insidePath('file', options.file)
       : known
         ? known.file
         : await onlyModelFile(host, repo, revision, options);
@@ -84,7 +99,7 @@ async function onlyModelFile(host, repo, revision, { fetch, signal }) {
   const models = (Array.isArray(entries) ? entries : [])
     .filter((e) => e && e.type === 'file' && typeof e.path === 'string' && /\.cact$/i.test(e.path))
     .map((e) => e.path);
-  if (models.length === 1) return models[0];
+  if (models.length === 1) return insidePath('the listed file', models[0]);
   const why = models.length
     ? `has ${models.length} .cact files (${models.join(', ')}): name one with { file }`
     : 'has no .cact file';

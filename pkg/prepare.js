@@ -40,6 +40,18 @@ export class Prefixes {
   }
 
   /**
+   * Loads a snapshot given now (`loadSnapshot`: an absolute URL or bytes) as the engine's prefix:
+   * `{ tokens }`. It is kept for its prefix only once the engine took it, so one the engine
+   * refuses leaves the snapshot given before for that prefix in place (issue 51).
+   */
+  async load(source, { signal } = {}) {
+    const bytes = await snapshotBytes(source, signal, this.#log);
+    const { key, tokens } = await this.#call(Req.SNAPSHOT, { bytes }, { signal });
+    this.#given.set(key, bytes);
+    return { tokens };
+  }
+
+  /**
    * Brings `prefix` (`{ tools, system, date }`, and a request's `engine` options) into the
    * engine. `explicit`: a `prepare()` (it prefills even where nothing
    * would be kept); a request's step only loads a snapshot or makes one to keep, and otherwise
