@@ -1,5 +1,5 @@
-// A provider for the Vercel AI SDK (`ai` 7, language-model specification v4), so `generateText`,
-// `streamText` (with `tools`) and `generateObject` run on Needle, in Node and in the browser:
+// A provider for the Vercel AI SDK, so `generateText`, `streamText` (with `tools`) and
+// `generateObject` run on Needle, in Node and in the browser:
 //
 //   import { generateText, tool, jsonSchema } from 'ai';
 //   import { createNeedle } from 'needle-web/ai-sdk';
@@ -10,8 +10,18 @@
 // one (with `loadOptions`). Each call goes through the OpenAI-compatible surface (openai.js), so a
 // JSON response format is full-schema decoding and tool choice is constrained decoding; settings
 // the engine cannot honour come back as the SDK's `unsupported` warnings.
+//
+// The model implements the language-model specification v3: `ai` 6 runs it as it is, and `ai` 7
+// (whose own is v4) adapts it, changing only file parts and file tool results, which Needle does
+// not read. `ai` 7 needs Node 22, so on Node 20 `npm i ai` installs 6, which refuses v4 models.
+//
+// In the SDK's multi-step loop (tools with `execute`, `stopWhen`) the SDK runs the tools; an answer
+// that repeats a call whose result the prompt already holds would run it again, so such calls are
+// left out (listed in `providerMetadata.needle.repeatedCalls`), and an answer of repeats only
+// finishes the loop (finish reason `stop`).
 import { Needle } from './index.js';
 import { NeedleError } from './protocol.js';
+import { callKey } from './repeats.js';
 
 const PROVIDER = 'needle';
 
@@ -142,10 +152,41 @@ export function callToRequest(options) {
   return { body, warnings };
 }
 
+/**
+ * The calls the prompt already holds results for: in the SDK's multi-step loop each step's prompt
+ * carries the earlier calls and what their tools returned.
+ */
+export function answeredCalls(prompt) {
+  const answered = new Set();
+  for (const m of prompt) {
+    if (m.role !== 'tool') continue;
+    for (const p of m.content) if (p.type === 'tool-result') answered.add(p.toolCallId);
+  }
+  const keys = new Set();
+  for (const m of prompt) {
+    if (m.role !== 'assistant') continue;
+    for (const p of m.content) {
+      if (p.type === 'tool-call' && answered.has(p.toolCallId))
+        keys.add(callKey(p.toolName, p.input));
+    }
+  }
+  return keys;
+}
+
+/**
+ * What an answer reports of the calls left out because the prompt already holds their results (the
+ * SDK would run their tools again, repeating their side effects): `providerMetadata.needle`.
+ */
+function repeatsMetadata(repeats) {
+  return repeats.length ? { providerMetadata: { needle: { repeatedCalls: repeats } } } : {};
+}
+
 const FINISH = { stop: 'stop', length: 'length', tool_calls: 'tool-calls' };
 
-function finishReason(raw) {
-  return { unified: FINISH[raw] ?? 'other', raw };
+/** `calls`: the tool calls given to the SDK (a tool_calls answer whose calls were all left out stops). */
+function finishReason(raw, calls) {
+  const unified = raw === 'tool_calls' && calls === 0 ? 'stop' : (FINISH[raw] ?? 'other');
+  return { unified, raw };
 }
 
 function usageOf(usage) {
@@ -176,28 +217,44 @@ function usageOf(usage) {
   };
 }
 
-/** One Needle model as an AI SDK language model (specification v4). */
+/** One Needle model as an AI SDK language model (specification v3). */
 export class NeedleLanguageModel {
-  specificationVersion = 'v4';
+  specificationVersion = 'v3';
   provider = PROVIDER;
   supportedUrls = {};
   #load;
+  #repeatCalls;
 
-  /** `load`: resolves to the loaded Needle (called once, on first use). */
-  constructor(modelId, load) {
+  /**
+   * `load`: resolves to the loaded Needle (called once, on first use). `repeatCalls`: give the SDK
+   * calls that repeat one the prompt already holds the result of (left out by default).
+   */
+  constructor(modelId, load, { repeatCalls = false } = {}) {
     this.modelId = modelId;
     let loaded = null;
     this.#load = () => (loaded ??= Promise.resolve().then(load));
+    this.#repeatCalls = repeatCalls;
+  }
+
+  /** The keys of the calls to leave out of an answer to `prompt`. */
+  #answered(prompt) {
+    return this.#repeatCalls ? new Set() : answeredCalls(prompt);
   }
 
   async doGenerate(options) {
     const needle = await this.#load();
     const { body, warnings } = callToRequest(options);
+    const answered = this.#answered(options.prompt);
     const r = await needle.chat.completions.create(body, { signal: options.abortSignal });
     const { message, finish_reason } = r.choices[0];
     const content = [];
     if (message.content) content.push({ type: 'text', text: message.content });
+    const repeats = [];
     for (const call of message.tool_calls ?? []) {
+      if (answered.has(callKey(call.function.name, call.function.arguments))) {
+        repeats.push({ toolName: call.function.name, input: call.function.arguments });
+        continue;
+      }
       content.push({
         type: 'tool-call',
         toolCallId: call.id,
@@ -205,18 +262,24 @@ export class NeedleLanguageModel {
         input: call.function.arguments,
       });
     }
+    const calls = content.length - (message.content ? 1 : 0);
     return {
       content,
-      finishReason: finishReason(finish_reason),
+      finishReason: finishReason(finish_reason, calls),
       usage: usageOf(r.usage),
       warnings,
       response: { id: r.id, timestamp: new Date(r.created * 1000), modelId: this.modelId },
+      ...repeatsMetadata(repeats),
     };
   }
 
   async doStream(options) {
     const needle = await this.#load();
     const { body, warnings } = callToRequest(options);
+    const answered = this.#answered(options.prompt);
+    // A call may turn out to repeat an answered one only once its arguments are whole: where the
+    // prompt holds answered calls, each call's parts are held back until then.
+    const live = answered.size === 0;
     const chunks = await needle.chat.completions.create(
       { ...body, stream: true, stream_options: { include_usage: true } },
       { signal: options.abortSignal },
@@ -225,7 +288,7 @@ export class NeedleLanguageModel {
     const iterator = chunks[Symbol.asyncIterator]();
     let started = false;
     let textOpen = false;
-    const calls = []; // per index: { id, name, input }
+    const calls = []; // per index: { id, name, input, held: the parts not yet given }
     let finish = null;
     const parts = async function* () {
       yield { type: 'stream-start', warnings };
@@ -244,7 +307,13 @@ export class NeedleLanguageModel {
         if (chunk.usage) {
           if (textOpen) yield { type: 'text-end', id: 'text-0' };
           textOpen = false;
+          const repeats = [];
           for (const call of calls) {
+            if (answered.has(callKey(call.name, call.input))) {
+              repeats.push({ toolName: call.name, input: call.input });
+              continue;
+            }
+            yield* call.held;
             yield { type: 'tool-input-end', id: call.id };
             yield {
               type: 'tool-call',
@@ -253,7 +322,12 @@ export class NeedleLanguageModel {
               input: call.input,
             };
           }
-          yield { type: 'finish', finishReason: finishReason(finish), usage: usageOf(chunk.usage) };
+          yield {
+            type: 'finish',
+            finishReason: finishReason(finish, calls.length - repeats.length),
+            usage: usageOf(chunk.usage),
+            ...repeatsMetadata(repeats),
+          };
           continue;
         }
         const { delta, finish_reason } = chunk.choices[0];
@@ -265,13 +339,18 @@ export class NeedleLanguageModel {
         }
         for (const d of delta.tool_calls ?? []) {
           if (d.id) {
-            calls[d.index] = { id: d.id, name: d.function.name, input: '' };
-            yield { type: 'tool-input-start', id: d.id, toolName: d.function.name };
+            calls[d.index] = { id: d.id, name: d.function.name, input: '', held: [] };
+            const part = { type: 'tool-input-start', id: d.id, toolName: d.function.name };
+            if (live) yield part;
+            else calls[d.index].held.push(part);
           }
           const args = d.function && d.function.arguments;
           if (args) {
-            calls[d.index].input += args;
-            yield { type: 'tool-input-delta', id: calls[d.index].id, delta: args };
+            const call = calls[d.index];
+            call.input += args;
+            const part = { type: 'tool-input-delta', id: call.id, delta: args };
+            if (live) yield part;
+            else call.held.push(part);
           }
         }
       }
@@ -298,20 +377,28 @@ export class NeedleLanguageModel {
 
 /**
  * The provider: `provider(modelId?)` (and `provider.languageModel(modelId)`) is a language model.
- * options: { needle } a loaded Needle to use, or { model = 'needle3', loadOptions } to load one.
+ * options: { needle } a loaded Needle to use, or { model = 'needle3', loadOptions } to load one;
+ * `repeatCalls: true` keeps the calls that repeat one already answered in the prompt.
  */
 export function createNeedle(options = {}) {
-  const { needle, model: defaultModel = 'needle3', loadOptions = {} } = options;
+  const {
+    needle,
+    model: defaultModel = 'needle3',
+    loadOptions = {},
+    repeatCalls = false,
+  } = options;
+  if (typeof repeatCalls !== 'boolean')
+    throw new NeedleError('invalid_argument', 'repeatCalls must be a boolean');
   const models = new Map();
   const languageModel = (modelId = needle ? 'loaded' : defaultModel) => {
     if (!models.has(modelId)) {
       const load = needle ? () => needle : () => Needle.load(modelId, loadOptions);
-      models.set(modelId, new NeedleLanguageModel(String(modelId), load));
+      models.set(modelId, new NeedleLanguageModel(String(modelId), load, { repeatCalls }));
     }
     return models.get(modelId);
   };
   const provider = (modelId) => languageModel(modelId);
   provider.languageModel = languageModel;
-  provider.specificationVersion = 'v4';
+  provider.specificationVersion = 'v3';
   return provider;
 }

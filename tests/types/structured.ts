@@ -46,6 +46,6 @@ export async function check(needle: Needle) {
   });
   const provider = createNeedle({ needle });
   const model: NeedleLanguageModel = provider('needle3');
-  same<typeof model.specificationVersion, 'v4'>(true);
+  same<typeof model.specificationVersion, 'v3'>(true);
   createNeedle({ model: 'needle2', loadOptions: { threads: false } }).languageModel();
 }
