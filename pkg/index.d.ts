@@ -24,6 +24,8 @@ export type NeedleErrorCode =
   | 'aborted'
   | 'bad_source'
   | 'fetch_failed'
+  /** A download past `maxBytes` (or the size the Hub lists): the error carries `maxBytes`. */
+  | 'too_large'
   | 'integrity'
   | 'disposed'
   /** The engine's worker ended (crashed, out of memory, terminated): the instance is disposed. */
@@ -49,6 +51,8 @@ export class NeedleError extends Error {
   readonly code: NeedleErrorCode | (string & {});
   /** HTTP status, for `fetch_failed`. */
   readonly status?: number;
+  /** The ceiling a `too_large` download passed. */
+  readonly maxBytes?: number;
   /** For an abort during generation: what had been generated (stop_reason 'aborted'). */
   readonly result?: CompletionResult;
   /** For `ungrounded` (extract): the argument paths not grounded in the text. */
@@ -160,6 +164,11 @@ export interface LoadOptions {
    */
   stallTimeout?: number;
   /**
+   * The most bytes a download may take (default 2 GiB; less where the Hub's listing gives a
+   * named model's file a smaller size): past it the load fails with code `too_large`.
+   */
+  maxBytes?: number;
+  /**
    * Prefix snapshots (default true): a system + tools prefix, once prefilled, is stored beside the
    * model (in `cache`'s storage) and loaded by a later page's first request or `prepare()` instead
    * of prefilling it. An array also brings in snapshots made ahead of time (`needle snapshot`):
@@ -204,6 +213,8 @@ export interface DownloadOptions extends ModelNameOptions {
   signal?: AbortSignal;
   /** As for `load`: milliseconds without progress before it fails with code `timeout`. */
   stallTimeout?: number;
+  /** As for `load`: the most bytes the download may take (default 2 GiB). */
+  maxBytes?: number;
 }
 
 /** Which stored copy `cached` / `evict` mean: the storage, and a name's resolution. */

@@ -12,7 +12,8 @@ import { generate } from './structured.js';
 import { workerSpawner } from './spawn.js';
 import { Completions } from './openai.js';
 import * as storage from './storage/index.js';
-import { fetchModel, integrityHex } from './storage/model.js';
+import { evictRefused, fetchModel, integrityHex } from './storage/model.js';
+import { maxBytesOption } from './storage/download.js';
 import { makeLogger } from './log.js';
 import { startHost } from './host/index.js';
 import { isModelName, modelHost, resolveModel, setModelHost } from './models.js';
@@ -143,7 +144,9 @@ export class Needle {
    *            stallTimeout = 120000 (ms without progress, then the load fails: code 'timeout'),
    *            assetBase (the folder of worker.js and wasm/), workerUrl (spawn.js),
    *            snapshots: true | false | [url | bytes] (prefix snapshots, and ones made ahead of
-   *            time), snapshotBudget (bytes stored snapshots may take; the least recently used go) }
+   *            time), snapshotBudget (bytes stored snapshots may take; the least recently used go),
+   *            maxBytes = 2 GiB (the most a download may take, less where the Hub lists less:
+   *            code 'too_large' past it) }
    * Phases: 'download' | 'cache' | 'read' | 'init'. Rejects with a NeedleError.
    */
   static async load(source = undefined, options = {}) {
@@ -153,8 +156,11 @@ export class Needle {
     const { onProgress, signal } = options;
     const integrity = options.integrity ?? (fallback ? fallback.sha256 : undefined);
     integrityHex(integrity); // a malformed one rejects before anything starts
-    let wire = toSource(fallback ? fallback.url : await named(source, options));
+    const name = fallback ? { source: fallback.url, size: null } : await named(source, options);
+    const maxBytes = downloadCeiling(options, name);
+    let wire = toSource(name.source);
     let cache = options.cache;
+    let evictRefusedCopy = null; // (error) => drops a copy this thread stored that the engine refuses
     if (
       wire.kind === 'url' &&
       (typeof options.fetch === 'function' || storage.isCustomStore(cache))
@@ -164,10 +170,13 @@ export class Needle {
         integrity,
         cache,
         fetch: options.fetch,
+        maxBytes,
         onProgress,
         signal,
         log,
       });
+      const { url } = wire;
+      evictRefusedCopy = (e) => evictRefused(url, options.cache, e, log);
       wire = {
         kind: 'bytes',
         bytes: got.bytes,
@@ -198,6 +207,7 @@ export class Needle {
       simd: options.simd === 'auto' ? undefined : options.simd,
       threads: options.threads,
       backend: options.backend,
+      maxBytes,
     };
     const stall = options.stallTimeout ?? LOAD_STALL_MS;
     const watch = watchStall(stall, () => {
@@ -237,6 +247,7 @@ export class Needle {
       }
     } catch (e) {
       needle.dispose();
+      await evictRefusedCopy?.(e);
       throw e;
     } finally {
       watch.stop();
@@ -252,14 +263,16 @@ export class Needle {
    */
   static async download(source, options = {}) {
     options = options ?? {};
-    const { url } = toSource(await named(source, options));
+    const name = await named(source, options);
+    const maxBytes = downloadCeiling(options, name);
+    const { url } = toSource(name.source);
     if (!url) throw new NeedleError('bad_source', 'Needle.download takes a URL or a model name');
     const { onProgress, signal, integrity, cache, fetch } = options;
     const log = makeLogger(options);
     const stall = options.stallTimeout ?? LOAD_STALL_MS;
     const got = await withinStallBound(stall, signal, (bounded, alive) => {
       const progress = (p) => (alive(), onProgress && onProgress(p));
-      const o = { integrity, cache, fetch, onProgress: progress, signal: bounded, log };
+      const o = { integrity, cache, fetch, maxBytes, onProgress: progress, signal: bounded, log };
       return fetchModel(url, o);
     });
     return { url, bytes: got.bytes, sha256: got.sha256, from: got.from, storage: got.storage };
@@ -267,12 +280,12 @@ export class Needle {
 
   /** Whether model storage (`options.cache`, default 'auto') holds a copy of the model at `url`. */
   static async cached(url, options = {}) {
-    return storage.isCached(toSource(await named(url, options)).url, options.cache);
+    return storage.isCached(toSource((await named(url, options)).source).url, options.cache);
   }
 
   /** Deletes the stored copy of the model at `url`; resolves to whether there was one. */
   static async evict(url, options = {}) {
-    return storage.evict(toSource(await named(url, options)).url, options.cache);
+    return storage.evict(toSource((await named(url, options)).source).url, options.cache);
   }
 
   /** Where model names resolve ('https://huggingface.co', or the mirror set here; null resets). */
@@ -650,12 +663,21 @@ export class Needle {
   }
 }
 
-/** A source with a model name put in its file URL's place (models.js); others as they are. */
+/**
+ * `{ source, size }`: a source with a model name put in its file URL's place (models.js), others
+ * as they are; `size`, the bytes the Hub's listing gives that file (else null).
+ */
 async function named(source, options) {
-  if (!isModelName(source)) return source;
+  if (!isModelName(source)) return { source, size: null };
   // A relative host (a copy beside the page) resolves against the page, as URLs do.
   const host = resolveUrl(options.modelHost ?? modelHost());
-  return (await resolveModel(source, { ...options, modelHost: host })).url;
+  const { url, size } = await resolveModel(source, { ...options, modelHost: host });
+  return { source: url, size };
+}
+
+/** The most a download may take: `maxBytes` (default 2 GiB), or less where the Hub lists less. */
+function downloadCeiling(options, { size }) {
+  return Math.min(maxBytesOption(options.maxBytes), size ?? Number.POSITIVE_INFINITY);
 }
 
 /** A caller's argument that could not be converted or posted, as a typed error. */

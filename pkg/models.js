@@ -61,7 +61,8 @@ function fileUrl(host, repo, revision, file) {
 }
 
 /**
- * The file URL a model name stands for: `{ url, repo, revision, file }`.
+ * The file URL a model name stands for: `{ url, repo, revision, file, size }` (`size`: the
+ * bytes the Hub's listing gives the file, when it was listed; else null).
  * options: { revision = 'main', file, modelHost, fetch, signal }.
  */
 export async function resolveModel(name, options = {}) {
@@ -71,16 +72,24 @@ export async function resolveModel(name, options = {}) {
     throw new NeedleError('invalid_argument', `'${repo.slice(0, 200)}' is not a model name`);
   const revision = insidePath('revision', options.revision ?? 'main');
   const host = options.modelHost != null ? hostOf(options.modelHost) : modelHost();
-  const file =
+  const { path, size } =
     options.file != null
-      ? insidePath('file', options.file)
+      ? { path: insidePath('file', options.file), size: null }
       : known
-        ? known.file
+        ? { path: known.file, size: null }
         : await onlyModelFile(host, repo, revision, options);
-  return { url: fileUrl(host, repo, revision, file), repo, revision, file };
+  return { url: fileUrl(host, repo, revision, path), repo, revision, file: path, size };
 }
 
-/** The one `.cact` at the top of `repo` at `revision`, from the Hub's file listing. */
+/** The listing's size of a file (its LFS object's, else its own), or null. */
+function listedSize(entry) {
+  const size = entry.lfs && typeof entry.lfs === 'object' ? entry.lfs.size : entry.size;
+  return Number.isSafeInteger(size) && size > 0 ? size : null;
+}
+
+/**
+ * The one `.cact` at the top of `repo` at `revision`, from the Hub's file listing: `{ path, size }`.
+ */
 async function onlyModelFile(host, repo, revision, { fetch, signal }) {
   const url = `${host}/api/models/${repo}/tree/${encodeURIComponent(revision)}`;
   let entries;
@@ -96,10 +105,12 @@ async function onlyModelFile(host, repo, revision, { fetch, signal }) {
     if (signal && signal.aborted) throw new NeedleError('aborted', 'load aborted');
     throw new NeedleError('fetch_failed', `${repo}: cannot list its files (${e.message})`);
   }
-  const models = (Array.isArray(entries) ? entries : [])
-    .filter((e) => e && e.type === 'file' && typeof e.path === 'string' && /\.cact$/i.test(e.path))
-    .map((e) => e.path);
-  if (models.length === 1) return insidePath('the listed file', models[0]);
+  const listed = (Array.isArray(entries) ? entries : []).filter(
+    (e) => e && e.type === 'file' && typeof e.path === 'string' && /\.cact$/i.test(e.path),
+  );
+  const models = listed.map((e) => e.path);
+  if (models.length === 1)
+    return { path: insidePath('the listed file', models[0]), size: listedSize(listed[0]) };
   const why = models.length
     ? `has ${models.length} .cact files (${models.join(', ')}): name one with { file }`
     : 'has no .cact file';

@@ -70,8 +70,9 @@ export const ThreadMsg = Object.freeze({
  * (`bad_tag`, `truncated`, `bad_header`, `bad_tensor`, `bad_tokenizer`, `token_out_of_vocab`,
  * `context_full`, `bad_json`, `invalid_utf8`, `invalid_argument`, `unsupported`, `bad_snapshot`,
  * `snapshot_mismatch`) plus the JS ones:
- * `aborted`, `bad_source`, `fetch_failed`, `integrity`, `disposed`, `worker_died`, `timeout`, `engine_trap`
- * (a WebAssembly trap: the engine is dropped), `wasm_failed`, `ungrounded`, `internal`, and the GPU
+ * `aborted`, `bad_source`, `fetch_failed`, `too_large` (a download past `maxBytes`), `integrity`,
+ * `disposed`, `worker_died`, `timeout`, `engine_trap` (a WebAssembly trap: that request fails, the
+ * engine is built again), `wasm_failed`, `ungrounded`, `internal`, and the GPU
  * ones: `gpu_unavailable` (backend 'webgpu' where it cannot run), `gpu_lost` (the device was lost).
  */
 export class NeedleError extends Error {
@@ -89,6 +90,7 @@ export function errorToWire(e) {
   if (e instanceof NeedleError) {
     const wire = { code: e.code, message: e.message };
     if (e.status !== undefined) wire.status = e.status;
+    if (e.maxBytes !== undefined) wire.maxBytes = e.maxBytes;
     if (e.result !== undefined) wire.result = e.result;
     return wire;
   }

@@ -4,6 +4,8 @@
 import { NeedleError } from '../protocol.js';
 import { engineConfig, loadSession } from './load.js';
 import { generate } from './generate.js';
+import { logTo } from './source.js';
+import { evictRefused } from '../storage/model.js';
 import { bringIn, loadGiven, prefixKey } from './prefix.js';
 
 const sameConfig = (a, b) =>
@@ -64,7 +66,14 @@ export class Model {
   async load(source, options, io) {
     let lentBytes = null; // bytes an inline client lent are taken once: kept to build again
     const lent = (handle) => (lentBytes = io.lent(handle));
-    const loaded = await loadSession(source, options, { ...io, lent, before: () => this.#free() });
+    const loaded = await loadSession(source, options, {
+      ...io,
+      lent,
+      before: () => this.#free(),
+    }).catch(async (e) => {
+      if (source.kind === 'url') await evictRefused(source.url, options.cache, e, logTo(io.post));
+      throw e;
+    });
     this.#install(loaded);
     this.#base = loaded.base;
     this.#requestOptions = loaded.requestOptions;

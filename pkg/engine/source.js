@@ -4,6 +4,15 @@ import { Reply, NeedleError } from '../protocol.js';
 import { fetchModel, integrityHex } from '../storage/model.js';
 import { sha256Hex } from '../storage/sha256.js';
 
+/** A logger whose lines go to the client's (protocol.js Reply.LOG) through `post`. */
+export const logTo = (post) =>
+  Object.fromEntries(
+    ['error', 'warn', 'info', 'debug'].map((level) => [
+      level,
+      (message) => post({ type: Reply.LOG, level, message }),
+    ]),
+  );
+
 /**
  * Turns a load source from the client into bytes: `{ bytes, sha256, from, storage }`. `lent` takes
  * bytes an inline client handed over by reference. Every source is held to `integrity`.
@@ -12,16 +21,12 @@ export async function sourceBytes(source, options, post, signal, lent) {
   const onProgress = (p) => post({ type: Reply.PROGRESS, ...p });
   if (source.kind === 'url') {
     // Warnings (storage refused, a full quota) and resumes go to the client's logger.
-    const log = Object.fromEntries(
-      ['error', 'warn', 'info', 'debug'].map((level) => [
-        level,
-        (message) => post({ type: Reply.LOG, level, message }),
-      ]),
-    );
+    const log = logTo(post);
     return fetched(source.url, {
       integrity: options.integrity,
       cache: options.cache,
       fetch: options.fetch,
+      maxBytes: options.maxBytes,
       onProgress,
       signal,
       log,

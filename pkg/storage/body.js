@@ -38,19 +38,22 @@ export async function readBody(
   const chunks = [];
   let loaded = start;
   onProgress({ phase, loaded, total });
-  for (;;) {
-    if (signal && signal.aborted) {
-      await reader.cancel().catch(() => {});
-      throw new NeedleError('aborted', 'load aborted');
+  try {
+    for (;;) {
+      if (signal && signal.aborted) throw new NeedleError('aborted', 'load aborted');
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (sink)
+        sink(value); // it may refuse the body (download.js: past its ceiling)
+      else chunks.push(value);
+      loaded += value.length;
+      // A compressed transfer reports the compressed length: never show more than 100%.
+      if (total !== null && loaded > total) total = null;
+      onProgress({ phase, loaded, total });
     }
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (sink) sink(value);
-    else chunks.push(value);
-    loaded += value.length;
-    // A compressed transfer reports the compressed length: never show more than 100%.
-    if (total !== null && loaded > total) total = null;
-    onProgress({ phase, loaded, total });
+  } catch (e) {
+    await reader.cancel().catch(() => {}); // the rest of the body is never read
+    throw e;
   }
   if (!sink && chunks.length !== 1) onProgress({ phase, loaded, total: loaded });
   return sink ? null : concat(chunks, loaded - start);

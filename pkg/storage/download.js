@@ -2,11 +2,47 @@
 // rest is asked for with `Range: bytes=N-` (where the server advertised `Accept-Ranges: bytes`),
 // guarded by `If-Range` with the first response's validator, so a file changed in between is
 // fetched whole instead of spliced. Bounded retries with exponential backoff; progress counts on.
+// A download never holds more than its ceiling (`maxBytes`, and the length the server announces),
+// and a response that cannot be the model (an HTML page, a body longer than its Content-Length) is
+// refused before anything stores it.
 import { NeedleError } from '../protocol.js';
 import { concat, readBody } from './body.js';
 
 const RETRIES = 4;
 const BACKOFF_MS = 200;
+
+/** The default `maxBytes`: the most a model download may take (2 GiB). */
+export const DEFAULT_MAX_BYTES = 2 ** 31;
+
+/** The `maxBytes` option, checked (the default when absent). */
+export function maxBytesOption(value) {
+  if (value === undefined || value === null) return DEFAULT_MAX_BYTES;
+  if (!(Number.isSafeInteger(value) && value > 0))
+    throw new NeedleError(
+      'invalid_argument',
+      `maxBytes must be a whole number above 0, not ${value}`,
+    );
+  return value;
+}
+
+const tooLarge = (url, what, ceiling) =>
+  new NeedleError(
+    'too_large',
+    `GET ${url}: ${what}, more than the ${ceiling} bytes allowed (maxBytes)`,
+    {
+      maxBytes: ceiling,
+    },
+  );
+
+/** Refuses a response that is a web page, not a model (an error page answered with 200). */
+function refusePage(url, response) {
+  const type = response.headers.get('content-type') || '';
+  if (/^\s*(text\/html|application\/xhtml\+xml)\b/i.test(type))
+    throw new NeedleError(
+      'fetch_failed',
+      `GET ${url}: the server answered a web page (${type}), not a model`,
+    );
+}
 
 const sleep = (ms, signal) =>
   new Promise((ok, fail) => {
@@ -47,8 +83,9 @@ export function fetcher(option) {
 }
 
 /**
- * Downloads `url` to one Uint8Array. options: { fetch, signal, onProgress, log, retries, backoffMs }.
- * `log.info` hears each resume; failures reject with a NeedleError ('fetch_failed' or 'aborted').
+ * Downloads `url` to one Uint8Array. options: { fetch, signal, onProgress, log, retries, backoffMs,
+ * maxBytes }. `log.info` hears each resume; failures reject with a NeedleError ('fetch_failed',
+ * 'aborted', or 'too_large' past `maxBytes`: not retried).
  */
 export async function download(url, options = {}) {
   const { signal, log } = options;
@@ -56,7 +93,9 @@ export async function download(url, options = {}) {
   const doFetch = fetcher(options.fetch);
   const retries = options.retries ?? RETRIES;
   const backoffMs = options.backoffMs ?? BACKOFF_MS;
-  let chunks = [];
+  const ceiling = maxBytesOption(options.maxBytes);
+  let chunks = []; // the body's chunks while its length is unknown
+  let whole = null; // the file's bytes, at the length the server announced
   let loaded = 0;
   let total = null;
   let validator = null;
@@ -105,6 +144,16 @@ export async function download(url, options = {}) {
         Number.isFinite(length) && length > 0 && !response.headers.get('content-encoding')
           ? length
           : null;
+      try {
+        refusePage(url, response);
+        if (total !== null && total > ceiling)
+          throw tooLarge(url, `the server announces ${total} bytes`, ceiling);
+      } catch (e) {
+        await response.body?.cancel().catch(() => {});
+        throw e;
+      }
+      // Read into one buffer of that length: the download's memory is the file's size.
+      whole = total === null ? null : whole?.length === total ? whole : new Uint8Array(total);
       validator = validatorOf(response);
       resumable = response.headers.get('accept-ranges') === 'bytes' && total !== null;
     } else if (response.status >= 500 || response.status === 206) {
@@ -124,12 +173,21 @@ export async function download(url, options = {}) {
         start: loaded,
         total,
         sink: (chunk) => {
-          chunks.push(chunk);
-          loaded += chunk.length;
+          const end = loaded + chunk.length;
+          if (total !== null && end > total)
+            throw new NeedleError(
+              'fetch_failed',
+              `GET ${url}: the body is longer than the ${total} bytes its headers announce`,
+            );
+          if (end > ceiling) throw tooLarge(url, `the body runs past ${loaded} bytes`, ceiling);
+          if (whole) whole.set(chunk, loaded);
+          else chunks.push(chunk);
+          loaded = end;
         },
       });
     } catch (e) {
-      if (e instanceof NeedleError && e.code === 'aborted') throw e;
+      // An abort, or a body refused above (trying again would refuse it again).
+      if (e instanceof NeedleError) throw e;
       await retry(`the connection was lost after ${loaded} bytes (${e.message})`);
       continue;
     }
@@ -137,6 +195,6 @@ export async function download(url, options = {}) {
       await retry(`the body ended after ${loaded} of ${total} bytes`);
       continue;
     }
-    return concat(chunks, loaded);
+    return whole ?? concat(chunks, loaded);
   }
 }

@@ -68,9 +68,36 @@ function integrityError(url, want, got) {
   return new NeedleError('integrity', `${url}: expected sha256 ${want}, got sha256 ${got}`);
 }
 
+// The codes with which the engine refuses a model's bytes (src/error.rs): not a model, or a
+// damaged one. A stored copy it refuses is evicted, so the next load fetches it again.
+const REFUSED_BYTES = new Set([
+  'bad_tag',
+  'truncated',
+  'bad_header',
+  'bad_tensor',
+  'bad_tokenizer',
+]);
+
+/**
+ * After a load of `url` failed with `error`: when the engine refused the bytes themselves, the
+ * stored copy (a 200 answer that was not the model, a body cut short) is deleted from the `cache`
+ * option's storage. Resolves to whether one was.
+ */
+export async function evictRefused(url, cache, error, log = silentLog) {
+  if (!REFUSED_BYTES.has(error?.code)) return false;
+  const store = await openStore(cache, log).catch(() => null);
+  const gone = store ? await store.delete(String(url)).catch(() => false) : false;
+  if (gone)
+    log.warn(
+      `needle-web: the stored copy of ${url} is not a model the engine reads (${error.code}); evicted`,
+    );
+  return gone;
+}
+
 /**
  * Returns `{ bytes, sha256, from: 'cache' | 'network' | 'file', storage }`.
- * options: { integrity, cache = 'auto', onProgress, signal, fetch, log, retries, backoffMs }
+ * options: { integrity, cache = 'auto', onProgress, signal, fetch, log, retries, backoffMs,
+ * maxBytes }
  */
 export async function fetchModel(url, options = {}) {
   const onProgress = options.onProgress || (() => {});
