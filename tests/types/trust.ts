@@ -1,5 +1,5 @@
 // Compiled by tests/js/types-trust.test.mjs (tsc --noEmit --strict): issue 50's type fixes. Untyped
-// `enum`/`const` (the README's pizza example), the schemas tool parameters may hold at run time
+// `enum`/`const` (the pizza example the README had), the schemas tool parameters may hold at run time
 // (anyOf, type lists, $ref). The AI SDK provider's types: ai-sdk.ts.
 import { Needle, type FromSchema, type Tool } from 'needle-web';
 
@@ -8,7 +8,8 @@ type Equal<A, B> =
 const same = <A, B>(ok: Equal<A, B>) => ok;
 
 export async function pizza(needle: Needle) {
-  // As pkg/README.md's Structured output example writes it: `size` has no `type`.
+  // Issue 50's pizza example (pkg/README.md's Structured output example until then): `size` has
+  // no `type`.
   const order = await needle.generate('Two large pizzas to 12 Elm St', {
     schema: {
       type: 'object',
