@@ -45,8 +45,9 @@ cmd_test() {
   cargo test --no-fail-fast --features cli
   step "GPU backend (wgpu) on Mesa's lavapipe: Needle 3 fixtures' parity, the session, typed failures"
   ensure_lavapipe
-  cargo test --no-fail-fast --features cli,gpu --test gpu_parity --test gpu_backend
-  cargo test --no-fail-fast --features cli,gpu --lib gpu::
+  # NEEDLE_REQUIRE_GPU=1: a missing adapter fails these suites instead of skipping them.
+  NEEDLE_REQUIRE_GPU=1 cargo test --no-fail-fast --features cli,gpu --test gpu_parity --test gpu_backend
+  NEEDLE_REQUIRE_GPU=1 cargo test --no-fail-fast --features cli,gpu --lib gpu::
   step "threads (native): work split across a rayon pool gives the one-thread bits; parity suites with the feature on"
   CARGO_TARGET_DIR=target/native-threads cargo test --no-fail-fast --features cli,threads \
     --lib --test threads --test v3_parity --test v2_parity

@@ -2,21 +2,15 @@
 //! `gpu::Needle3Gpu`, prefill then teacher-forced greedy steps, checked exactly as
 //! `v3_parity.rs` checks the CPU path (f32: 1e-4 of each row's largest logit and every greedy
 //! token; int8 KV: the tolerance the generator measured). Skips, saying why, only where no GPU
-//! adapter exists (CI installs Mesa's lavapipe, a CPU Vulkan driver).
+//! adapter exists (CI installs Mesa's lavapipe, a CPU Vulkan driver, and sets
+//! `NEEDLE_REQUIRE_GPU=1`, which makes a missing adapter fail); a shader of ours that does not
+//! compile on an adapter fails (`gpu::adapter_or_skip`).
 mod common;
 
 use common::{argmax, check_rows, get, ids, Case};
 use needle_web::container::V3Container;
 use needle_web::gpu::{self, Needle3Gpu};
 use needle_web::v3::{KvPrecision, Model, Numerics, Options};
-
-fn adapter_or_skip() -> bool {
-    if let Some(reason) = gpu::unavailable_reason() {
-        eprintln!("SKIPPED: no GPU adapter ({reason})");
-        return false;
-    }
-    true
-}
 
 fn options(case: &Case, kv: KvPrecision, chunk: usize) -> Options {
     let container = V3Container::parse(&case.bytes).unwrap();
@@ -44,7 +38,7 @@ fn run(case: &Case, mode_name: &str, kv: KvPrecision, chunk: usize) -> Option<(f
 }
 
 fn check_all(mode: &str, kv: KvPrecision) {
-    if !adapter_or_skip() {
+    if !gpu::adapter_or_skip() {
         return;
     }
     let mut seen = 0;
@@ -80,7 +74,7 @@ fn the_int8_kv_cache_matches_the_kv8_reference_on_the_gpu() {
 #[test]
 fn requests_on_the_gpu_backend_write_the_cpu_backends_tokens() {
     use needle_web::session::{Backend, Engine, LoadOptions, Request};
-    if !adapter_or_skip() {
+    if !gpu::adapter_or_skip() {
         return;
     }
     let bytes =
@@ -115,7 +109,7 @@ fn requests_on_the_gpu_backend_write_the_cpu_backends_tokens() {
 fn probe_heads_on_the_gpu_match_the_reference() {
     use common::{deviation, floats, F32_BAR};
     use needle_web::v3::HeadKind;
-    if !adapter_or_skip() {
+    if !gpu::adapter_or_skip() {
         return;
     }
     let mut present = 0;

@@ -196,7 +196,31 @@ impl<'a> Needle3Gpu<'a> {
     }
 }
 
-/// Why the GPU backend is unavailable here, or `None` when an adapter exists.
-pub fn unavailable_reason() -> Option<String> {
-    device::Gpu::new().err().map(|e| std::format!("{e}"))
+/// Whether the GPU backend runs here: `Ok(None)` when an adapter exists and our device and every
+/// pipeline come up on it, `Ok(Some(reason))` when there is no adapter, `Err` when there is one
+/// but our device or a shader of ours fails on it (a fault of ours, never a reason to skip).
+pub fn missing_adapter() -> Result<Option<String>> {
+    if let Err(e) = device::adapter() {
+        return Ok(Some(std::format!("{e}")));
+    }
+    device::Gpu::new().map(|_| None)
+}
+
+/// For the GPU test suites: `true` when the GPU backend runs here; `false`, saying why, where no
+/// adapter exists, unless `NEEDLE_REQUIRE_GPU=1` (CI's lavapipe stage) makes that a failure too.
+/// An adapter on which our device or a shader of ours fails is always a failure: a suite must
+/// not pass by skipping a broken kernel.
+#[doc(hidden)]
+pub fn adapter_or_skip() -> bool {
+    match missing_adapter() {
+        Ok(None) => true,
+        Ok(Some(reason)) if std::env::var("NEEDLE_REQUIRE_GPU").is_ok_and(|v| v == "1") => {
+            panic!("NEEDLE_REQUIRE_GPU=1 but no GPU adapter: {reason}")
+        }
+        Ok(Some(reason)) => {
+            std::eprintln!("SKIPPED: no GPU adapter ({reason})");
+            false
+        }
+        Err(e) => panic!("a GPU adapter exists but the GPU backend fails on it: {e}"),
+    }
 }

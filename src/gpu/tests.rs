@@ -1,7 +1,7 @@
 //! The CQ kernels on the GPU against their CPU twins, at every code width (1, 2, 3 bits cross
 //! word boundaries, ternary crumbs), groups 16 and 64, padded columns: `rotate` + `matmul`
 //! against `CqMatrix::matvec`, `gather_rows` against `dequant_row`. Skips where no adapter
-//! exists.
+//! exists (`super::adapter_or_skip`).
 use std::vec;
 use std::vec::Vec;
 
@@ -89,8 +89,7 @@ fn close(got: &[f32], want: &[f32], what: &str) {
 
 #[test]
 fn rotate_and_matmul_equal_the_cpu_matvec_at_every_width() {
-    if Gpu::new().is_err() {
-        std::eprintln!("SKIPPED: no GPU adapter");
+    if !super::adapter_or_skip() {
         return;
     }
     let (rows, b) = (13, 3);
@@ -138,8 +137,7 @@ fn rotate_and_matmul_equal_the_cpu_matvec_at_every_width() {
 
 #[test]
 fn gathered_rows_equal_the_cpu_dequantised_rows_at_every_width() {
-    if Gpu::new().is_err() {
-        std::eprintln!("SKIPPED: no GPU adapter");
+    if !super::adapter_or_skip() {
         return;
     }
     let rows = 11;
@@ -186,8 +184,7 @@ fn gathered_rows_equal_the_cpu_dequantised_rows_at_every_width() {
 /// heads (4 query heads on 2 kv heads), and a window of 50 on a second run.
 #[test]
 fn attend_equals_a_plain_softmax_attention_over_tiles_and_wide_values() {
-    if Gpu::new().is_err() {
-        std::eprintln!("SKIPPED: no GPU adapter");
+    if !super::adapter_or_skip() {
         return;
     }
     let (b, heads, kvh, qk, vw) = (70usize, 4usize, 2usize, 8usize, 80usize);
