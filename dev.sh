@@ -3,7 +3,7 @@
 #   ./dev.sh demo   build everything, then run the main job on the embedded default model
 #   ./dev.sh test   install what the tests need, then run every test
 #   ./dev.sh bench  [--v2] [--quick] [--runs N] [--only a,b] [--kv f32] [--threads 1,2,4]  the side-by-side benchmark (BENCHMARKS.md)
-#   ./dev.sh fuzz [SECONDS] [TARGET...]   run the fuzz targets longer (default 600 s each)
+#   ./dev.sh fuzz [SECONDS] [TARGET...]   run the fuzz targets longer (default 600 s each; `protocol`: fuzz/protocol.mjs)
 #   ./dev.sh soak [REQUESTS]   one worker-hosted instance under mixed requests (default 10,000)
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -54,6 +54,7 @@ cmd_test() {
   step "fuzz smoke run: every target ${FUZZ_SECONDS:-20} s under capped memory (./dev.sh fuzz for longer)"
   ensure_cargo_fuzz
   fuzz/run.sh "${FUZZ_SECONDS:-20}"
+  node fuzz/protocol.mjs "${FUZZ_SECONDS:-20}"   # the engine's message protocol (issue 51)
   step "core builds without std: wasm32 and bare metal"
   cargo rustc --lib --no-default-features --target wasm32-unknown-unknown --crate-type rlib
   cargo rustc --lib --no-default-features --target thumbv7em-none-eabihf --crate-type rlib
@@ -122,8 +123,15 @@ cmd_bench() {
 }
 
 cmd_fuzz() {
-  ensure_cargo_fuzz
-  fuzz/run.sh "${1:-600}" "${@:2}"
+  # TARGET `protocol` is the JS one (fuzz/protocol.mjs); the others are fuzz/run.sh's.
+  local seconds=${1:-600} rust=() js=0
+  for t in "${@:2}"; do if [ "$t" = protocol ]; then js=1; else rust+=("$t"); fi; done
+  [ $# -gt 1 ] || js=1
+  if [ $# -le 1 ] || [ ${#rust[@]} -gt 0 ]; then
+    ensure_cargo_fuzz
+    fuzz/run.sh "$seconds" "${rust[@]}"
+  fi
+  [ "$js" = 0 ] || node fuzz/protocol.mjs "$seconds"
 }
 
 cmd_soak() {

@@ -15,9 +15,11 @@ const sameConfig = (a, b) =>
 function tokenIds(ids, vocab) {
   for (const id of ids) {
     if (!(Number.isInteger(id) && id >= 0 && id < vocab)) {
+      // Any value may come (a page's message): shown only as what it is when not a number.
+      const shown = typeof id === 'number' ? id : `of type ${typeof id}`;
       throw new NeedleError(
         'token_out_of_vocab',
-        `token id ${id} is outside the vocabulary of ${vocab}`,
+        `token id ${shown} is outside the vocabulary of ${vocab}`,
       );
     }
   }

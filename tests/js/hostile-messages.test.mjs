@@ -85,6 +85,10 @@ test('the engine host refuses every malformed request invalid_argument, and answ
       const after = await h.ask({ type: 'tokenize', text: QUERY });
       assert.deepEqual(after, { ...good, id: after.id }, `the engine after ${msg.type}`);
     }
+    // An id the engine cannot read is out of its vocabulary, whatever it is (the protocol fuzz
+    // target's first finding: one that cannot be written as text answered 'internal').
+    const odd = await h.ask({ type: 'detokenize', ids: [{ toString: 'not callable' }] });
+    assert.deepEqual([odd.type, odd.error.code], ['error', 'token_out_of_vocab'], odd.error.message);
     // Not even an object, or no id: answered too (id null), the engine untouched.
     for (const msg of [null, 5, 'tokenize', { type: 'info' }]) {
       const r = await h.askRaw(msg);
