@@ -186,10 +186,7 @@ pub fn write_float(x: f64, out: &mut String) {
         out.push_str("0.0");
         return;
     }
-    let sci = shortest_digits(libm::fabs(x));
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let (digits, exp) = crate::float_digits::shortest(libm::fabs(x));
     // Position of the decimal point relative to the digit string.
     let point = exp + 1;
     if point > -4 && point <= 16 {
@@ -214,25 +211,6 @@ pub fn write_float(x: f64, out: &mut String) {
             out.push_str(&digits[1..]);
         }
         let _ = write!(out, "e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.unsigned_abs());
-    }
-}
-
-/// The shortest round-trip digits as `d[.ddd]e[-]n`, choosing among equally short candidates
-/// the one nearest the exact value, ties to even — what CPython's dtoa does. Rust's `{:e}` gives
-/// the shortest length but may break a tie upwards (1962539299388703.25 → …703.3, Python
-/// …703.2), so the correctly rounded string of that length (`{:.*e}` rounds half to even) is
-/// preferred whenever it still round-trips.
-fn shortest_digits(x: f64) -> String {
-    let mut shortest = String::new();
-    let _ = write!(shortest, "{:e}", x);
-    let digits =
-        shortest.split_once('e').map_or(0, |(m, _)| m.bytes().filter(u8::is_ascii_digit).count());
-    let mut nearest = String::new();
-    let _ = write!(nearest, "{:.*e}", digits.saturating_sub(1), x);
-    if nearest.parse::<f64>() == Ok(x) {
-        nearest
-    } else {
-        shortest
     }
 }
 

@@ -12,6 +12,7 @@ pub mod constrained;
 pub mod container;
 pub mod context;
 pub mod error;
+pub(crate) mod float_digits;
 #[cfg(feature = "gpu")]
 pub mod gpu;
 pub mod grounding;
