@@ -68,39 +68,52 @@ fn the_int8_kv_cache_matches_the_kv8_reference_on_the_gpu() {
 
 /// The session on the GPU backend: value search (which marks and rewinds the sequence),
 /// constrained decoding and the prefix cache (the second request reuses the first's system
-/// prompt and tools) give the CPU backend's tokens on the shipped default model. The GPU engine
-/// reports its buffers: more than the container (codes, floats, activations, state), none on
-/// the CPU.
+/// prompt and tools) give the CPU backend's tokens on the shipped default model, for smart-home
+/// requests the model answers with calls (so value search has argument values to search). The
+/// GPU engine reports its buffers: more than the container (codes, floats, activations, state),
+/// none on the CPU.
 #[test]
 fn requests_on_the_gpu_backend_write_the_cpu_backends_tokens() {
     use needle_web::session::{Backend, Engine, LoadOptions, Request};
     if !gpu::adapter_or_skip() {
         return;
     }
-    let bytes =
-        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/www/models/default.cact")).unwrap();
-    let tools = r#"[{"name":"set_timer","description":"Starts a timer.","parameters":{"type":"object","properties":{"minutes":{"type":"integer"},"label":{"type":"string"}},"required":["minutes"]}},{"name":"create_note","description":"Writes a note.","parameters":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}}]"#;
-    let queries = ["start a tea timer for 4 minutes", "note that the plumber comes Tuesday"];
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bytes = std::fs::read(root.join("www/models/default.cact")).unwrap();
+    let preset = common::load_json(&root.join("www/presets/smart_home.json"));
+    let tools = preset.get("tools").unwrap().to_json();
+    let system = preset.get("system").and_then(|s| s.as_str()).map(str::to_owned);
+    let queries = ["Turn on the kitchen lights", "dim the bedroom lights to 30%"];
     let run = |backend| {
         let options = LoadOptions { kv: Some(KvPrecision::F32), backend, ..LoadOptions::default() };
         let mut engine = Engine::load(&bytes, &options).unwrap();
-        let mut out = Vec::new();
-        for (i, q) in queries.iter().enumerate() {
-            let mut req = Request::new(q, tools);
-            req.max_tokens = 48;
-            req.constrained = true;
-            req.value_search = i == 1;
+        let (mut out, mut confidence) = (Vec::new(), Vec::new());
+        for q in queries {
+            let mut req = Request::new(q, &tools);
+            req.system = system.as_deref();
+            req.max_tokens = 64;
+            req.value_search = true;
             let done = engine.generate(&req, |_| true).unwrap();
-            out.push((done.tokens, done.cached_tokens));
+            out.push((done.tokens, done.cached_tokens, done.response.function_calls));
+            confidence.push(done.confidence.unwrap());
         }
-        (out, engine.device_bytes())
+        (out, confidence, engine.device_bytes())
     };
-    let ((cpu, cpu_bytes), (gpu, gpu_bytes)) = (run(Backend::Cpu), run(Backend::Gpu));
+    let ((cpu, cpu_conf, cpu_bytes), (gpu, gpu_conf, gpu_bytes)) =
+        (run(Backend::Cpu), run(Backend::Gpu));
     assert_eq!(cpu_bytes, 0);
+    for (q, (_, _, calls)) in queries.iter().zip(&cpu) {
+        let with_values = calls.iter().any(|c| c.arguments.to_json().len() > 2);
+        assert!(with_values, "{q}: a call with argument values, got {calls:?}");
+    }
+    assert!(cpu[1].1 > 0, "the second request reused the cached prefix");
     assert!(gpu_bytes > bytes.len() as u64, "GPU buffers {gpu_bytes} B");
     assert_eq!(gpu, cpu);
-    assert!(gpu.iter().all(|(tokens, _)| !tokens.is_empty()), "both requests wrote tokens");
-    assert!(gpu[1].1 > 0, "the second request reused the cached prefix");
+    // The confidence head pools the whole sequence: a position that value search failed to
+    // rewind shows here even where the calls come out the same.
+    for (g, c) in gpu_conf.iter().zip(&cpu_conf) {
+        assert!((g - c).abs() <= 1e-4, "confidence: gpu {g}, cpu {c}");
+    }
 }
 
 /// The probe heads pool the cells the GPU reads back with the logits: their outputs match

@@ -1,7 +1,8 @@
 //! The CQ kernels on the GPU against their CPU twins, at every code width (1, 2, 3 bits cross
 //! word boundaries, ternary crumbs), groups 16 and 64, padded columns: `rotate` + `matmul`
-//! against `CqMatrix::matvec`, `gather_rows` against `dequant_row`. Skips where no adapter
-//! exists (`super::adapter_or_skip`).
+//! against `CqMatrix::matvec`, `gather_rows` against `dequant_row`; `kv_write` + `attend`
+//! against the CPU's KV ring (f32 and int8). Skips where no adapter exists
+//! (`super::adapter_or_skip`).
 use std::vec;
 use std::vec::Vec;
 
@@ -10,6 +11,8 @@ use super::program::{Program, Scope, P};
 use super::runner::{ChunkInputs, Runner};
 use super::stages::{Recorded, Regions, HEADER};
 use super::weights::Weights;
+use crate::blocks::kv::KvRing;
+use crate::blocks::KvPrecision;
 use crate::kernels::cq::{CqMatrix, CqWidth};
 use crate::kernels::hadamard::orthonormal_scale;
 use crate::kernels::test_util::{pseudo_random, pseudo_random_bytes};
@@ -178,16 +181,58 @@ fn gathered_rows_equal_the_cpu_dequantised_rows_at_every_width() {
     }
 }
 
-/// `kv_write` then `attend` (f32 KV) against a plain two-pass softmax attention written here:
-/// 70 tokens from position 0 (so later tokens attend over two tiles of 64 keys, the online
-/// softmax rescaling between them), 80 value channels (two a lane for some lanes), grouped
-/// heads (4 query heads on 2 kv heads), and a window of 50 on a second run.
+/// `attend`'s answer from the CPU twin: each token written into a [`KvRing`] of `kv` (the
+/// CPU's int8 rounding of keys, values and the query), then its scores, a plain two-pass
+/// softmax and the value mix, gated.
+#[allow(clippy::too_many_arguments)]
+fn cpu_attend(
+    kv: KvPrecision,
+    qkv: &[f32],
+    gate: &[f32],
+    (b, heads, kvh, qk, vw): (usize, usize, usize, usize, usize),
+    window: usize,
+    qf: f32,
+    sf: f32,
+) -> Vec<f32> {
+    let width = heads * qk + kvh * qk + kvh * vw;
+    let mut ring = KvRing::new(kv, b, kvh, qk, vw);
+    ring.reserve(b);
+    let mut want = vec![0.0f32; b * heads * vw];
+    let mut q8 = vec![0i8; qk];
+    for t in 0..b {
+        let row = &qkv[t * width..(t + 1) * width];
+        ring.write(t, &row[heads * qk..(heads + kvh) * qk], &row[(heads + kvh) * qk..]);
+        let first = if window > 0 { (t + 1).saturating_sub(window) } else { 0 };
+        for hd in 0..heads {
+            let mut q = row[hd * qk..(hd + 1) * qk].to_vec();
+            let mut w = vec![0.0f32; t + 1 - first];
+            let h = hd / (heads / kvh);
+            ring.scores(&mut q, &mut q8, h, first, qf, sf, &mut w);
+            let top = w.iter().fold(f32::MIN, |m, &s| m.max(s));
+            w.iter_mut().for_each(|s| *s = (*s - top).exp());
+            let sum: f32 = w.iter().sum();
+            w.iter_mut().for_each(|s| *s /= sum);
+            let out = &mut want[(t * heads + hd) * vw..(t * heads + hd + 1) * vw];
+            ring.mix(&w, h, first, out);
+            for (o, g) in out.iter_mut().zip(&gate[(t * heads + hd) * vw..]) {
+                *o /= 1.0 + (-g).exp();
+            }
+        }
+    }
+    want
+}
+
+/// `kv_write` then `attend` against the CPU's KV ring, f32 and int8 (codes four to a word, one
+/// scale per position and kv head, the query rounded as upstream does): 70 tokens from
+/// position 0 (so later tokens attend over two tiles of 64 keys, the online softmax rescaling
+/// between them), 80 value channels (two a lane for some lanes), grouped heads (4 query heads
+/// on 2 kv heads), and a window of 50 on a second run.
 #[test]
-fn attend_equals_a_plain_softmax_attention_over_tiles_and_wide_values() {
+fn attend_equals_the_cpu_kv_ring_over_tiles_and_wide_values_f32_and_int8() {
     if !super::adapter_or_skip() {
         return;
     }
-    let (b, heads, kvh, qk, vw) = (70usize, 4usize, 2usize, 8usize, 80usize);
+    let dims @ (b, heads, kvh, qk, vw) = (70usize, 4usize, 2usize, 8usize, 80usize);
     let width = heads * qk + kvh * qk + kvh * vw;
     let (qf, sf) = (0.5f32, 0.7f32);
     let qkv = pseudo_random(b * width, 11);
@@ -195,59 +240,47 @@ fn attend_equals_a_plain_softmax_attention_over_tiles_and_wide_values() {
     let (gate_at, out_at) = ((b * width) as u32, (b * width + b * heads * vw) as u32);
     let act_len = b * width + 2 * b * heads * vw;
     let x: Vec<f32> = qkv.iter().chain(&gate).copied().collect();
-    for window in [0usize, 50] {
-        let slots = b;
-        let (keys_at, values_at) = (0u32, (slots * kvh * qk) as u32);
-        let state_len = slots * kvh * (qk + vw);
-        let ring = [
-            P::U(0),
-            P::U(width as u32),
-            P::U(qk as u32),
-            P::U(vw as u32),
-            P::U(heads as u32),
-            P::U(kvh as u32),
-            P::U(slots as u32),
-            P::U(keys_at),
-            P::U(values_at),
-            P::U(0),
-            P::U(0),
-            P::U(0),
-        ];
-        let mut prog = Program::default();
-        prog.push(Kernel::KvWrite, kvh, Scope::Chunk, &ring);
-        let mut attend = ring.to_vec();
-        attend.extend_from_slice(&[
-            P::U(window as u32),
-            P::F(qf),
-            P::F(sf),
-            P::U(out_at),
-            P::U(gate_at),
-        ]);
-        prog.push(Kernel::Attend, heads * super::device::WORKGROUP as usize, Scope::Chunk, &attend);
-        let mut w = Weights::new(&[]);
-        w.floats(&[0.0]);
-        let got = run_with_state(&w, prog, act_len, state_len, &x, b, out_at, heads * vw);
-        let mut want = vec![0.0f32; b * heads * vw];
-        for t in 0..b {
-            let first = if window > 0 { (t + 1).saturating_sub(window) } else { 0 };
-            for hd in 0..heads {
-                let h = hd / (heads / kvh);
-                let q = &qkv[t * width + hd * qk..][..qk];
-                let key = |i: usize| &qkv[i * width + heads * qk + h * qk..][..qk];
-                let value = |i: usize| &qkv[i * width + (heads + kvh) * qk + h * vw..][..vw];
-                let scores: Vec<f32> = (first..=t)
-                    .map(|i| q.iter().zip(key(i)).map(|(a, k)| a * qf * k).sum::<f32>() * sf)
-                    .collect();
-                let top = scores.iter().fold(f32::MIN, |m, &s| m.max(s));
-                let e: Vec<f32> = scores.iter().map(|s| (s - top).exp()).collect();
-                let sum: f32 = e.iter().sum();
-                for c in 0..vw {
-                    let mix: f32 = (first..=t).zip(&e).map(|(i, w)| w / sum * value(i)[c]).sum();
-                    let g = gate[t * heads * vw + hd * vw + c];
-                    want[t * heads * vw + hd * vw + c] = mix / (1.0 + (-g).exp());
-                }
-            }
+    for kv in [KvPrecision::F32, KvPrecision::Int8] {
+        for window in [0usize, 50] {
+            let slots = b;
+            let int8 = kv == KvPrecision::Int8;
+            let (kw, vws) = if int8 { (qk / 4, vw / 4) } else { (qk, vw) };
+            let entries = slots * kvh;
+            let (keys_at, values_at) = (0u32, (entries * kw) as u32);
+            let key_scales = values_at + (entries * vws) as u32;
+            let value_scales = key_scales + entries as u32;
+            let state_len = entries * (kw + vws + 2);
+            let ring = [
+                P::U(0),
+                P::U(width as u32),
+                P::U(qk as u32),
+                P::U(vw as u32),
+                P::U(heads as u32),
+                P::U(kvh as u32),
+                P::U(slots as u32),
+                P::U(keys_at),
+                P::U(values_at),
+                P::U(key_scales),
+                P::U(value_scales),
+                P::U(u32::from(int8)),
+            ];
+            let mut prog = Program::default();
+            prog.push(Kernel::KvWrite, kvh, Scope::Chunk, &ring);
+            let mut attend = ring.to_vec();
+            attend.extend_from_slice(&[
+                P::U(window as u32),
+                P::F(qf),
+                P::F(sf),
+                P::U(out_at),
+                P::U(gate_at),
+            ]);
+            let per_token = heads * super::device::WORKGROUP as usize;
+            prog.push(Kernel::Attend, per_token, Scope::Chunk, &attend);
+            let mut w = Weights::new(&[]);
+            w.floats(&[0.0]);
+            let got = run_with_state(&w, prog, act_len, state_len, &x, b, out_at, heads * vw);
+            let want = cpu_attend(kv, &qkv, &gate, dims, window, qf, sf);
+            close(&got, &want, &std::format!("attend, {kv:?} KV, window {window}"));
         }
-        close(&got, &want, &std::format!("attend, window {window}"));
     }
 }
