@@ -2,6 +2,7 @@
 // that change a small house (house.js), so each call visibly takes effect.
 import { createHouse, showHouse } from './house.js';
 import { turnItems, pendingItem, stateSetter } from './turns.js';
+import { registerHouseTools } from './webmcp-house.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -28,6 +29,7 @@ export async function initAgentView({ getNeedle }) {
   const env = await fetch(new URL('./presets/smart_home.json', import.meta.url)).then((r) =>
     r.json(),
   );
+  view.dataset.webmcpTools = String(registerHouseTools(env, house.functions));
   const convo = { current: null, needle: null };
   let running = null;
 
