@@ -105,7 +105,7 @@ fn logits_out_writes_every_row_as_upstream_computes_it() {
             let scale = b.iter().fold(0f32, |m, v| m.max(v.abs()));
             let worst = a.iter().zip(b).fold(0f32, |m, (x, y)| m.max((x - y).abs()));
             assert!(
-                worst <= 1e-4 * scale,
+                f64::from(worst) <= common::F32_BAR * f64::from(scale),
                 "{generation}: row {row} off by {worst} (max |ref| {scale})"
             );
         }
