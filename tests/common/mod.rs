@@ -10,9 +10,9 @@ use needle_web::json::{self, Value};
 use needle_web::kernels::f16;
 
 /// Exact numerics must match each reference row to this fraction of its largest logit. Measured
-/// worst (the native kernels are bit-identical to the scalar ones on every x86 variant): Needle 2
-/// 4.9e-6 (`system_eos`, window 256), Needle 3 1.5e-6 and its probe heads 1.4e-6; the GPU path
-/// 1.3e-6 (src/gpu/README.md). Logits scaled by 1 + 2e-5 (the final norm's output) fail it.
+/// worst (the native kernels are bit-identical to the scalar ones on every x86 variant): rows
+/// 4.9e-6 on Needle 2 (`system_eos`, window 256), 1.5e-6 on Needle 3; probe heads 1.4e-6; the
+/// GPU path 1.3e-6 (src/gpu/README.md). Logits scaled by 1 + 2e-5 (the final norm's output) fail it.
 pub const F32_BAR: f64 = 1e-5;
 
 /// The committed fixture tree, tests/fixtures.
