@@ -404,25 +404,26 @@ export class Completions {
           stop.abort();
           continue;
         }
-        // Each call as OpenAI streams one: its id, type and name first, then its arguments in pieces.
+        // Each call as OpenAI streams one: its id, type and name first, then its arguments in
+        // pieces; one entry per call in a chunk (a token may finish the name and begin the
+        // arguments: both go in the call's first entry).
         const deltas = [];
         partialCalls(raw).forEach((call, index) => {
           if (call.name === null) return;
-          if (!sent[index]) {
-            sent[index] = { id: randomId('call_'), args: '' };
+          const first = !sent[index];
+          if (first) sent[index] = { id: randomId('call_'), args: '' };
+          const args = call.args.slice(sent[index].args.length);
+          sent[index].args = call.args;
+          if (first) {
+            const { id } = sent[index];
             deltas.push({
               index,
-              id: sent[index].id,
+              id,
               type: 'function',
-              function: { name: call.name, arguments: '' },
+              function: { name: call.name, arguments: args },
             });
-          }
-          if (call.args.length > sent[index].args.length) {
-            deltas.push({
-              index,
-              function: { arguments: call.args.slice(sent[index].args.length) },
-            });
-            sent[index].args = call.args;
+          } else if (args) {
+            deltas.push({ index, function: { arguments: args } });
           }
         });
         if (deltas.length) yield chunk({ tool_calls: deltas });

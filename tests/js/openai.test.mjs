@@ -75,7 +75,12 @@ test('stream: true yields OpenAI delta chunks that add up to the non-streamed an
   const deltas = chunks.filter((c) => c.choices.length).map((c) => c.choices[0]);
   const content = deltas.map((d) => d.delta.content ?? '').join('');
   assert.equal(content || null, whole.choices[0].message.content);
-  // Each call streams as OpenAI's do: a first piece with id, type and name, then argument pieces.
+  // Each call streams as OpenAI's do: a first piece with id, type and name, then argument pieces,
+  // at most one piece per call in a chunk.
+  for (const d of deltas) {
+    const indices = (d.delta.tool_calls || []).map((p) => p.index);
+    assert.equal(new Set(indices).size, indices.length, `one entry per call: ${JSON.stringify(d.delta)}`);
+  }
   const pieces = deltas.flatMap((d) => d.delta.tool_calls || []);
   const calls = [];
   for (const p of pieces) {
