@@ -32,6 +32,9 @@ pub enum Error {
     InvalidArgument { name: &'static str, reason: &'static str },
     /// A well-formed input asks for something this runtime does not do.
     Unsupported { what: &'static str },
+    /// A tool's schema holds something structured output cannot hold (or that no value meets),
+    /// or is malformed (`malformed`); `path` is the tool and a JSON Pointer into its parameters.
+    Schema { what: &'static str, path: String, malformed: bool },
     /// A prefix snapshot is not one, or is corrupt or truncated.
     BadSnapshot { reason: &'static str },
     /// A sound prefix snapshot made from another model, format version or engine option.
@@ -57,7 +60,8 @@ impl Error {
             Error::BadJson { .. } => "bad_json",
             Error::InvalidUtf8 { .. } => "invalid_utf8",
             Error::InvalidArgument { .. } => "invalid_argument",
-            Error::Unsupported { .. } => "unsupported",
+            Error::Unsupported { .. } | Error::Schema { malformed: false, .. } => "unsupported",
+            Error::Schema { malformed: true, .. } => "invalid_argument",
             Error::BadSnapshot { .. } => "bad_snapshot",
             Error::SnapshotMismatch { .. } => "snapshot_mismatch",
             Error::GpuUnavailable { .. } => "gpu_unavailable",
@@ -102,6 +106,12 @@ impl fmt::Display for Error {
                 write!(f, "invalid argument {name}: {reason}")
             }
             Error::Unsupported { what } => write!(f, "unsupported: {what}"),
+            Error::Schema { what, path, malformed: false } => {
+                write!(f, "unsupported: {what} at {path}")
+            }
+            Error::Schema { what, path, malformed: true } => {
+                write!(f, "invalid argument schema: {what} at {path}")
+            }
             Error::BadSnapshot { reason } => write!(f, "bad prefix snapshot: {reason}"),
             Error::SnapshotMismatch { field } => {
                 write!(f, "prefix snapshot made with another {field} than this engine's")

@@ -1,11 +1,23 @@
-//! A number held within `minimum`/`maximum` (exclusive or not) while it is written: a digit
-//! is allowed only when some completion of the digits so far still lands in the bounds, and
-//! the number ends only inside them. Plain decimal only (no exponent), at most 15 digits, so
-//! every value is exact in an `f64`, as a JS or Python reader will see it.
+//! A number held within `minimum`/`maximum` (exclusive or not), and for integers `multipleOf`,
+//! while it is written: a byte is taken only when some completion of the digits so far lands
+//! in the bounds (decided exactly, on the values a reader parses the decimals to), and the
+//! number ends only inside them. Plain decimal only (no exponent), at most 15 digits, so every
+//! value is exact in an `f64` (integers within 2^53 - 1) and in its range, as a JS or Python
+//! reader will see it. Unbounded numbers are held to the same form.
 use super::json_value::Step;
 
-/// Digits a bounded number may have (exact in an f64).
+/// Digits a number may have (exact in an f64).
 const MAX_DIGITS: u8 = 15;
+
+const fn pow10(n: u8) -> u64 {
+    let mut x = 1;
+    let mut i = 0;
+    while i < n {
+        x *= 10;
+        i += 1;
+    }
+    x
+}
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Bounds {
@@ -14,38 +26,71 @@ pub struct Bounds {
     pub hi: f64,
     pub hi_exclusive: bool,
     pub integer: bool,
+    /// What an integer must be a multiple of (1: any).
+    pub multiple: u64,
 }
 
 impl Bounds {
-    /// Whether `x` lies inside.
-    pub fn holds(&self, x: f64) -> bool {
-        let above = if self.lo_exclusive { x > self.lo } else { x >= self.lo };
-        let below = if self.hi_exclusive { x < self.hi } else { x <= self.hi };
-        above && below
-    }
-
-    /// Whether some value of `[a, b]` lies inside (`b` itself may be a limit, not a value).
-    fn meets(&self, a: f64, b: f64) -> bool {
-        if a == b {
-            return self.holds(a);
+    fn above(&self, x: f64) -> bool {
+        if self.lo_exclusive {
+            x > self.lo
+        } else {
+            x >= self.lo
         }
-        let below = if self.hi_exclusive { a < self.hi } else { a <= self.hi };
-        let above = if self.lo_exclusive { b > self.lo } else { b >= self.lo };
-        below && above
     }
 
-    /// Whether any value at all lies inside (an integer one when `integer`).
+    fn below(&self, x: f64) -> bool {
+        if self.hi_exclusive {
+            x < self.hi
+        } else {
+            x <= self.hi
+        }
+    }
+
+    /// Whether some `±g / 10^p`, `g` in `first..=last`, lies inside (a multiple, if asked).
+    fn any(&self, negative: bool, first: u64, last: u64, p: u8) -> bool {
+        if first > last {
+            return false;
+        }
+        let scale = pow10(p) as f64;
+        let x = |g: u64| if negative { -(g as f64 / scale) } else { g as f64 / scale };
+        // One bound holds from some `g` on, the other up to some `g`: find the first `g` the
+        // former holds for (its estimate is off by a step at most), then ask the latter.
+        let from = |g| if negative { self.below(x(g)) } else { self.above(x(g)) };
+        let edge = if negative { -self.hi } else { self.lo } * scale;
+        let mut g = if edge <= first as f64 {
+            first
+        } else if edge >= last as f64 {
+            last
+        } else {
+            libm::ceil(edge) as u64
+        };
+        while g > first && from(g - 1) {
+            g -= 1;
+        }
+        while !from(g) {
+            if g == last {
+                return false;
+            }
+            g += 1;
+        }
+        if self.multiple > 1 {
+            g = g.div_ceil(self.multiple).saturating_mul(self.multiple);
+            if g > last {
+                return false;
+            }
+        }
+        if negative {
+            self.above(x(g))
+        } else {
+            self.below(x(g))
+        }
+    }
+
+    /// Whether any number of at most 15 digits (an integer one when `integer`) lies inside.
     pub fn satisfiable(&self) -> bool {
-        if !self.integer {
-            return self.lo < self.hi
-                || (self.lo == self.hi && !self.lo_exclusive && !self.hi_exclusive);
-        }
-        // The least integer inside, among those of at most MAX_DIGITS digits.
-        let mut lo = libm::ceil(self.lo).max(-(1e15 - 1.0));
-        if self.lo_exclusive && lo == self.lo {
-            lo += 1.0;
-        }
-        self.holds(lo) && lo < 1e15
+        let positive = BoundedNumber::default();
+        positive.can_reach(self) || BoundedNumber { negative: true, ..positive }.can_reach(self)
     }
 }
 
@@ -70,7 +115,11 @@ impl BoundedNumber {
                 next.mantissa = self.mantissa * 10 + (b - b'0') as u64;
                 next.frac_digits = self.frac_digits.map(|n| n + 1);
             }
-            b'.' if self.digits > 0 && self.frac_digits.is_none() && !bounds.integer => {
+            b'.' if self.digits > 0
+                && self.digits < MAX_DIGITS
+                && self.frac_digits.is_none()
+                && !bounds.integer =>
+            {
                 next.frac_digits = Some(0)
             }
             _ => return if self.can_end(bounds) { Step::DoneReprocess } else { Step::Rejected },
@@ -87,54 +136,43 @@ impl BoundedNumber {
         self.digits == 1 && self.mantissa == 0 && self.frac_digits.is_none()
     }
 
-    fn value(&self) -> f64 {
-        let x = self.mantissa as f64 / libm::pow(10.0, self.frac_digits.unwrap_or(0) as f64);
-        if self.negative {
-            -x
-        } else {
-            x
-        }
-    }
-
     fn can_end(&self, bounds: &Bounds) -> bool {
-        self.digits > 0 && self.frac_digits != Some(0) && bounds.holds(self.value())
+        let x = self.mantissa as f64 / pow10(self.frac_digits.unwrap_or(0)) as f64;
+        self.digits > 0
+            && self.frac_digits != Some(0)
+            && bounds.above(if self.negative { -x } else { x })
+            && bounds.below(if self.negative { -x } else { x })
+            && self.mantissa.is_multiple_of(bounds.multiple.max(1))
     }
 
-    /// Whether some completion of these digits (within the digit limit) is in bounds.
-    fn can_reach(&self, bounds: &Bounds) -> bool {
+    /// Whether some completion of these digits (within the digit limit) is in bounds: the
+    /// values it can reach, on the finest grid its spare digits allow, for each place the
+    /// decimal point may still go.
+    fn can_reach(&self, b: &Bounds) -> bool {
         let spare = MAX_DIGITS - self.digits;
-        let signed = |a: f64, b: f64| {
-            if self.negative {
-                bounds.meets(-b, -a)
-            } else {
-                bounds.meets(a, b)
+        let neg = self.negative;
+        // The mantissa followed by `k` more digits.
+        let span = |k: u8| (self.mantissa * pow10(k), (self.mantissa + 1) * pow10(k) - 1);
+        match self.frac_digits {
+            Some(n) => {
+                let (first, last) = span(spare);
+                b.any(neg, first, last, n + spare)
             }
-        };
-        let fraction = |whole: f64| {
-            if bounds.integer || spare == 0 {
-                whole
-            } else {
-                whole + 1.0
+            None if self.digits == 0 => {
+                let places = if b.integer { 0 } else { MAX_DIGITS - 1 };
+                (0..=places).any(|p| b.any(neg, 0, pow10(MAX_DIGITS) - 1, p))
             }
-        };
-        if self.digits == 0 {
-            let most = libm::pow(10.0, spare as f64);
-            return signed(0.0, most);
+            None if self.leading_zero() && (b.integer || spare == 0) => b.any(neg, 0, 0, 0),
+            None if self.leading_zero() => b.any(neg, 0, pow10(spare) - 1, spare),
+            None if b.integer => (0..=spare).any(|k| {
+                let (first, last) = span(k);
+                b.any(neg, first, last, 0)
+            }),
+            None => {
+                let (first, last) = span(spare);
+                (0..=spare).any(|k| b.any(neg, first, last, spare - k))
+            }
         }
-        if let Some(n) = self.frac_digits {
-            let x = self.value().abs();
-            let step = if spare == 0 { 0.0 } else { libm::pow(10.0, -(n as f64)) };
-            return signed(x, x + step);
-        }
-        if self.leading_zero() {
-            return signed(0.0, fraction(0.0));
-        }
-        // `m` followed by k more integer digits, and perhaps a fraction.
-        let m = self.mantissa as f64;
-        (0..=spare).any(|k| {
-            let scale = libm::pow(10.0, k as f64);
-            signed(m * scale, fraction(m * scale + scale - 1.0))
-        })
     }
 }
 
@@ -143,7 +181,7 @@ mod tests {
     use super::*;
 
     fn bounds(lo: f64, hi: f64, integer: bool) -> Bounds {
-        Bounds { lo, lo_exclusive: false, hi, hi_exclusive: false, integer }
+        Bounds { lo, lo_exclusive: false, hi, hi_exclusive: false, integer, multiple: 1 }
     }
 
     /// Bytes of `text` accepted, and whether a following `,` ends the number.
@@ -177,8 +215,7 @@ mod tests {
         assert_eq!(run("2", &teen).0, 0);
         // "1" can still become 13..19, but cannot end as 1.
         assert_eq!(run("1", &teen), (1, false));
-        let open =
-            Bounds { lo: 0.0, lo_exclusive: true, hi: 1.0, hi_exclusive: true, integer: false };
+        let open = Bounds { lo_exclusive: true, hi_exclusive: true, ..bounds(0.0, 1.0, false) };
         assert_eq!(run("0", &open), (1, false));
         assert_eq!(run("1", &open).0, 0);
         assert_eq!(run("0.5", &open), (3, true));
@@ -189,13 +226,72 @@ mod tests {
         assert!(bounds(1.0, 1.0, true).satisfiable());
         assert!(!bounds(1.2, 1.8, true).satisfiable());
         assert!(bounds(1.2, 1.8, false).satisfiable());
-        assert!(!Bounds {
-            lo: 1.0,
+        assert!(!Bounds { lo_exclusive: true, ..bounds(1.0, 1.0, false) }.satisfiable());
+    }
+
+    #[test]
+    fn bounds_no_15_digit_decimal_meets_are_unsatisfiable() {
+        assert!(!bounds(1e308, 1.7e308, false).satisfiable(), "309-digit numbers");
+        let tight = Bounds {
             lo_exclusive: true,
-            hi: 1.0,
-            hi_exclusive: false,
-            integer: false
+            hi_exclusive: true,
+            ..bounds(0.1, 0.1000000000000001, false)
+        };
+        assert!(!tight.satisfiable());
+        assert!(bounds(0.1, 0.100000000000001, false).satisfiable());
+        assert!(bounds(1e14, 1e14, true).satisfiable() && !bounds(1e15, 2e15, true).satisfiable());
+    }
+
+    #[test]
+    fn unbounded_numbers_stay_plain_15_digit_decimals() {
+        let any = bounds(f64::NEG_INFINITY, f64::INFINITY, false);
+        assert_eq!(run("123456789012345", &any), (15, true));
+        assert_eq!(run("1234567890123456", &any).0, 15);
+        assert_eq!(run("0.00000000000001", &any), (16, true));
+        assert_eq!(run("1e5", &any).0, 1);
+        let int = bounds(f64::NEG_INFINITY, f64::INFINITY, true);
+        assert_eq!(run("-999999999999999", &int), (16, true));
+    }
+
+    #[test]
+    fn a_multiple_is_reached_or_refused_where_none_is_left() {
+        let five = Bounds { multiple: 5, ..bounds(0.0, 100.0, true) };
+        assert_eq!(run("35", &five), (2, true));
+        assert_eq!(run("33", &five), (1, false), "no multiple of 5 starts with 33 within 100");
+        assert_eq!(run("101", &five).0, 2, "no multiple of 5 starts with 10 within 100 but 100");
+        assert_eq!(run("100", &five), (3, true));
+        assert!(!Bounds { multiple: 7, ..bounds(1.0, 6.0, true) }.satisfiable());
+    }
+
+    #[test]
+    fn every_prefix_taken_can_still_end_in_bounds() {
+        // Exhaustive over short texts: a prefix the stepper takes always has a byte that
+        // continues it or ends it.
+        let cases = [
+            bounds(-1.5, 2.25, false),
+            Bounds { lo_exclusive: true, hi_exclusive: true, ..bounds(0.1, 0.2, false) },
+            Bounds { multiple: 3, ..bounds(-20.0, 20.0, true) },
+            bounds(0.001, 0.001, false),
+        ];
+        for b in cases {
+            let mut frontier = alloc::vec![BoundedNumber::default()];
+            for _ in 0..5 {
+                let mut next: alloc::vec::Vec<BoundedNumber> = alloc::vec::Vec::new();
+                for n in &frontier {
+                    let mut live = n.can_end(&b);
+                    for c in b"-0123456789." {
+                        let mut m = *n;
+                        if m.step(*c, &b) == Step::Consumed {
+                            live = true;
+                            if !next.contains(&m) {
+                                next.push(m);
+                            }
+                        }
+                    }
+                    assert!(live, "{n:?} stranded in {b:?}");
+                }
+                frontier = next;
+            }
         }
-        .satisfiable());
     }
 }

@@ -28,14 +28,14 @@ const MAX_BYTES: usize = 1024;
 pub const MARGIN: usize = 4;
 
 /// The shortest bytes found that take `matcher` to the end of the turn.
-fn closing_bytes(matcher: &Matcher, g: &Grammar) -> Option<Vec<u8>> {
+pub(super) fn closing_bytes(matcher: &Matcher, g: &Grammar) -> Option<Vec<u8>> {
     let mut m = *matcher;
     let mut out = Vec::new();
     while !m.can_stop() {
         if out.len() == MAX_BYTES {
             return None;
         }
-        let hints = m.closing_hints();
+        let hints = m.closing_hints(g);
         // Any other byte last: an extractive copy may need a space, punctuation or UTF-8.
         let rest = (b' '..=0xff).filter(|b| !ORDER.contains(b) && *b != 0x7f);
         let b = hints

@@ -2,27 +2,24 @@
 //! Open objects and arrays sit on a fixed stack, so the state stays `Copy` (checking a token
 //! is: copy, feed its bytes). Every prefix accepted can still be completed to a value the
 //! schema accepts: keys are offered only while unused ones remain, `}` only once the required
-//! keys are written, `]` and `,` only within the item counts, digits only while the number can
-//! still land in its bounds, pattern characters only while the pattern and length can be met.
+//! keys are written, `]` and `,` only within the item counts (and unused enum items, for unique
+//! ones), digits only while the number can still land in its bounds, pattern characters only
+//! while the pattern and length can be met. A union takes the alternative its first byte (or
+//! its discriminating key's value) picks.
 //! The JSON is compact, as the models write their calls: whitespace only inside strings (and
 //! inside values the schema leaves free), so a model cannot idle in a run of spaces.
 use super::bounded_number::BoundedNumber;
+use super::dfa::StringDfa;
 use super::full_schema::{FullSchemas, Node, MAX_NESTING};
 use super::json_value::{JsonValue, Step};
 use super::literals::Cursor;
-use super::markers::{self, Watch};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Open {
     /// `used`: a bit per key written.
-    Object {
-        node: u32,
-        used: u64,
-    },
-    Array {
-        node: u32,
-        count: u32,
-    },
+    Object { node: u32, used: u64 },
+    /// `used`: a bit per enum item written (unique arrays).
+    Array { node: u32, count: u32, used: u64 },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,15 +29,15 @@ enum At {
     Free(JsonValue),
     Literal(u32, Cursor),
     Number(u32, BoundedNumber),
-    /// Inside a patterned string: live positions, characters so far, and how far a marker no
-    /// string may hold ([`markers::IN_STRINGS`]; a pattern that can only match by spelling one
-    /// leaves the value unfinished, as no other pattern does).
+    /// Inside a patterned string: its automaton's state and the characters so far.
     Pattern {
         node: u32,
-        state: u64,
+        state: u8,
         chars: u32,
-        marker: Watch,
     },
+    /// A tagged union's fixed `{"key":` written this far, then its value.
+    Tag(u32, u8),
+    TagValue(u32, Cursor),
     ObjectStart,
     /// After an object's `,`: a key.
     KeyOpen,
@@ -65,7 +62,7 @@ impl FullValue {
     pub fn new(root: u32) -> FullValue {
         FullValue {
             at: At::Value(root),
-            open: [Open::Array { node: 0, count: 0 }; MAX_NESTING],
+            open: [Open::Array { node: 0, count: 0, used: 0 }; MAX_NESTING],
             depth: 0,
         }
     }
@@ -93,11 +90,58 @@ impl FullValue {
                 let Some(at) = set.advance(at, b) else {
                     return Step::Rejected;
                 };
-                if set.complete(at).is_some() {
+                // In a unique array, only items not written yet.
+                let unique = match self.top() {
+                    Some(Open::Array { node, used, .. })
+                        if matches!(s.nodes[node as usize], Node::Array { unique: true, .. }) =>
+                    {
+                        Some(used)
+                    }
+                    _ => None,
+                };
+                let used = unique.unwrap_or(0);
+                if set.tags(at).iter().all(|&tag| used.checked_shr(tag).unwrap_or(0) & 1 == 1) {
+                    return Step::Rejected;
+                }
+                if let Some(tag) = set.complete(at) {
+                    if let (Some(used), Some(Open::Array { node, count, .. })) =
+                        (unique, self.top())
+                    {
+                        self.open[self.depth as usize - 1] =
+                            Open::Array { node, count, used: used | 1 << tag };
+                    }
                     return self.value_done();
                 }
                 self.at = At::Literal(node, at);
                 Step::Consumed
+            }
+            At::Tag(node, at) => {
+                let Node::Tagged { head, values, .. } = &s.nodes[node as usize] else {
+                    return Step::Rejected;
+                };
+                if head.get(at as usize) != Some(&b) {
+                    return Step::Rejected;
+                }
+                self.go(if at as usize + 1 == head.len() {
+                    At::TagValue(node, values.start())
+                } else {
+                    At::Tag(node, at + 1)
+                })
+            }
+            At::TagValue(node, at) => {
+                let Node::Tagged { values, alts, .. } = &s.nodes[node as usize] else {
+                    return Step::Rejected;
+                };
+                let Some(at) = values.advance(at, b) else {
+                    return Step::Rejected;
+                };
+                match values.complete(at) {
+                    Some(tag) => {
+                        let (object, key) = alts[tag as usize];
+                        self.push(Open::Object { node: object, used: 1 << key }, At::ObjectNext)
+                    }
+                    None => self.go(At::TagValue(node, at)),
+                }
             }
             At::Number(node, mut number) => {
                 let Node::Number(bounds) = &s.nodes[node as usize] else {
@@ -107,29 +151,21 @@ impl FullValue {
                 self.at = At::Number(node, number);
                 self.after_leaf(s, b, step)
             }
-            At::Pattern { node, state, chars, mut marker } => {
-                let Node::Pattern(pattern, length) = &s.nodes[node as usize] else {
+            At::Pattern { node, state, chars } => {
+                let Node::Pattern(dfa, length) = &s.nodes[node as usize] else {
                     return Step::Rejected;
                 };
                 if b == b'"' {
-                    return if pattern.matches(state) && chars >= length.min {
+                    return if dfa.can_close(state, chars, *length) {
                         self.value_done()
                     } else {
                         Step::Rejected
                     };
                 }
-                let Some(state) = pattern.advance(state, b) else {
-                    return Step::Rejected;
-                };
-                if !marker.step(markers::IN_STRINGS, b) {
-                    return Step::Rejected;
+                match dfa.advance(state, b).filter(|&t| dfa.fits(t, chars + 1, *length)) {
+                    Some(state) => self.go(At::Pattern { node, state, chars: chars + 1 }),
+                    None => Step::Rejected,
                 }
-                let chars = chars + 1;
-                if chars.saturating_add(pattern.to_end(state)) > length.max {
-                    return Step::Rejected;
-                }
-                self.at = At::Pattern { node, state, chars, marker };
-                Step::Consumed
             }
             At::ObjectStart | At::ObjectNext | At::KeyOpen => {
                 let Some(Open::Object { node, used }) = self.top() else {
@@ -185,20 +221,21 @@ impl FullValue {
                 }
             }
             At::ArrayStart | At::ArrayNext => {
-                let Some(Open::Array { node, count }) = self.top() else {
+                let Some(Open::Array { node, count, used }) = self.top() else {
                     return Step::Rejected;
                 };
-                let Node::Array { items, min, max } = s.nodes[node as usize] else {
+                let Node::Array { items, min, max, .. } = s.nodes[node as usize] else {
                     return Step::Rejected;
                 };
                 match (self.at, b) {
                     (_, b']') if count >= min => self.close(),
                     (At::ArrayNext, b',') if count < max => {
-                        self.open[self.depth as usize - 1] = Open::Array { node, count: count + 1 };
+                        self.open[self.depth as usize - 1] =
+                            Open::Array { node, count: count + 1, used };
                         self.go(At::Value(items))
                     }
                     (At::ArrayStart, _) if max > 0 => {
-                        self.open[self.depth as usize - 1] = Open::Array { node, count: 1 };
+                        self.open[self.depth as usize - 1] = Open::Array { node, count: 1, used };
                         self.begin(s, items, b)
                     }
                     _ => Step::Rejected,
@@ -225,21 +262,24 @@ impl FullValue {
                 self.at = At::Number(node, BoundedNumber::default());
                 self.step(s, b)
             }
-            Node::Pattern(pattern, length)
-                if b == b'"' && pattern.to_end(pattern.start()) <= length.max =>
-            {
-                self.go(At::Pattern {
-                    node,
-                    state: pattern.start(),
-                    chars: 0,
-                    marker: Watch::default(),
-                })
+            Node::Pattern(..) if b == b'"' => {
+                self.go(At::Pattern { node, state: StringDfa::START, chars: 0 })
+            }
+            Node::Union(alts) => {
+                match alts.iter().find(|(first, _)| b < 128 && first >> b & 1 == 1) {
+                    Some(&(_, alt)) => self.begin(s, alt, b),
+                    None => Step::Rejected,
+                }
+            }
+            Node::Tagged { .. } => {
+                self.at = At::Tag(node, 0);
+                self.step(s, b)
             }
             Node::Object { .. } if b == b'{' => {
                 self.push(Open::Object { node, used: 0 }, At::ObjectStart)
             }
             Node::Array { .. } if b == b'[' => {
-                self.push(Open::Array { node, count: 0 }, At::ArrayStart)
+                self.push(Open::Array { node, count: 0, used: 0 }, At::ArrayStart)
             }
             _ => Step::Rejected,
         }
@@ -254,6 +294,29 @@ impl FullValue {
                 Step::Done => Step::DoneReprocess,
                 _ => self.step(s, b),
             },
+        }
+    }
+
+    /// The byte that heads for the end where the schema fixes it or a pattern needs one
+    /// ([`super::closing`] tries it first).
+    pub fn hint(&self, s: &FullSchemas) -> Option<u8> {
+        match (self.at, self.at_node(s)) {
+            (At::Pattern { state, chars, .. }, Some(Node::Pattern(dfa, length))) => {
+                if dfa.can_close(state, chars, *length) {
+                    Some(b'"')
+                } else {
+                    dfa.hint(state, chars, *length)
+                }
+            }
+            (At::Tag(_, at), Some(Node::Tagged { head, .. })) => head.get(at as usize).copied(),
+            _ => None,
+        }
+    }
+
+    fn at_node<'s>(&self, s: &'s FullSchemas) -> Option<&'s Node> {
+        match self.at {
+            At::Pattern { node, .. } | At::Tag(node, _) => s.nodes.get(node as usize),
+            _ => None,
         }
     }
 

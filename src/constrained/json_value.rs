@@ -35,11 +35,13 @@ enum Number {
     E,
     ESign,
     Exp,
+    /// Two exponent digits: no more, so no number reads as infinity.
+    Exp2,
 }
 
 impl Number {
     fn accepting(self) -> bool {
-        matches!(self, Number::Zero | Number::Int | Number::Frac | Number::Exp)
+        matches!(self, Number::Zero | Number::Int | Number::Frac | Number::Exp | Number::Exp2)
     }
 
     fn next(self, b: u8, integer_only: bool) -> Option<Number> {
@@ -52,7 +54,8 @@ impl Number {
             (Number::Zero | Number::Int | Number::Frac, b'e' | b'E') if !integer_only => Number::E,
             (Number::Dot | Number::Frac, _) if digit => Number::Frac,
             (Number::E, b'+' | b'-') => Number::ESign,
-            (Number::E | Number::ESign | Number::Exp, _) if digit => Number::Exp,
+            (Number::E | Number::ESign, _) if digit => Number::Exp,
+            (Number::Exp, _) if digit => Number::Exp2,
             _ => return None,
         })
     }
@@ -546,5 +549,7 @@ mod tests {
         let mut n = JsonValue::new(Some(JsonType::Integer), Length::ANY);
         let digits = (0..100).take_while(|_| n.step(b'7', None) == Step::Consumed).count();
         assert_eq!(digits, MAX_NUMBER as usize);
+        // At most 40 digits and an exponent of two: far inside an f64's range.
+        assert!(value(Some(JsonType::Number), "-9.5e+99") && !value(None, "1e308"));
     }
 }

@@ -47,6 +47,11 @@ impl LiteralSet {
         (at.lo < at.hi && self.items[i].len() == at.depth as usize).then(|| self.tags[i])
     }
 
+    /// Each item's bytes and tag.
+    pub fn entries(&self) -> impl Iterator<Item = (&[u8], u32)> {
+        self.items.iter().map(Vec::as_slice).zip(self.tags.iter().copied())
+    }
+
     /// Tags of the items still reachable from the cursor.
     pub fn tags(&self, at: Cursor) -> &[u32] {
         &self.tags[at.lo as usize..at.hi as usize]

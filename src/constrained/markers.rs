@@ -13,6 +13,11 @@ pub(super) const IN_STRINGS: &[&str] = &[TOOL_CALL_END, IM_END, THINK_START];
 /// `<tool_call>` inside it reads as text).
 pub(super) const IN_REASONING: &[&str] = &[IM_END];
 
+/// Whether `text` holds a marker no string may hold.
+pub(super) fn in_string(text: &[u8]) -> bool {
+    IN_STRINGS.iter().any(|m| text.windows(m.len()).any(|w| w == m.as_bytes()))
+}
+
 /// How far the text so far ends with one marker of a set. Every marker's only `<` is its first
 /// byte and no two share a second byte, so a mismatch restarts at 0, or at 1 on a `<`, and the
 /// byte after a `<` picks the marker.

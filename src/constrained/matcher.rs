@@ -119,8 +119,9 @@ impl Matcher {
     }
 
     /// The bytes the format fixes next, tried first when closing ([`super::closing`]): the
-    /// rest of a literal, of `</think>`, or of `<tool_call>` (before `<think>`).
-    pub fn closing_hints(&self) -> [Option<u8>; 2] {
+    /// rest of a literal, of `</think>`, or of `<tool_call>` (before `<think>`), or what the
+    /// arguments' schema heads for ([`FullValue::hint`]).
+    pub fn closing_hints(&self, g: &Grammar) -> [Option<u8>; 2] {
         match self.phase {
             Phase::Start => [Some(b'<'), None],
             Phase::ThinkOpen(at) => [
@@ -129,6 +130,7 @@ impl Matcher {
             ],
             Phase::Think(at, _) => [THINK_CLOSE.get(at as usize).copied(), Some(THINK_CLOSE[0])],
             Phase::Literal(literal, at) => [literal.bytes().get(at as usize).copied(), None],
+            Phase::Full(value) => [g.full.as_ref().and_then(|full| value.hint(full)), None],
             _ => [None, None],
         }
     }

@@ -17,6 +17,8 @@
 //! values. The cost per step is a small multiple of the vocabulary size, next to a forward pass.
 mod bounded_number;
 mod closing;
+mod dfa;
+mod formats;
 mod full_schema;
 #[cfg(test)]
 mod full_tests;
@@ -27,9 +29,12 @@ mod markers;
 mod matcher;
 mod pattern;
 mod schema;
+#[cfg(test)]
+mod shape_tests;
 mod span;
 #[cfg(test)]
 mod tests;
+mod unions;
 
 use alloc::vec;
 use alloc::vec::Vec;

@@ -1,9 +1,10 @@
 //! A JSON Schema `pattern` the matcher can hold: a regular expression over printable ASCII
 //! (literals, `.`, classes, `\d \w \s` and their negations, groups, `|`, `* + ? {n,m}`, `^` and
-//! `$` at the ends), compiled by Glushkov's construction to at most 63 positions, so the match
-//! state is a `u64` of live positions. Unanchored ends match anything there, as JSON Schema
-//! says. The string is written raw: printable ASCII without `"` or `\`, one byte a character.
-//! Anything else (backreferences, lookaround, non-ASCII) is refused with a typed error.
+//! `$` at the ends), compiled by Glushkov's construction to at most 127 positions, so a set of
+//! live positions is a `u128`. Unanchored ends match anything there, as JSON Schema says. The
+//! string is written raw: printable ASCII without `"` or `\`, one byte a character. Anything
+//! else (backreferences, lookaround, non-ASCII) is refused with a typed error. The matcher runs
+//! the deterministic automaton [`super::dfa`] builds from these.
 use alloc::boxed::Box;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -11,12 +12,14 @@ use alloc::vec::Vec;
 use crate::{Error, Result};
 
 /// Positions a pattern may compile to (bit 0 of the state is the start).
-const MAX_POSITIONS: usize = 63;
+const MAX_POSITIONS: usize = 127;
 /// Repetition bounds written out by copying, at most this many times.
 const MAX_REPEAT: u32 = 32;
 
 /// A set of bytes (ASCII only).
 type Class = u128;
+/// A set of positions.
+type Positions = u128;
 
 fn unsupported(what: &'static str) -> Error {
     Error::Unsupported { what }
@@ -47,14 +50,12 @@ enum Ast {
 
 #[derive(Debug, Clone)]
 pub struct Pattern {
-    /// Class of each position (index 0 unused: the start).
-    classes: Vec<Class>,
     /// `follow[p]`: positions that may come after `p` (`follow[0]`: the first positions).
-    follow: Vec<u64>,
+    follow: Vec<Positions>,
+    /// `on[b]`: the positions whose class holds byte `b`.
+    on: Vec<Positions>,
     /// Positions a match may end on (bit 0: the empty string matches).
-    last: u64,
-    /// Fewest further characters to a match from each position.
-    to_end: Vec<u32>,
+    last: Positions,
 }
 
 impl Pattern {
@@ -80,33 +81,21 @@ impl Pattern {
         Glushkov::build(&Ast::Concat(parts))
     }
 
-    pub fn start(&self) -> u64 {
-        1
+    pub const START: Positions = 1;
+
+    /// The positions any byte may lead to from `state` (those byte `b` leads to: masked by
+    /// [`Self::on`]).
+    pub fn reach(&self, state: Positions) -> Positions {
+        bits(state).fold(0, |next, p| next | self.follow[p])
     }
 
-    /// The state after byte `b`, or `None` when no match continues with it.
-    pub fn advance(&self, state: u64, b: u8) -> Option<u64> {
-        if b >= 128 || PRINTABLE & (1 << b) == 0 {
-            return None;
-        }
-        let mut next = 0u64;
-        for p in bits(state) {
-            for q in bits(self.follow[p]) {
-                if self.classes[q] & (1 << b) != 0 {
-                    next |= 1 << q;
-                }
-            }
-        }
-        (next != 0).then_some(next)
+    /// Positions whose class holds `b` (none for bytes a raw string cannot hold).
+    pub fn on(&self, b: u8) -> Positions {
+        self.on.get(b as usize).copied().unwrap_or(0)
     }
 
-    pub fn matches(&self, state: u64) -> bool {
+    pub fn matches(&self, state: Positions) -> bool {
         state & self.last != 0
-    }
-
-    /// Fewest characters still needed for a match.
-    pub fn to_end(&self, state: u64) -> u32 {
-        bits(state).map(|p| self.to_end[p]).min().unwrap_or(u32::MAX)
     }
 }
 
@@ -115,8 +104,12 @@ fn escaped_end(bytes: &[u8]) -> bool {
     backslashes % 2 == 1
 }
 
-fn bits(set: u64) -> impl Iterator<Item = usize> {
-    (0..64).filter(move |i| set & (1 << i) != 0)
+fn bits(mut set: Positions) -> impl Iterator<Item = usize> {
+    core::iter::from_fn(move || {
+        let p = set.trailing_zeros() as usize;
+        set &= set.checked_sub(1)?;
+        Some(p)
+    })
 }
 
 struct Parser<'a> {
@@ -290,13 +283,13 @@ impl Parser<'_> {
 /// Glushkov's construction: one position per atom, no epsilon moves.
 struct Glushkov {
     classes: Vec<Class>,
-    follow: Vec<u64>,
+    follow: Vec<Positions>,
 }
 
 /// What a sub-expression contributes: its first and last positions and whether it can be empty.
 struct Part {
-    first: u64,
-    last: u64,
+    first: Positions,
+    last: Positions,
     nullable: bool,
 }
 
@@ -305,23 +298,18 @@ impl Glushkov {
         let mut g = Glushkov { classes: vec![0], follow: vec![0] };
         let part = g.part(ast)?;
         g.follow[0] = part.first;
-        let last = part.last | part.nullable as u64;
-        let n = g.classes.len();
-        // Fewest characters to a match, by relaxing over the follow sets.
-        let mut to_end = vec![u32::MAX; n];
-        for p in bits(last) {
-            to_end[p] = 0;
-        }
-        for _ in 0..n {
-            for p in 0..n {
-                let best = bits(g.follow[p])
-                    .map(|q| to_end[q].saturating_add(1))
-                    .min()
-                    .unwrap_or(u32::MAX);
-                to_end[p] = to_end[p].min(best);
-            }
-        }
-        Ok(Pattern { classes: g.classes, follow: g.follow, last, to_end })
+        let last = part.last | part.nullable as Positions;
+        let on = (0..128u8)
+            .map(|b| {
+                let held = |class: &Class| PRINTABLE & class & (1 << b) != 0;
+                g.classes
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| held(c))
+                    .fold(0, |s, (p, _)| s | 1 << p)
+            })
+            .collect();
+        Ok(Pattern { follow: g.follow, on, last })
     }
 
     fn part(&mut self, ast: &Ast) -> Result<Part> {
@@ -329,7 +317,7 @@ impl Glushkov {
             Ast::Empty => Part { first: 0, last: 0, nullable: true },
             Ast::Atom(class) => {
                 if self.classes.len() > MAX_POSITIONS {
-                    return Err(unsupported("patterns longer than 63 characters and classes"));
+                    return Err(unsupported("patterns longer than 127 characters and classes"));
                 }
                 let p = self.classes.len();
                 self.classes.push(*class);
@@ -380,7 +368,7 @@ impl Glushkov {
         })
     }
 
-    fn link(&mut self, from: u64, to: u64) {
+    fn link(&mut self, from: Positions, to: Positions) {
         for p in bits(from) {
             self.follow[p] |= to;
         }
@@ -392,7 +380,7 @@ mod tests {
     use super::*;
 
     fn full_match(p: &Pattern, text: &str) -> bool {
-        text.bytes().try_fold(p.start(), |s, b| p.advance(s, b)).is_some_and(|s| p.matches(s))
+        p.matches(text.bytes().fold(Pattern::START, |s, b| p.reach(s) & p.on(b)))
     }
 
     #[test]
@@ -412,7 +400,6 @@ mod tests {
         let p = Pattern::compile("ab+c").unwrap();
         assert!(full_match(&p, "xxabbbc yy") && full_match(&p, "abc"));
         assert!(!full_match(&p, "ac") && !full_match(&p, "abd"));
-        assert_eq!(p.to_end(p.start()), 3);
     }
 
     #[test]
@@ -420,6 +407,6 @@ mod tests {
         for source in [r"(?=a)b", r"(a)\1", "é+", "a{40}", "a*?", "a^b", "(ab", "[z-a]"] {
             assert!(matches!(Pattern::compile(source), Err(Error::Unsupported { .. })), "{source}");
         }
-        assert!(Pattern::compile(&"a".repeat(70)).is_err());
+        assert!(Pattern::compile(&"a".repeat(130)).is_err());
     }
 }

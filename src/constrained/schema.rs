@@ -9,6 +9,7 @@ use alloc::vec::Vec;
 
 use super::full_schema::FullSchemas;
 use super::literals::LiteralSet;
+use super::markers;
 use super::span::Source;
 use crate::json::{self, Value};
 use crate::{Error, Result};
@@ -111,6 +112,11 @@ impl Grammar {
                 .get("name")
                 .and_then(Value::as_str)
                 .ok_or(invalid("constrained decoding needs every tool to have a string name"))?;
+            if markers::in_string(name.as_bytes()) {
+                return Err(Error::Unsupported {
+                    what: "tool names that spell </tool_call>, <|im_end|> or <think>",
+                });
+            }
             names.push((quoted(name), i as u32));
             compiled.push(compile_tool(entry.get("parameters")));
         }
