@@ -799,8 +799,8 @@ export interface RunOptions extends Omit<CompleteOptions, 'tools' | 'system'> {
   maxSteps?: number;
   /** Calls with ungrounded arguments are not executed: `{error: "ungrounded PATH"}` (default true). */
   strict?: boolean;
-  /** Schema-constrained decoding (default true here, unlike `complete()`): only calls that fit
-   *  the tools' schemas reach the functions. */
+  /** Schema-constrained decoding (default true here, unlike `complete()`, and whatever a
+   *  conversation was created with): only calls that fit the tools' schemas reach the functions. */
   constrained?: boolean;
   /**
    * Run a call again when the model repeats one already answered in this run (same tool, equal
