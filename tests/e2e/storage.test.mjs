@@ -1,8 +1,10 @@
 // Storage that degrades, in Chromium: Cache Storage refusing (made to throw) falls back to
 // IndexedDB; with IndexedDB refused too the model runs uncached; a tiny origin quota (DevTools
 // Protocol) turns the cache write into a warning. Every load still answers like the native CLI.
+// A bad 200 (an HTML page, a file cut short) is never served from Cache Storage (issue 51).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 
 import { startServer } from '../../tools/serve.mjs';
@@ -110,6 +112,46 @@ test('a tiny quota: the cache write fails in the worker, the warning reaches the
     // estimate() keeps reporting the profile's quota under the override; it is a number all the same.
     assert.ok(Number.isFinite(r.usage.quota) && Number.isFinite(r.usage.usage), JSON.stringify(r.usage));
     console.log(`tiny quota: ${JSON.stringify({ usage: r.usage.usage, quota: r.usage.quota })}`);
+  } finally {
+    await context.close();
+  }
+});
+
+test('a bad 200 is not served from Cache Storage: an HTML page is not stored, a cut file is evicted', async () => {
+  // Issue 51: a host answering once with an error page, once with a file cut short, then with
+  // the model; each load in a Worker, with Chromium's Cache Storage.
+  const { context, page } = await blankPage();
+  const model = readFileSync(defaultModel());
+  const answers = [
+    { contentType: 'text/html', body: '<!doctype html><title>rate limited</title>' },
+    { contentType: 'application/octet-stream', body: model.subarray(0, 300_000) },
+    { contentType: 'application/octet-stream', body: model },
+  ];
+  let requests = 0;
+  await context.route(`${server.url}hostile/m.cact`, (r) => r.fulfill(answers[Math.min(requests++, 2)]));
+  try {
+    const tries = await page.evaluate(async () => {
+      const { Needle } = await import('/pkg/index.js');
+      const out = [];
+      for (let i = 0; i < 3; i++) {
+        const warnings = [];
+        const logger = { warn: (m) => warnings.push(m), info() {} };
+        const got = await Needle.load('/hostile/m.cact', { logger }).then(
+          (n) => (n.dispose(), { source: n.info.source, thread: n.info.thread }),
+          (e) => ({ code: e.code, message: e.message }),
+        );
+        out.push({ ...got, warnings, stored: (await Needle.cacheUsage()).models.map((m) => m.bytes) });
+      }
+      return out;
+    });
+    const [html, cut, good] = tries;
+    assert.equal(html.code, 'fetch_failed', JSON.stringify(html));
+    assert.deepEqual(html.stored, []);
+    assert.match(cut.code, /^(bad_|truncated)/, JSON.stringify(cut));
+    assert.deepEqual(cut.stored, [], 'the copy the engine refused is evicted');
+    assert.ok(cut.warnings.some((w) => w.includes('evicted')), cut.warnings.join('\n'));
+    assert.deepEqual([good.source, good.thread, good.stored], ['network', 'worker', [model.length]]);
+    assert.equal(requests, 3);
   } finally {
     await context.close();
   }
