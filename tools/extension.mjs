@@ -46,6 +46,7 @@ const PKG_FILES = [
   'prepare.js',
   'extension.js',
   'extension-sw.js',
+  'webmcp.js',
 ];
 // The worker imports all four builds; an extension page is not cross-origin isolated, so it runs
 // the SIMD one (the threaded glue is only loaded, never started), or the gpu one where WebGPU and
@@ -62,10 +63,15 @@ const WASM_FILES = [
   'gpu/needle_bg.wasm',
 ];
 
-/** Writes the unpacked extension to `out` (replacing it); returns `{ out }`. */
+/**
+ * Writes the unpacked extension to `out` (replacing it); returns `{ out }`. `grantAll` (tests
+ * only): the optional permissions and every site's host access are asked for at install, so a
+ * headless browser, which cannot answer a permission prompt, has them.
+ */
 export function assembleExtension({
   out = join(ROOT, 'target/extension'),
   model = join(ROOT, 'www/models/default.cact'),
+  grantAll = false,
 } = {}) {
   const copy = (from, to) => {
     const src = join(ROOT, from);
@@ -84,6 +90,9 @@ export function assembleExtension({
     'background.js',
     'engine.html',
     'engine.js',
+    'act.js',
+    'browser-actions.js',
+    'page-tools.js',
   ]) {
     copy(`extension/${f}`, f);
   }
@@ -100,6 +109,10 @@ export function assembleExtension({
 
   const manifest = JSON.parse(readFileSync(join(ROOT, 'extension/manifest.json'), 'utf8'));
   manifest.version = JSON.parse(readFileSync(join(ROOT, 'pkg/package.json'), 'utf8')).version;
+  if (grantAll) {
+    manifest.permissions = [...manifest.permissions, ...manifest.optional_permissions];
+    manifest.host_permissions = ['<all_urls>'];
+  }
   writeFileSync(join(out, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   return { out };
 }

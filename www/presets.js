@@ -15,7 +15,10 @@ const ENVIRONMENTS = [
   ['browser', 'Browser', 'Pin this tab'],
 ];
 
-/** Every preset: `{name, query, tools, system?}`; environments whose file fails to load are left out. */
+/**
+ * Every preset: `{name, query, tools, system?, environment?}` (`environment`: the file's name, for
+ * environments); environments whose file fails to load are left out.
+ */
 export async function loadPresets() {
   const environments = await Promise.all(
     ENVIRONMENTS.map(async ([file, name, query]) => {
@@ -23,7 +26,8 @@ export async function loadPresets() {
         const response = await fetch(new URL(`./presets/${file}.json`, import.meta.url));
         if (!response.ok) return null;
         const env = await response.json();
-        return { name: `${name} (environment)`, query, tools: env.tools, system: env.system };
+        const { tools, system } = env;
+        return { name: `${name} (environment)`, query, tools, system, environment: file };
       } catch {
         return null;
       }
