@@ -629,14 +629,16 @@ export class Needle {
   }
 
   #receive(msg) {
+    // A log line may outlive its request (backend 'auto' decides after the load: engine/auto.js).
+    if (msg.type === Reply.LOG) {
+      if (this.#log[msg.level]) this.#log[msg.level](msg.message);
+      return;
+    }
     const p = this.#pending.get(msg.id);
     if (!p) return;
     switch (msg.type) {
       case Reply.PROGRESS:
         if (p.onProgress) p.onProgress({ phase: msg.phase, loaded: msg.loaded, total: msg.total });
-        break;
-      case Reply.LOG:
-        if (this.#log[msg.level]) this.#log[msg.level](msg.message);
         break;
       case Reply.TOKEN:
         if (p.onToken) p.onToken({ token: msg.token, text: msg.text });

@@ -12,10 +12,11 @@ import { checkRequest } from './engine/messages.js';
 /**
  * Serves the protocol on `port` (anything with postMessage and an assignable onmessage: a worker
  * scope, a MessagePort, or an in-process pair). Registers the handler synchronously. `thread`:
- * what `info.thread` reports ('worker' | 'inline').
+ * what `info.thread` reports ('worker' | 'inline'); `engine`: the model's test seams
+ * (engine/model.js `deps`).
  */
-export function serve(port, { thread = inWorker ? 'worker' : 'inline' } = {}) {
-  const model = new Model(thread);
+export function serve(port, { thread = inWorker ? 'worker' : 'inline', engine = {} } = {}) {
+  const model = new Model(thread, { ...engine, between });
   const lentBytes = new Map(); // handle -> bytes an inline client lent for a load
   let nextLend = 1;
   let chain = Promise.resolve();
@@ -25,6 +26,17 @@ export function serve(port, { thread = inWorker ? 'worker' : 'inline' } = {}) {
   const threadAnswers = new Map(); // load id -> its Req.THREADS answer's handler
 
   const send = (msg, transfer) => port.postMessage(msg, transfer || []);
+
+  /**
+   * Runs `job` in the chain, after the requests received so far: backend 'auto''s work on the
+   * engines (engine/auto.js) goes between requests, never inside one, and a request that arrives
+   * meanwhile waits for that one job only.
+   */
+  function between(job) {
+    const done = chain.then(job);
+    chain = done.catch(() => {});
+    return done;
+  }
 
   function takeLent(handle) {
     const bytes = lentBytes.get(handle);

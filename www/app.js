@@ -76,13 +76,37 @@ function showProgress({ phase, loaded, total }) {
         : `${label} ${fmtBytes(loaded)}`;
 }
 
-/** Where the model runs, and on which adapter ('CPU' with the reason in the tooltip). */
+/**
+ * Where the model runs, on which adapter, and backend 'auto''s choice (preparing, calibrating,
+ * then measured or remembered; declined), its reason in the tooltip.
+ */
 function backendText(i) {
   const a = i.adapter;
   const on = a ? ` (${[a.vendor, a.architecture].filter(Boolean).join(' ') || a.description})` : '';
-  return i.backend === 'webgpu'
-    ? `WebGPU${on}`
-    : `CPU${i.variant === 'gpu' ? `, WebGPU device${on}` : ''}`;
+  const where =
+    i.backend === 'webgpu'
+      ? `WebGPU${on}`
+      : `CPU${i.variant === 'gpu' ? `, WebGPU device${on}` : ''}`;
+  return i.backend_choice ? `${where} (auto: ${i.backend_choice})` : where;
+}
+
+let loadedIn = 0; // ms the last load took
+
+function showModelInfo(i) {
+  $('model-info').textContent =
+    `Needle ${i.generation} · ${i.depth}/${i.num_layers} layers · d=${i.d_model} · vocab ${i.vocab} · ${i.kv} KV · ` +
+    `${fmtBytes(i.bytes)} · ${i.variant}${i.threads > 1 ? ` ×${i.threads}` : ''}` +
+    ` · ${backendText(i)} · from ${i.source} · ${fmtMs(loadedIn)}`;
+  $('model-info').title = i.backend_reason || '';
+  document.body.dataset.backend = i.backend;
+  document.body.dataset.backendChoice = i.backend_choice ?? '';
+}
+
+/** Backend 'auto' decides after the load, between requests: the line follows it. */
+async function followChoice() {
+  if (!needle || !['preparing', 'calibrating'].includes(needle.info.backend_choice)) return;
+  const i = await needle.refreshInfo().catch(() => null);
+  if (i) showModelInfo(i);
 }
 
 async function loadModel() {
@@ -100,15 +124,10 @@ async function loadModel() {
       backend: $('backend').value,
     });
     const i = needle.info;
-    const ms = performance.now() - t0;
-    $('model-info').textContent =
-      `Needle ${i.generation} · ${i.depth}/${i.num_layers} layers · d=${i.d_model} · vocab ${i.vocab} · ${i.kv} KV · ` +
-      `${fmtBytes(i.bytes)} · ${i.variant}${i.threads > 1 ? ` ×${i.threads}` : ''}` +
-      ` · ${backendText(i)} · from ${i.source} · ${fmtMs(ms)}`;
-    $('model-info').title = i.backend_reason || '';
-    document.body.dataset.backend = i.backend;
+    loadedIn = performance.now() - t0;
+    showModelInfo(i);
     document.body.dataset.modelSource = i.source;
-    document.body.dataset.loadMs = String(ms);
+    document.body.dataset.loadMs = String(loadedIn);
     $('progress').hidden = true;
     setState('ready', 'Ready.');
     prepareTools();
@@ -307,6 +326,7 @@ async function run(event) {
     running = null;
     if (document.body.dataset.state === 'running') setState('ready');
     else setState(document.body.dataset.state);
+    followChoice();
   }
 }
 

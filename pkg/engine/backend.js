@@ -1,7 +1,8 @@
 // Which backend a load runs on: WebGPU (the `gpu` wasm variant) or the CPU builds (build.js).
-// `backend: 'auto'` takes WebGPU only where everything it needs is here (navigator.gpu, JSPI, an
-// adapter, a Needle 3 model whose largest tensor fits one of the adapter's storage bindings) and
-// otherwise runs on the CPU, logging why; `backend: 'webgpu'` refuses with `gpu_unavailable`.
+// `backend: 'webgpu'` takes any adapter, or refuses with `gpu_unavailable`. `backend: 'auto'`
+// answers from a CPU build at once and considers only a hardware adapter (navigator.gpu, JSPI, an
+// adapter that is not a CPU implementation of WebGPU): engine/auto.js prepares and calibrates it
+// in the background and moves requests to it only if it measured faster (engine/calibrate.js).
 import { NeedleError } from '../protocol.js';
 
 export const BACKENDS = Object.freeze(['auto', 'webgpu', 'cpu']);
@@ -17,9 +18,28 @@ export function backendOption(value) {
   return v;
 }
 
+// WebGPU implementations that run on the CPU, as adapters name them (architecture, vendor,
+// device or description): on them the GPU build runs the CPU's work through an emulator, 3-30x
+// slower than the CPU builds (issue 48: SwiftShader in headless Chromium).
+const SOFTWARE = /swiftshader|llvmpipe|lavapipe|microsoft basic render/i;
+
+/** Why `adapter` is a software (CPU) implementation of WebGPU, or null for a hardware one. */
+export function softwareAdapter(adapter) {
+  const info = adapter.info || {};
+  const name = [info.vendor, info.architecture].filter(Boolean).join(' ') || info.description;
+  const which = name ? `the WebGPU adapter (${name})` : 'the WebGPU adapter';
+  if (info.isFallbackAdapter === true || adapter.isFallbackAdapter === true)
+    return `${which} is a fallback adapter, a CPU implementation of WebGPU`;
+  const named = [info.architecture, info.vendor, info.device, info.description]
+    .map((v) => String(v ?? '').match(SOFTWARE))
+    .find(Boolean);
+  return named ? `${which} is ${named[0]}, a CPU implementation of WebGPU` : null;
+}
+
 /**
  * What `env` (the global scope; tests pass fakes) offers for WebGPU before any model is read:
- * `{ adapter: { vendor, architecture, device, description }, limits }`, or `{ reason }` why not.
+ * `{ adapter: { vendor, architecture, device, description }, limits, software }` (`software`:
+ * why the adapter runs on the CPU, or null), or `{ reason }` why not.
  */
 export async function webgpuHere(env = globalThis) {
   const gpu = env.navigator && env.navigator.gpu;
@@ -46,6 +66,7 @@ export async function webgpuHere(env = globalThis) {
       maxStorageBufferBindingSize: Number(adapter.limits.maxStorageBufferBindingSize),
       maxBufferSize: Number(adapter.limits.maxBufferSize),
     },
+    software: softwareAdapter(adapter),
   };
 }
 
@@ -63,7 +84,7 @@ export function modelMisfit(facts, limits) {
 
 /**
  * The GPU cannot be used, for `reason`: `backend: 'webgpu'` throws `gpu_unavailable`; 'auto' logs
- * the reason (`log`) and returns it, the load going on with the CPU build.
+ * the reason (`log`) and returns it, the CPU build serving.
  */
 export function declineGpu(want, reason, log) {
   if (want === 'webgpu') throw new NeedleError('gpu_unavailable', `backend 'webgpu': ${reason}`);

@@ -1,6 +1,6 @@
 // The load job of the engine host: a model's bytes (engine/source.js) into a new engine of the
-// build the options choose (engine/build.js; the gpu build where engine/backend.js allows it),
-// timed for `info.load_ms`.
+// build the options choose (engine/build.js: a CPU build, or the gpu build for backend 'webgpu'),
+// timed for `info.load_ms`; and backend 'auto''s GPU engine, built later (engine/auto.js).
 import { Reply, NeedleError } from '../protocol.js';
 import { backendOption, declineGpu, modelMisfit, webgpuHere } from './backend.js';
 import { GPU_BUILD, chooseBuild, loadBuild } from './build.js';
@@ -19,87 +19,131 @@ export function engineConfig(o = {}) {
 }
 
 /**
- * Builds a session for `source` under `options`: `{ session, call, config, base, requestOptions }`
- * (`call`: call.js's caller for the session's build; `base`: how it was loaded, for `info`;
- * `requestOptions`: the names a request may hold). `before()` runs once the bytes and the module
- * are in, just before the engine is built (the caller frees the old one there). `post` sends
- * progress and warnings; `spawnThreads(init, count)` has the client start the pool's threads.
+ * Builds a session for `source` under `options`: `{ session, call, config, base, requestOptions,
+ * auto }` (`call`: call.js's caller for the session's build; `base`: how it was loaded, for
+ * `info`; `requestOptions`: the names a request may hold; `auto`: for backend 'auto' on a hardware
+ * adapter, what engine/auto.js needs to try the GPU after the load, else null). `before()` runs
+ * once the bytes and the module are in, just before the engine is built (the caller frees the old
+ * one there). `post` sends progress and warnings; `spawnThreads(init, count)` has the client
+ * start the pool's threads; `env`: the global scope WebGPU is looked for in.
  */
-export async function loadSession(source, options, { post, signal, lent, before, spawnThreads }) {
+export async function loadSession(
+  source,
+  options,
+  { post, signal, lent, before, spawnThreads, env },
+) {
   const want = backendOption(options.backend);
   const log = (level) => (message) => post({ type: Reply.LOG, level, message });
-  const cpuBuild = () => loadBuild(chooseBuild(options), log('warn'), spawnThreads);
   // WebGPU's preconditions are checked, and the module compiles (its threads start), while the
   // model downloads.
-  const gpu = want === 'cpu' ? Promise.resolve({ reason: null }) : webgpuHere();
+  const gpu = want === 'cpu' ? Promise.resolve({ reason: null }) : webgpuHere(env);
   // A forced backend that cannot run refuses before the download.
   if (want === 'webgpu' && !(await gpu).adapter) declineGpu(want, (await gpu).reason);
-  const wasm = gpu.then((g) => {
-    if (g.adapter) return loadBuild(GPU_BUILD, log('warn'));
-    if (want !== 'cpu') declineGpu(want, g.reason, log('info'));
-    return cpuBuild();
-  });
+  // 'auto' answers from a CPU build at once; a GPU waits for engine/auto.js, after the load.
+  const wasm =
+    want === 'webgpu'
+      ? loadBuild(GPU_BUILD, log('warn'))
+      : loadBuild(chooseBuild(options), log('warn'), spawnThreads);
   wasm.catch(() => {}); // reported below, once the bytes are in
   const t0 = now();
   const src = await sourceBytes(source, options, post, signal, lent);
   const t1 = now();
   post({ type: Reply.PROGRESS, phase: 'init', loaded: 0, total: 1 });
-  let build = await wasm;
+  const build = await wasm;
   if (signal.aborted) throw new NeedleError('aborted', 'load aborted');
   before();
   const config = engineConfig(options);
-  const construct = ({ glue }) => {
-    glue.reserve(src.bytes.length);
-    return new glue.Session(src.bytes, config.kv, config.numerics, config.layers, config.context);
-  };
-  let session = construct(build);
-  let call = sessionCaller(build.variant, build.exports);
-  let reason = (await gpu).reason;
+  const session = construct(build.glue, src.bytes, config);
+  const call = sessionCaller(build.variant, build.exports);
+  const g = await gpu;
   let deviceMs;
-  if (build.variant === 'gpu') {
-    let why;
+  if (want === 'webgpu') {
     const t = now();
     try {
-      why = await openDevice(session, call, (await gpu).limits, config);
-      deviceMs = now() - t;
+      const why = await openDevice(session, call, g.limits, config);
+      if (why !== null) declineGpu(want, why);
     } catch (e) {
       session.free();
       throw e;
     }
-    if (why !== null) {
-      session.free();
-      reason = declineGpu(want, why, log('info'));
-      build = await cpuBuild();
-      session = construct(build);
-      call = sessionCaller(build.variant, build.exports);
-    }
+    deviceMs = now() - t;
   }
   await warmUp(session, call);
   post({ type: Reply.PROGRESS, phase: 'init', loaded: 1, total: 1 });
-  const g = build.variant === 'gpu' ? await gpu : null;
-  const onGpu = g ? session.gpu_info() : null;
+  // Under 'auto', no WebGPU or a software adapter is a reason now; a hardware adapter is tried
+  // in the background.
+  const declined = want === 'auto' ? (g.reason ?? g.software) : null;
+  if (declined) declineGpu(want, declined, log('info'));
   const base = {
-    variant: build.variant,
-    threads: build.threads,
-    backend: onGpu ? onGpu.backend : 'cpu',
-    adapter: g ? g.adapter : null,
-    // Every buffer the forward pass holds on the GPU (weights as stored, activations, state).
-    gpu_bytes: onGpu && onGpu.backend === 'webgpu' ? onGpu.gpu_bytes : null,
-    backend_reason: reason ?? null,
+    ...engineFacts(build, session, want === 'webgpu' ? g.adapter : null),
+    backend_choice: want !== 'auto' ? null : declined ? 'declined' : 'preparing',
+    backend_reason: declined,
+    calibration: null,
     source: src.from,
     storage: src.storage ?? null,
     bytes: src.bytes.length,
     sha256: src.sha256,
     // `device`: the gpu build's adapter, device and probe kernel, within `init`.
-    load_ms: { fetch: t1 - t0, init: now() - t1, ...(g ? { device: deviceMs } : {}) },
+    load_ms: {
+      fetch: t1 - t0,
+      init: now() - t1,
+      ...(want === 'webgpu' ? { device: deviceMs } : {}),
+    },
   };
+  // `version`: the core's (Cargo.toml), which the package's version follows
+  // (tests/js/auto-backend.test.mjs keys remembered choices by pkg/package.json's).
+  const auto =
+    want === 'auto' && !declined
+      ? { here: g, bytes: src.bytes, version: build.glue.version(), config }
+      : null;
   return {
     session,
     call,
     config,
     base,
     requestOptions: new Set(build.glue.requestOptions().map((o) => o.name)),
+    auto,
   };
+}
+
+/** A session of `glue`'s build over the container `bytes`, with the engine options `config`. */
+function construct(glue, bytes, config) {
+  glue.reserve(bytes.length);
+  return new glue.Session(bytes, config.kv, config.numerics, config.layers, config.context);
+}
+
+/** info's facts of the engine `session` of `build` (`adapter`: the gpu build's, else null). */
+function engineFacts(build, session, adapter) {
+  const onGpu = build.variant === 'gpu' ? session.gpu_info() : null;
+  return {
+    variant: build.variant,
+    threads: build.threads,
+    backend: onGpu ? onGpu.backend : 'cpu',
+    adapter,
+    // Every buffer the forward pass holds on the GPU (weights as stored, activations, state).
+    gpu_bytes: onGpu && onGpu.backend === 'webgpu' ? onGpu.gpu_bytes : null,
+  };
+}
+
+/**
+ * Backend 'auto''s GPU engine (engine/auto.js `prepare`), built while the CPU engine serves:
+ * `{ session, call, base }` (`base`: its info facts), or a rejection saying why it cannot serve
+ * (a misfit or a device that cannot open: `gpu_unavailable`; a lost one: `gpu_lost`). `here`:
+ * backend.js webgpuHere's; the container is parsed `between` requests (it is synchronous).
+ */
+export async function prepareGpu({ here, bytes, config, between, warn }) {
+  const build = await loadBuild(GPU_BUILD, warn);
+  const call = sessionCaller(build.variant, build.exports);
+  const session = await between(async () => construct(build.glue, bytes, config));
+  try {
+    const why = await openDevice(session, call, here.limits, config);
+    if (why !== null) throw new NeedleError('gpu_unavailable', why);
+    await warmUp(session, call);
+  } catch (e) {
+    session.free();
+    throw e;
+  }
+  return { session, call, base: engineFacts(build, session, here.adapter) };
 }
 
 /**

@@ -1,8 +1,10 @@
 // The engine host's one model: its session (the wasm `Session`), how it was loaded, and the
 // engine options it runs with now. Every request goes through `need()`, which refuses once the
 // model is disposed, or once the engine trapped and no new one could be built (`recover`).
-import { NeedleError } from '../protocol.js';
-import { engineConfig, loadSession } from './load.js';
+import { NeedleError, Reply } from '../protocol.js';
+import { engineConfig, loadSession, prepareGpu } from './load.js';
+import { AutoBackend } from './auto.js';
+import { openChoices } from '../storage/choices.js';
 import { generate } from './generate.js';
 import { logTo } from './source.js';
 import { evictRefused } from '../storage/model.js';
@@ -41,10 +43,17 @@ export class Model {
   // The system + tools prefix the engine's prefix cache holds: { key, from: 'loaded' |
   // 'prefilled' | 'request' } (engine/prefix.js), or null when unknown.
   #held = null;
+  #auto = null; // backend 'auto''s choice in the background (engine/auto.js), while it matters
+  #deps;
 
-  /** `thread`: what `info.thread` reports ('worker' | 'inline'). */
-  constructor(thread) {
+  /**
+   * `thread`: what `info.thread` reports ('worker' | 'inline'). `deps` (backend 'auto',
+   * engine/auto.js): `between(job)` runs `job` while no request is in flight (the host's queue);
+   * tests replace `env` (where WebGPU is looked for), `prepareGpu`, `measure` and `choices`.
+   */
+  constructor(thread, deps = {}) {
     this.#thread = thread;
+    this.#deps = { between: (job) => job(), prepareGpu, ...deps };
   }
 
   need() {
@@ -61,7 +70,8 @@ export class Model {
 
   info() {
     const s = this.need();
-    return { ...s.info(), kv_bytes: s.kv_bytes(), thread: this.#thread, ...this.#base };
+    const choice = this.#auto ? this.#auto.info() : {};
+    return { ...s.info(), kv_bytes: s.kv_bytes(), thread: this.#thread, ...this.#base, ...choice };
   }
 
   /** Loads `source` in place of the current model (see engine/load.js). */
@@ -72,11 +82,13 @@ export class Model {
       ...io,
       lent,
       before: () => this.#free(),
+      env: this.#deps.env,
     }).catch(async (e) => {
       if (source.kind === 'url') await evictRefused(source.url, options.cache, e, logTo(io.post));
       throw e;
     });
     this.#install(loaded);
+    if (loaded.auto) this.#auto = this.#tryGpu(loaded.auto, loaded.base.sha256, io.post);
     this.#base = loaded.base;
     this.#requestOptions = loaded.requestOptions;
     this.#crashed = null;
@@ -216,7 +228,43 @@ export class Model {
     this.#disposed = true;
   }
 
+  /** Backend 'auto' on a hardware adapter: the GPU engine prepared, calibrated, maybe adopted. */
+  #tryGpu({ here, bytes, version, config }, sha256, post) {
+    const d = this.#deps;
+    const log = (level, message) => post({ type: Reply.LOG, level, message });
+    return new AutoBackend({
+      here,
+      bytes,
+      sha256,
+      version,
+      prepare: () =>
+        d.prepareGpu({ here, bytes, config, between: d.between, warn: (m) => log('warn', m) }),
+      ...(d.measure ? { measure: d.measure } : {}),
+      choices: d.choices ?? openChoices(),
+      between: d.between,
+      // A calibration run leaves the CPU engine empty: no prefix is held after it.
+      cpu: () => {
+        this.#held = null;
+        return { session: this.need(), call: this.#call };
+      },
+      adopt: (engine) => this.#adopt(engine),
+      log,
+    });
+  }
+
+  /**
+   * Requests move to `engine` (the GPU's, engine/auto.js; called between requests): the CPU
+   * engine goes, and with it any prefix it held (the next request prefills it on the GPU).
+   */
+  #adopt(engine) {
+    this.#session.free();
+    this.#install({ ...engine, config: this.#loadConfig, base: this.#base });
+    this.#base = { ...this.#base, ...engine.base };
+  }
+
   #free() {
+    if (this.#auto) this.#auto.stop();
+    this.#auto = null;
     if (this.#session) this.#session.free();
     this.#session = null;
   }

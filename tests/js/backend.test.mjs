@@ -1,13 +1,20 @@
-// The backend choice (pkg/engine/backend.js and its use in engine/load.js): 'auto' takes WebGPU
-// only where navigator.gpu, JSPI and an adapter exist and a Needle 3 model's largest tensor fits
-// the adapter's bindings, else the CPU with the reason; 'webgpu' where it cannot run rejects with
-// gpu_unavailable. The environments are fakes (Node has neither WebGPU nor JSPI); the real
-// adapter is tests/e2e/webgpu.test.mjs's.
+// The backend choice (pkg/engine/backend.js and its use in engine/load.js): 'auto' considers
+// WebGPU only where navigator.gpu, JSPI and a hardware adapter exist (a software one is declined
+// with the reason), a Needle 3 model's largest tensor fitting the adapter's bindings, else the
+// CPU with the reason; 'webgpu' where it cannot run rejects with gpu_unavailable. The
+// environments are fakes (Node has neither WebGPU nor JSPI); the real adapter is
+// tests/e2e/webgpu.test.mjs's, the measured choice tests/js/auto-backend.test.mjs's.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 
-import { backendOption, declineGpu, modelMisfit, webgpuHere } from '../../pkg/engine/backend.js';
+import {
+  backendOption,
+  declineGpu,
+  modelMisfit,
+  softwareAdapter,
+  webgpuHere,
+} from '../../pkg/engine/backend.js';
 import { Needle } from '../../pkg/index.js';
 import { defaultModel } from './helpers.mjs';
 
@@ -54,6 +61,29 @@ test('an adapter is described with the limits the model is held to', async () =>
     description: 'SwiftShader',
   });
   assert.deepEqual(here.limits, { maxStorageBufferBindingSize: GIB, maxBufferSize: 256 * 2 ** 20 });
+  assert.match(here.software, /swiftshader, a CPU implementation/i);
+});
+
+test('fallback adapters and CPU implementations of WebGPU are software; GPUs are not', () => {
+  const named = (info) => ({ info: { vendor: '', architecture: '', device: '', description: '', ...info } });
+  assert.match(softwareAdapter(named({ isFallbackAdapter: true })), /fallback/);
+  // The older place of the flag (before GPUAdapterInfo had it).
+  assert.match(softwareAdapter({ ...named({}), isFallbackAdapter: true }), /fallback/);
+  assert.match(softwareAdapter(named({ architecture: 'swiftshader' })), /swiftshader/);
+  assert.match(softwareAdapter(named({ description: 'llvmpipe (LLVM 15.0.6, 256 bits)' })), /llvmpipe/);
+  assert.match(softwareAdapter(named({ device: 'Lavapipe' })), /Lavapipe/);
+  assert.match(
+    softwareAdapter(named({ vendor: 'microsoft', description: 'Microsoft Basic Render Driver' })),
+    /Microsoft Basic Render/,
+  );
+  for (const gpu of [
+    { vendor: 'apple', architecture: 'metal-3' },
+    { vendor: 'nvidia', architecture: 'ada-lovelace', description: 'NVIDIA GeForce RTX 4070' },
+    { vendor: 'intel', architecture: 'gen-12lp', isFallbackAdapter: false },
+  ]) {
+    assert.equal(softwareAdapter(named(gpu)), null, JSON.stringify(gpu));
+  }
+  assert.equal(softwareAdapter({}), null, 'no info: nothing names a CPU');
 });
 
 test('Needle 2, and a tensor larger than either limit, do not fit the GPU', () => {

@@ -1,0 +1,20 @@
+// Imported first by webgpu-hardware-worker.mjs: SwiftShader's adapter presented as a hardware one
+// (its info names no CPU implementation and says it is no fallback), so webgpu.test.mjs can run
+// backend 'auto''s real background path (the gpu build prepared beside the CPU build, both
+// calibrated, the choice remembered, a remembered GPU adopted) in a browser without a GPU.
+const info = Object.getOwnPropertyDescriptor(GPUAdapter.prototype, 'info');
+Object.defineProperty(GPUAdapter.prototype, 'info', {
+  configurable: true,
+  get() {
+    const real = info.get.call(this);
+    const masked = {};
+    for (const k in real) masked[k] = real[k];
+    return {
+      ...masked,
+      vendor: 'e2e',
+      architecture: 'masked-adapter',
+      description: 'a CPU adapter presented as hardware',
+      isFallbackAdapter: false,
+    };
+  },
+});
