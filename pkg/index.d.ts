@@ -144,12 +144,15 @@ export interface LoadOptions {
    */
   threads?: 'auto' | number | false;
   /**
-   * Where the model runs. 'auto' (default): WebGPU where `navigator.gpu`, JSPI
-   * (`WebAssembly.Suspending`) and an adapter exist and the model is Needle 3 whose largest tensor
-   * fits the adapter's `maxStorageBufferBindingSize` and `maxBufferSize` (exact numerics: deploy
-   * numerics run on the CPU); else the CPU builds
-   * (`simd`, `threads`), the reason logged at 'info' and in `info().backend_reason`. 'webgpu':
-   * the gpu build or a `gpu_unavailable` rejection. 'cpu': never the GPU.
+   * Where the model runs. 'auto' (default): a CPU build (`simd`, `threads`) answers from the
+   * load on; where `navigator.gpu`, JSPI (`WebAssembly.Suspending`) and a hardware adapter exist
+   * (a software one, such as SwiftShader or llvmpipe, is declined), the gpu build is prepared in
+   * the background, both are calibrated between requests on this model, and requests move to the
+   * GPU only if it measured faster; the choice is remembered per adapter, model and version
+   * (`info.backend_choice`, `backend_reason`, `calibration`; README, WebGPU). 'webgpu': the gpu
+   * build on any adapter (a Needle 3 model whose largest tensor fits the adapter's
+   * `maxStorageBufferBindingSize` and `maxBufferSize`, exact numerics), or a `gpu_unavailable`
+   * rejection. 'cpu': never the GPU.
    */
   backend?: 'auto' | 'webgpu' | 'cpu';
   /**
@@ -609,6 +612,14 @@ export interface CachedSnapshot {
   cachedAt: number | null;
 }
 
+/** One engine's time for backend 'auto''s calibration request (ms; `tokens`: decoded). */
+export interface CalibrationFigure {
+  prefill_ms: number;
+  decode_ms: number;
+  ms: number;
+  tokens: number;
+}
+
 export interface ModelInfo {
   generation: 2 | 3;
   vocab: number;
@@ -633,8 +644,20 @@ export interface ModelInfo {
   backend: 'webgpu' | 'cpu';
   /** The WebGPU adapter the gpu build holds a device on (null on the CPU builds). */
   adapter: { vendor: string; architecture: string; device: string; description: string } | null;
-  /** Why `backend` is not 'webgpu' where it was not asked to be 'cpu'; else null. */
+  /**
+   * Backend 'auto''s choice (null for a forced backend): 'preparing' and 'calibrating' while the
+   * CPU serves and the GPU engine is readied and measured in the background; then 'webgpu' or
+   * 'cpu' (measured, or remembered from an earlier calibration); 'declined' where the GPU cannot
+   * be used (no WebGPU or JSPI, a software adapter, a failed preparation). `info` is taken at
+   * load: `refreshInfo()` shows the choice later.
+   */
+  backend_choice: 'preparing' | 'calibrating' | 'webgpu' | 'cpu' | 'declined' | null;
+  /** Under 'auto', why the model runs where it does (the state, the verdict with both figures,
+   *  or why the GPU was declined); null for a forced backend. */
   backend_reason: string | null;
+  /** Under 'auto', both engines' figures for the same calibration request once measured (or
+   *  remembered); else null. */
+  calibration: { cpu: CalibrationFigure; webgpu: CalibrationFigure } | null;
   /** GPU memory the forward pass holds when `backend` is 'webgpu' (every buffer: the weights as
    *  their stored codes, activations, the sequence state at full capacity); else null. */
   gpu_bytes: number | null;
