@@ -168,10 +168,11 @@ test('response_format json_schema / json_object: JSON content, the generate() va
 
 test('a schema keyword the matcher cannot hold is a typed error, not ignored', async () => {
   for (const schema of [
-    { type: 'object', properties: { a: { anyOf: [{ type: 'string' }, { type: 'integer' }] } } },
-    { type: 'integer', multipleOf: 5 },
+    { type: 'object', properties: { a: { anyOf: [{ type: 'number' }, { type: 'integer' }] } } },
+    { type: 'number', multipleOf: 0.5 },
     { type: 'string', pattern: '(?=x)y' },
-    { type: 'string', format: 'email' },
+    { type: 'string', format: 'hostname', pattern: '^[a-z]+$' },
+    { type: 'string', minLength: 10, maxLength: 2 },
   ]) {
     await assert.rejects(
       needle.generate('x', { schema }),
