@@ -1,7 +1,7 @@
 // The extension acts (Chromium with WebMCP on, the extension loaded unpacked with its optional
 // permissions granted at install: a headless browser cannot answer a permission prompt).
-// Browser commands: each executor checked through chrome.tabs / bookmarks / tabGroups / alarms
-// state, and the embedded model's answers to browser sentences through the popup equal the native
+// Browser commands: each executor checked through chrome.tabs / bookmarks / tabGroups / alarms /
+// clipboard state, and the embedded model's answers to browser sentences through the popup equal the native
 // CLI's. Page tools: on a page that declares WebMCP tools, the popup offers them, runs the
 // sentence, and the page's execute runs (or its form is filled and submitted) only after the
 // confirm; read-only tools run at once; a cancel runs nothing.
@@ -111,6 +111,13 @@ test('browser commands: each executor changes the browser state the call names',
   assert.equal(await popup.evaluate((id) => chrome.tabs.getZoom(id), id), 1.5);
   assert.deepEqual((await run([{ name: 'find_in_page', arguments: { text: 'refund policy' } }])).results, [{ found: true }]);
   assert.deepEqual((await run([{ name: 'find_in_page', arguments: { text: 'zebra' } }])).results, [{ found: false }]);
+  await popup.bringToFront(); // the clipboard takes text from the focused page
+  const copied = await run([{ name: 'copy_page_link', arguments: { format: 'markdown' } }]);
+  assert.deepEqual(copied.results, [{ copied: `[Shop help](${url('/t/doc.html')})` }]);
+  await popup.fill('#query', '');
+  await popup.focus('#query');
+  await popup.keyboard.press('Control+V');
+  assert.equal(await popup.inputValue('#query'), `[Shop help](${url('/t/doc.html')})`, 'pasted back');
 
   await run([{ name: 'bookmark_page', arguments: { folder: 'Recipes' } }]);
   const marked = await popup.evaluate(async (u) => {
