@@ -2,7 +2,8 @@
 // tools/extension.mjs, loaded unpacked, its popup page answers from the bundled model with the
 // network switched off and gives the native CLI's calls (schema-constrained, extractive by
 // default); its choices survive a reopening, which reuses the engine in the offscreen document
-// (no model reload); its options page swaps in another model.
+// (no model reload); a page's malformed message to the shared engine is refused and leaves it
+// answering; its options page swaps in another model.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -132,6 +133,41 @@ test('a popup cancels a generation in the shared engine with an abort message', 
   });
   assert.deepEqual({ code: outcome.code, name: outcome.name, stop: outcome.stop }, { code: 'aborted', name: 'AbortError', stop: 'aborted' }, JSON.stringify(outcome));
   assert.ok(outcome.tokens < 50, `stopped within a few tokens (${outcome.tokens})`);
+});
+
+test("a page's malformed message is refused invalid_argument; the shared engine answers the next page", async () => {
+  // Issue 51's reproducer: a number where the engine reads text used to trap the shared engine,
+  // and every popup's request after it rejected engine_trap.
+  const outcome = await page.evaluate(async () => {
+    const port = chrome.runtime.connect({ name: 'needle-web-engine' });
+    const sent = [
+      { type: 'tokenize', id: 1, text: 5 },
+      { type: 'complete', id: 2, engine: { numerics: 7 }, request: { query: 'x' } },
+      { type: 'render', id: 3, query: {} },
+      { type: 'constructor', id: 4 },
+    ];
+    const codes = await new Promise((resolve) => {
+      const got = {};
+      port.onMessage.addListener((m) => {
+        if (m.type === 'error' || m.type === 'result') got[m.id] = m.error ? m.error.code : 'result';
+        if (Object.keys(got).length === sent.length) resolve(sent.map((m) => got[m.id]));
+      });
+      for (const m of sent) port.postMessage(m);
+    });
+    port.disconnect();
+    const { connectEngine } = await import('./pkg/extension.js');
+    const engine = await connectEngine();
+    try {
+      const r = await engine.complete('Turn on the kitchen lights', { maxTokens: 8 });
+      return { codes, tokens: r.tokens.length };
+    } catch (e) {
+      return { codes, error: `${e.code}: ${e.message}` };
+    } finally {
+      engine.dispose();
+    }
+  });
+  assert.deepEqual(outcome.codes, ['invalid_argument', 'invalid_argument', 'invalid_argument', 'invalid_argument'], JSON.stringify(outcome));
+  assert.ok(outcome.tokens > 0, JSON.stringify(outcome));
 });
 
 test('the options page swaps in a model from a file; the popup runs it offline, then the bundled one again', async () => {
