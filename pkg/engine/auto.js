@@ -25,11 +25,12 @@ export class AutoBackend {
   #figures = null; // { cpu, webgpu } (calibrate.js measureWorkload), measured or remembered
   #stopped = false;
   #spare = null; // a prepared GPU engine not (yet) serving: freed by stop()
+  #bytes; // the model's, until the GPU engine is built from them (then dropped)
   #d;
 
   /**
    * `d`: `{ here` (backend.js webgpuHere: a hardware adapter), `bytes, sha256` (the model's; the
-   * hash is taken when null), `version, prepare()` (the GPU engine, `{ session, call, base }`),
+   * hash is taken when null), `version, prepare(bytes)` (the GPU engine, `{ session, call, base }`),
    * `measure(engine)` (calibrate.js measureWorkload; tests inject figures), `choices` (a promise
    * of storage/choices.js's store), `between(job)` (runs `job` when no request is in flight),
    * `cpu()` (the serving CPU engine, `{ session, call }`), `adopt(engine)` (moves requests to
@@ -37,6 +38,7 @@ export class AutoBackend {
    */
   constructor(d) {
     this.#d = { measure: measureWorkload, ...d };
+    this.#bytes = d.bytes;
     this.#reason = `the CPU serves while WebGPU (${adapterName(d.here.adapter)}) is prepared and calibrated`;
     this.settled = this.#run().catch((e) => {
       this.#freeSpare();
@@ -61,15 +63,17 @@ export class AutoBackend {
   }
 
   async #run() {
-    const { here, bytes, version } = this.#d;
-    const sha256 = this.#d.sha256 ?? (await sha256Hex(bytes));
+    const { here, version } = this.#d;
+    const sha256 = this.#d.sha256 ?? (await sha256Hex(this.#bytes));
     const key = choiceKey(here.adapter, sha256, version);
     const choices = await this.#d.choices;
     const kept = await choices.get(key);
     this.#live();
+    const bytes = this.#bytes;
+    this.#bytes = null; // the model's lifetime is long: no second copy held through it
     if (kept && kept.backend === 'cpu')
       return this.#set('cpu', `remembered: ${kept.reason}`, kept.figures);
-    this.#spare = await this.#d.prepare();
+    this.#spare = await this.#d.prepare(bytes);
     this.#live();
     if (kept && kept.backend === 'webgpu')
       return this.#adopt(`remembered: ${kept.reason}`, kept.figures);

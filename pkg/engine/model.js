@@ -237,8 +237,14 @@ export class Model {
       bytes,
       sha256,
       version,
-      prepare: () =>
-        d.prepareGpu({ here, bytes, config, between: d.between, warn: (m) => log('warn', m) }),
+      prepare: (model) =>
+        d.prepareGpu({
+          here,
+          bytes: model,
+          config,
+          between: d.between,
+          warn: (m) => log('warn', m),
+        }),
       ...(d.measure ? { measure: d.measure } : {}),
       choices: d.choices ?? openChoices(),
       between: d.between,
