@@ -1,8 +1,8 @@
 // The extension acts (Chromium with WebMCP on, the extension loaded unpacked with its optional
 // permissions granted at install: a headless browser cannot answer a permission prompt).
-// Browser commands: each executor checked through chrome.tabs / bookmarks / tabGroups / alarms /
-// clipboard state, and the embedded model's answers to browser sentences through the popup equal the native
-// CLI's. Page tools: on a page that declares WebMCP tools, the popup offers them, runs the
+// Browser commands: each executor checked through chrome.tabs / bookmarks / tabGroups / alarms
+// and clipboard state, and the embedded model's answers to browser sentences through the popup
+// equal the native CLI's. Page tools: on a page that declares WebMCP tools, the popup offers them, runs the
 // sentence, and the page's execute runs (or its form is filled and submitted) only after the
 // confirm; read-only tools run at once; a cancel runs nothing.
 import { test, before, after } from 'node:test';
@@ -86,6 +86,14 @@ async function popupOn(path) {
   return { popup, id };
 }
 
+/** Polls `check` (async) until it holds, for at most 10 s. */
+async function until(check) {
+  for (const t0 = Date.now(); !(await check()); ) {
+    assert.ok(Date.now() - t0 < 10_000, `timed out: ${check}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 const waitState = (popup, ...states) =>
   popup.waitForFunction((s) => s.includes(document.body.dataset.state), states, { timeout: 120_000 });
 
@@ -142,7 +150,7 @@ test('browser commands: each executor changes the browser state the call names',
   const opened = await run([{ name: 'open_page', arguments: { url: url('/t/porto.html?again'), new_tab: true } }]);
   assert.deepEqual(opened.results, [{ opened: url('/t/porto.html?again'), new_tab: true }]);
   const flightTabs = () => popup.evaluate(async () => (await chrome.tabs.query({})).filter((t) => /flights/i.test(t.title)).length);
-  await popup.waitForFunction(async () => (await chrome.tabs.query({})).filter((t) => /flights/i.test(t.title)).length === 3);
+  await until(async () => (await flightTabs()) === 3);
   assert.deepEqual((await run([{ name: 'open_page', arguments: { url: 'javascript:alert(1)' } }])).results, [{ error: 'only web addresses open (not javascript:)' }]);
 
   // Closing is confirmed first; the closed tabs come back through chrome.sessions.
@@ -151,7 +159,7 @@ test('browser commands: each executor changes the browser state the call names',
   assert.deepEqual(closed, { confirm: true, results: [{ closed: 3 }] });
   assert.equal(await flightTabs(), 0);
   await popup.evaluate(async () => { for (let i = 0; i < 3; i++) await chrome.sessions.restore(); });
-  await popup.waitForFunction(async () => (await chrome.tabs.query({})).filter((t) => /flights/i.test(t.title)).length === 3);
+  await until(async () => (await flightTabs()) === 3);
   await popup.close();
   await doc.close();
   assert.deepEqual(pageErrors, []);
