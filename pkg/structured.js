@@ -1,8 +1,10 @@
 // Structured output: a value that parses and validates against any JSON Schema the matcher can hold
-// (objects, arrays, enums, nested, numbers within bounds, string lengths, patterns). The schema is
-// the one tool, called (the refusal masked), and the engine's full-schema decoding holds the call's
-// arguments to the whole schema; a schema that is not an object is the `value` of a wrapper object.
-// A keyword the matcher cannot hold (anyOf, $ref, multipleOf, …) rejects with code 'unsupported'.
+// (objects, arrays, enums, nested, numbers within bounds, string lengths, patterns and formats,
+// nullable types, unions it can tell apart, $ref). The schema is the one tool, called (the refusal
+// masked), and the engine's full-schema decoding holds the call's arguments to the whole schema; a
+// schema that is not an object is the `value` of a wrapper object, which takes its $defs so its
+// $refs still resolve. A keyword the matcher cannot hold (allOf, a recursive $ref, …) rejects with
+// code 'unsupported', naming where it is.
 //
 //   const { colour, count } = await needle.generate('two red apples', {
 //     schema: { type: 'object', properties: { colour: { enum: ['red', 'green'] }, count: { type: 'integer', minimum: 0 } },
@@ -29,9 +31,11 @@ export function schemaTool(schema, name = 'respond', description = undefined) {
     const tool = { name: typeof schema.title === 'string' ? schema.title : name };
     const desc = description ?? schema.description;
     if (typeof desc === 'string') tool.description = desc;
+    const defs = {};
+    for (const key of ['$defs', 'definitions']) if (schema[key]) defs[key] = schema[key];
     tool.parameters = isObject
       ? schema
-      : { type: 'object', properties: { value: schema }, required: ['value'] };
+      : { type: 'object', properties: { value: schema }, required: ['value'], ...defs };
     return { tool, wrapped: !isObject, read: isObject ? (args) => args : (args) => args.value };
   }
   throw new NeedleError('invalid_argument', 'schema must be a JSON Schema object');

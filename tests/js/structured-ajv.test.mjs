@@ -163,6 +163,26 @@ const CORPUS = [
       additionalProperties: false,
     },
   ],
+  [
+    'Turn on the desk lamp, or set the fan to speed 3',
+    {
+      $defs: {
+        lamp: {
+          type: 'object',
+          properties: { device: { const: 'lamp' }, on: { type: 'boolean' } },
+          required: ['device', 'on'],
+          additionalProperties: false,
+        },
+        fan: {
+          type: 'object',
+          properties: { device: { const: 'fan' }, speed: { type: 'integer', minimum: 0, maximum: 5 } },
+          required: ['device', 'speed'],
+          additionalProperties: false,
+        },
+      },
+      oneOf: [{ $ref: '#/$defs/lamp' }, { $ref: '#/$defs/fan' }],
+    },
+  ],
 ];
 
 const QUERIES = [
