@@ -139,8 +139,13 @@ export class Model {
         before: () => {},
         // The threaded build's pool is up already (threads.js starts it once).
         spawnThreads: () => Promise.reject(new Error('the thread pool is already running')),
+        env: this.#deps.env,
       };
-      this.#install(await loadSession(source, pinned, io));
+      const loaded = await loadSession(source, pinned, io);
+      this.#install(loaded);
+      // The engine a load builds now: backend 'auto' chooses again (a remembered choice at once).
+      this.#base = loaded.base;
+      if (loaded.auto) this.#auto = this.#tryGpu(loaded.auto, loaded.base.sha256, io.post);
     } catch (e) {
       this.#crashed = `${why}; no new engine could be built: ${e.message}`;
     }

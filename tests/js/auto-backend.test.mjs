@@ -208,6 +208,31 @@ test('a remembered choice is reused without calibrating again', async () => {
   await third.dispose();
 });
 
+test('after a trap on the adopted engine, the rebuilt one chooses again: its info says where it runs', async () => {
+  const choices = memoryChoices();
+  const seen = hardware({ cpuMs: 20, gpuMs: 5, choices });
+  const needle = await load();
+  assert.equal((await decided(needle)).backend, 'webgpu');
+  // A trap in the adopted engine (what a wasm RuntimeError from its instance is).
+  const [gpu] = seen.prepared;
+  const encode = gpu.session.encode.bind(gpu.session);
+  gpu.session.encode = (text) => {
+    if (text === 'trap') throw new WebAssembly.RuntimeError('unreachable');
+    return encode(text);
+  };
+  assert.equal((await needle.tokenize('trap').catch((e) => e)).code, 'engine_trap');
+  const info = await decided(needle);
+  assert.equal(seen.prepared.length, 2, 'a new GPU engine, from the remembered choice');
+  assert.equal(seen.measured.length, 6, 'no second calibration');
+  assert.equal(info.backend, 'webgpu');
+  assert.equal(info.variant, 'gpu');
+  assert.match(info.backend_reason, /^remembered: /);
+  const calls = seen.prepared[1].calls;
+  assert.ok((await needle.complete(QUERY, ASK)).tokens.length > 0);
+  assert.ok(seen.prepared[1].calls > calls, 'requests run where info says');
+  await needle.dispose();
+});
+
 test('a device lost during the background preparation leaves the CPU serving, with the reason', async () => {
   const seen = hardware({
     cpuMs: 20,
