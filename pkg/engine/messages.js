@@ -124,16 +124,9 @@ const SCHEMAS = new Map([
   [Req.RENDER, { query: TEXT, tools: TEXT, system: optional(TEXT) }],
   [Req.LOGITS, { ids: IDS }],
   [Req.DISPOSE, NOTHING],
-  // A page's prepare() and loadSnapshot(), run by the engine's own Needle (which converts
-  // `tools` from an array as prepare() does everywhere).
-  [
-    Req.RELAYED_PREPARE,
-    {
-      tools: optional(either(TEXT, check('an array', Array.isArray))),
-      system: optional(TEXT),
-      date: optional(TEXT),
-    },
-  ],
+  // A page's prepare() and loadSnapshot(), run by the engine's own Needle: the page's client
+  // sends the prefix as prepare() makes it (tools as JSON text), a snapshot as a URL or bytes.
+  [Req.RELAYED_PREPARE, PREFIX],
   [Req.RELAYED_SNAPSHOT, { source: either(TEXT, BYTES) }],
 ]);
 
