@@ -274,3 +274,45 @@ test("the demo page's house, driven from the popup through the tools it register
   await demo.close();
   assert.deepEqual(pageErrors, []);
 });
+
+test('as installed: the optional permissions are asked with the confirm; no confirm and no permission, it runs at once; Ctrl+Shift+Y opens the popup', async () => {
+  const plainDir = realpathSync(mkdtempSync(join(tmpdir(), 'needle-acts-plain-')));
+  const plainProfile = mkdtempSync(join(tmpdir(), 'needle-acts-plain-profile-'));
+  assembleExtension({ out: plainDir, model: MODEL });
+  const plain = await chromium.launchPersistentContext(plainProfile, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', `--disable-extensions-except=${plainDir}`, `--load-extension=${plainDir}`],
+  });
+  try {
+    const doc = await plain.newPage();
+    await doc.goto(url('/t/doc.html'));
+    for (const p of plain.pages()) if (p !== doc) await p.close(); // doc is the one other tab
+    const popup = await plain.newPage();
+    await popup.goto(`chrome-extension://${extensionId(plainDir)}/popup.html`);
+    const out = await popup.evaluate(async () => {
+      // Without the tabs permission no tab shows its address: doc is the tab that is not this one.
+      const self = await chrome.tabs.getCurrent();
+      const [tab] = (await chrome.tabs.query({})).filter((t) => t.id !== self.id);
+      const { actOnBrowser } = await import('./act.js');
+      // The model's answer is given here: the embedded model answers no browser command.
+      const answering = (call) => ({ complete: async () => ({ function_calls: [call] }) });
+      const asked = [];
+      const ui = { calls: () => {}, results: () => {}, confirm: async (text, permissions) => (asked.push({ text, permissions }), false) };
+      const close = await actOnBrowser(answering({ name: 'close_tabs', arguments: { which: 'current' } }), 'q', {}, tab, ui);
+      const pin = await actOnBrowser(answering({ name: 'pin_tab', arguments: { pinned: true } }), 'q', {}, tab, ui);
+      const commands = await chrome.commands.getAll();
+      return { asked, close: close.results, pin: pin.results, open: !!(await chrome.tabs.get(tab.id)), pinned: (await chrome.tabs.get(tab.id)).pinned, commands };
+    });
+    assert.deepEqual(out.asked, [{ text: 'Run close_tabs {"which":"current"}?', permissions: ['tabs', 'sessions'] }]);
+    assert.deepEqual(out.close, [{ error: 'declined by the user' }]);
+    assert.equal(out.open, true, 'a declined close closes nothing');
+    assert.deepEqual(out.pin, [{ pinned: true }]);
+    assert.equal(out.pinned, true);
+    const action = out.commands.find((c) => c.name === '_execute_action');
+    assert.equal(action?.shortcut, 'Ctrl+Shift+Y', JSON.stringify(out.commands));
+  } finally {
+    await plain.close();
+    for (const d of [plainDir, plainProfile]) rmSync(d, { recursive: true, force: true });
+  }
+});
