@@ -4,7 +4,7 @@
 // as the GPU's, so a request moved to it really runs there. Calibration figures are injected
 // (`measure`), so no outcome depends on timing, except where the real workload runs to show that
 // it never runs inside a request.
-import { test, beforeEach } from 'node:test';
+import { test as nodeTest, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -20,6 +20,9 @@ import { choiceKey, memoryChoices } from '../../pkg/storage/choices.js';
 import { AutoBackend } from '../../pkg/engine/auto.js';
 import { decide } from '../../pkg/engine/calibrate.js';
 import { defaultModel, ROOT } from './helpers.mjs';
+
+// A load that waited for the GPU engine, or a choice never made, fails instead of hanging.
+const test = (name, fn) => nodeTest(name, { timeout: 60_000 }, fn);
 
 const BYTES = readFileSync(defaultModel());
 const SHA256 = createHash('sha256').update(BYTES).digest('hex');
