@@ -1,7 +1,8 @@
 //! The schema compiler and matcher (constrained decoding): any tool JSON compiles or gives a
 //! typed error; then the bytes choose among the tokens the mask allows, and every choice is
-//! accepted. A turn the constraint lets end (chosen, or closed as a required call is) is one
-//! the response parser reads whole: no parse error.
+//! accepted, with the arguments held to the whole schema or not. A turn the constraint lets end
+//! (chosen, or closed as a required call is) is one the response parser reads whole: no parse
+//! error.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use needle_web::constrained::{Constraint, TokenTable};
@@ -20,11 +21,15 @@ fuzz_target!(|data: &[u8]| {
     let Ok(tools) = json::parse(tools) else { return };
     let extract = (!query.is_empty()).then_some(query);
     let Ok(mut constraint) = Constraint::new(&tools, extract) else { return };
-    // The first choice byte's low bit asks for a call, so the closing is reached too.
-    let (require, choices) =
-        parts[2].split_first().map_or((false, &[][..]), |(b, rest)| (b & 1 == 1, rest));
+    // The first choice byte's low bit asks for a call, so the closing is reached too; the next
+    // bit holds the arguments to the whole schema (structured output).
+    let (flags, choices) = parts[2].split_first().map_or((0, &[][..]), |(b, rest)| (*b, rest));
+    let require = flags & 1 == 1;
     if require {
         constraint.require_call();
+    }
+    if flags & 2 == 2 && constraint.full_schema(&tools).is_err() {
+        return;
     }
     let tok = common::tokenizer();
     // The engine's stops: EOS and the turn's end marker.

@@ -110,6 +110,11 @@ impl StringDfa {
         self.lengths = lengths;
     }
 
+    /// How many states it has.
+    pub fn states(&self) -> usize {
+        self.lengths.len()
+    }
+
     /// The state after byte `b`, if an end is still reachable.
     pub fn advance(&self, state: u8, b: u8) -> Option<u8> {
         let i = b.checked_sub(FIRST).filter(|&i| (i as usize) < BYTES)?;

@@ -26,6 +26,8 @@ pub const MAX_NESTING: usize = 8;
 const MAX_PROPERTIES: usize = 64;
 /// Nodes one tool list may compile to (`$ref`s can repeat a schema).
 const MAX_NODES: usize = 4096;
+/// Automaton states its patterned strings may have in all (each costs its construction).
+const MAX_STATES: usize = 8192;
 
 #[derive(Debug, Clone)]
 pub enum Node {
@@ -64,6 +66,8 @@ pub enum Node {
 pub struct FullSchemas {
     pub nodes: Vec<Node>,
     pub roots: Vec<u32>,
+    /// Automaton states of the patterned strings so far.
+    states: usize,
 }
 
 pub(super) fn unsupported(what: &'static str) -> Error {
@@ -73,7 +77,7 @@ pub(super) fn unsupported(what: &'static str) -> Error {
 impl FullSchemas {
     /// Compiles each tool's `parameters` (a tool without them takes any object).
     pub fn new(tools: &Value) -> Result<FullSchemas> {
-        let mut out = FullSchemas { nodes: Vec::new(), roots: Vec::new() };
+        let mut out = FullSchemas { nodes: Vec::new(), roots: Vec::new(), states: 0 };
         let entries = match tools {
             Value::Array(entries) => entries.as_slice(),
             _ => &[],
@@ -323,7 +327,13 @@ impl<'a> Compiler<'a, '_> {
         if patterns.is_empty() {
             return Ok(self.out.push(Node::Free(Some(JsonType::String), length)));
         }
+        if self.out.states >= MAX_STATES {
+            return Err(unsupported(
+                "patterns and formats of more than 8192 automaton states in all",
+            ));
+        }
         let dfa = StringDfa::new(&patterns)?;
+        self.out.states += dfa.states();
         if !dfa.fits(StringDfa::START, 0, length) {
             return Err(unsupported(
                 "a pattern or format no string within minLength/maxLength meets",

@@ -5,7 +5,8 @@
 //! calls name a listed tool and give it arguments its schema accepts (declared keys once each,
 //! required keys present, enum values from the enum, integers/numbers/booleans/strings where
 //! declared), then a stop token (see [`matcher`] for the grammar). Numeric bounds and string
-//! formats are left to the model: refusing out-of-range requests is the model's decision.
+//! formats are left to the model: refusing out-of-range requests is the model's decision
+//! (full-schema decoding, [`full_schema`], holds the whole schema instead).
 //! Extractive mode also makes every free-text string argument a copy of a piece of the user's
 //! request, for models that slip when re-spelling what they were told ([`span`]). With a call
 //! required, the engine writes the shortest finish of the call itself once the budget left
@@ -130,8 +131,9 @@ impl Constraint {
     }
 
     /// Holds each call's arguments to its tool's whole JSON schema (structured output: nested
-    /// values, bounds, lengths, patterns; see [`full_schema`]). A schema keyword the matcher
-    /// cannot hold is refused (`Error::Unsupported`) rather than ignored.
+    /// values, bounds, lengths, patterns, formats, unions; see [`full_schema`]). A schema
+    /// keyword the matcher cannot hold, or a schema no value meets, is refused
+    /// (`Error::Schema`, with its path) rather than ignored.
     pub fn full_schema(&mut self, tools: &Value) -> Result<()> {
         self.grammar.full = Some(full_schema::FullSchemas::new(tools)?);
         Ok(())
