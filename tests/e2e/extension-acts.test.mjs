@@ -140,6 +140,13 @@ test('browser commands: each executor changes the browser state the call names',
   const groups = await popup.evaluate(async () => Promise.all((await chrome.tabGroups.query({ title: 'Trip' })).map(async (g) => ({ color: g.color, tabs: (await chrome.tabs.query({ groupId: g.id })).map((t) => t.title).sort() }))));
   assert.deepEqual(groups, [{ color: 'blue', tabs: ['Cheap flights to Lisbon', 'Flights to Porto'] }]);
 
+  assert.deepEqual((await run([{ name: 'switch_to_tab', arguments: { title_contains: 'porto' } }])).results, [{ switched_to: 'Flights to Porto' }]);
+  assert.equal(await popup.evaluate(async () => (await chrome.tabs.query({ title: 'Flights to Porto' }))[0].active), true);
+  const windows = () => popup.evaluate(async () => (await chrome.windows.getAll()).length);
+  const windowsBefore = await windows();
+  assert.deepEqual((await run([{ name: 'new_window', arguments: {} }])).results, [{ private: false }]);
+  assert.equal(await windows(), windowsBefore + 1);
+
   const before = Date.now();
   await run([{ name: 'set_timer', arguments: { minutes: 5, label: 'tea' } }]);
   const alarms = await popup.evaluate(() => chrome.alarms.getAll());
