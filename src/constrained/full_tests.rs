@@ -266,3 +266,52 @@ fn keywords_the_matcher_cannot_hold_are_refused_by_name() {
         assert!(alloc::format!("{e}").contains(" at t#"), "{schema}: {e}");
     }
 }
+
+#[test]
+fn walks_through_unions_refs_formats_and_unique_items_always_finish() {
+    let schema = r##"{"$defs":{"pt":{"type":"object","properties":{"x":{"type":"integer","multipleOf":3}},"required":["x"]}},
+      "type":"object","properties":{
+      "u":{"anyOf":[{"type":"string","format":"date-time","maxLength":30},{"type":"null"},{"$ref":"#/$defs/pt"},{"type":"array","items":{"enum":["a","b",1]},"uniqueItems":true,"minItems":1}]},
+      "d":{"oneOf":[{"type":"object","properties":{"k":{"enum":["p","q"]},"v":{"type":"number","exclusiveMinimum":0.5,"exclusiveMaximum":0.75}},"required":["k","v"]},
+                    {"type":"object","properties":{"k":{"const":7},"e":{"type":"string","format":"email","minLength":8,"maxLength":9}},"required":["k","e"]}]},
+      "t":{"type":["boolean","string"],"pattern":"^(ab)*$","minLength":3,"maxLength":5}},
+      "required":["u","d","t"]}"##;
+    let tools = json::parse(&alloc::format!(r#"[{{"name":"t","parameters":{schema}}}]"#)).unwrap();
+    let schemas = FullSchemas::new(&tools).unwrap();
+    let mut kinds = [0usize; 4];
+    for seed in 0..300 {
+        let text = walk(&schemas, seed);
+        let value = json::parse(&text).unwrap_or_else(|e| panic!("seed {seed}: {e}: {text}"));
+        let u = value.get("u").unwrap();
+        kinds[match u {
+            Value::String(_) => 0,
+            Value::Null => 1,
+            Value::Object(_) => 2,
+            _ => 3,
+        }] += 1;
+        if let Value::Array(items) = u {
+            assert!(items.iter().enumerate().all(|(i, x)| !items[..i].contains(x)), "{text}");
+        }
+        if let Some(Value::Int(x)) = u.get("x") {
+            assert!(x.parse::<i64>().unwrap() % 3 == 0, "{text}");
+        }
+        let d = value.get("d").unwrap();
+        match d.get("k") {
+            Some(Value::Int(_)) => {
+                let e = d.get("e").and_then(Value::as_str).unwrap();
+                assert!((8..=9).contains(&e.len()) && e.contains('@'), "{text}");
+            }
+            _ => {
+                let v = match d.get("v") {
+                    Some(Value::Float(v)) => *v,
+                    other => panic!("{other:?} in {text}"),
+                };
+                assert!(v > 0.5 && v < 0.75, "{text}");
+            }
+        }
+        if let Some(Value::String(t)) = value.get("t") {
+            assert!(t == "abab", "{text}");
+        }
+    }
+    assert!(kinds.iter().all(|&n| n > 0), "every alternative is walked: {kinds:?}");
+}
