@@ -39,7 +39,8 @@ export async function openChoices(idb = globalThis.indexedDB) {
     const request = idb.open(DB_NAME, 1);
     request.onupgradeneeded = () => request.result.createObjectStore(STORE);
     const db = await promised(request);
-    const run = (mode, act) => promised(act(db.transaction(STORE, mode).objectStore(STORE)));
+    // async: a transaction that cannot start (a closed database) rejects rather than throws.
+    const run = async (mode, act) => promised(act(db.transaction(STORE, mode).objectStore(STORE)));
     return {
       get: (key) => run('readonly', (s) => s.get(key)).catch(() => undefined),
       put: (key, value) =>

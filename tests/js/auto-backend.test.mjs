@@ -16,7 +16,7 @@ import { serve } from '../../pkg/worker.js';
 import { provideInlineServe } from '../../pkg/host/index.js';
 import { loadBuild } from '../../pkg/engine/build.js';
 import { sessionCaller } from '../../pkg/engine/call.js';
-import { choiceKey, memoryChoices } from '../../pkg/storage/choices.js';
+import { choiceKey, memoryChoices, openChoices } from '../../pkg/storage/choices.js';
 import { AutoBackend } from '../../pkg/engine/auto.js';
 import { decide } from '../../pkg/engine/calibrate.js';
 import { defaultModel, ROOT } from './helpers.mjs';
@@ -328,4 +328,43 @@ test('the calibration runs between requests: a request in flight keeps its engin
   const after = await needle.complete(QUERY, long);
   assert.deepEqual(after.tokens, expected.tokens);
   await needle.dispose();
+});
+
+/** An IDBRequest that settles on the next microtask with `value` (or fails with `error`). */
+function request(value, error) {
+  const r = {};
+  queueMicrotask(() => {
+    if (error) (r.error = error), r.onerror();
+    else (r.result = value), r.onsuccess();
+  });
+  return r;
+}
+
+test('choices are kept in IndexedDB; one that fails to open or to run remembers nothing, never throws', async () => {
+  const rows = new Map();
+  const store = {
+    get: (key) => request(rows.get(key)),
+    put: (value, key) => request(rows.set(key, value) && key),
+  };
+  const working = { open: () => request({ transaction: () => ({ objectStore: () => store }) }) };
+  const kept = await openChoices(working);
+  await kept.put('k', { backend: 'cpu' });
+  assert.deepEqual(await kept.get('k'), { backend: 'cpu' });
+  assert.deepEqual(rows.get('k'), { backend: 'cpu' });
+  // A database that cannot start a transaction (closed under it): no choice, no error.
+  const closed = {
+    open: () =>
+      request({
+        transaction: () => {
+          throw new Error('The database connection is closing.');
+        },
+      }),
+  };
+  const broken = await openChoices(closed);
+  assert.equal(await broken.get('k'), undefined);
+  assert.equal(await broken.put('k', { backend: 'cpu' }), undefined);
+  // One that refuses to open: this host's memory.
+  const refused = await openChoices({ open: () => request(null, new Error('denied')) });
+  await refused.put('m', { backend: 'webgpu' });
+  assert.deepEqual(await refused.get('m'), { backend: 'webgpu' });
 });
