@@ -8,11 +8,12 @@
 //! (JSON whitespace allowed between the tokens of the call list.) NAME is one of the tools';
 //! ARGUMENTS is an object whose keys are that tool's declared keys, each at most once, whose
 //! values fit each key's kind, and which closes only once the required keys are written. A
-//! tool without declared properties takes any object. In extractive mode a string argument
-//! (not an enum) must be a piece of the request ([`super::span`]). Neither the reasoning nor a
-//! string spells a marker the response parser reads as structure ([`super::markers`]). After
-//! `</tool_call>` only a stop token may follow. Every prefix this accepts can still be
-//! completed, so masking never strands the model.
+//! tool without declared properties takes any object. Without tools the turn is the refusal
+//! alone, `<tool_call>` first (no leading whitespace, no reasoning). In extractive mode a
+//! string argument (not an enum) must be a piece of the request ([`super::span`]). Neither the
+//! reasoning nor a string spells a marker the response parser reads as structure
+//! ([`super::markers`]). After `</tool_call>` only a stop token may follow. Every prefix this
+//! accepts can still be completed, so masking never strands the model.
 use super::full_value::FullValue;
 use super::json_value::{JsonValue, Step as ValueStep};
 use super::literals::{Cursor, LiteralSet};
@@ -161,6 +162,12 @@ impl Matcher {
             self.whitespace = 0;
         }
         match self.phase {
+            // Without tools the refusal is the only answer there is, and it is written at once:
+            // a model given no tool list wandered in whitespace and endless reasoning until
+            // `max_tokens` (an OpenAI chat with no tools answered "\t" after 256 tokens).
+            Phase::Start if g.tools.is_empty() => {
+                b == b'<' && self.go(Phase::Literal(Literal::ToolCallOpen, 1))
+            }
             Phase::Start => match b {
                 _ if ws => true,
                 b'<' => self.go(Phase::ThinkOpen(1)),

@@ -102,6 +102,22 @@ test('stream: true yields OpenAI delta chunks that add up to the non-streamed an
   assert.deepEqual(last.usage, whole.usage);
 });
 
+test('with no tools the answer is the refusal at once: no content, finish_reason stop', async () => {
+  // The model has no tool list in its prompt then, and wandered: whitespace as the answer, or
+  // reasoning without end ('What is 2+2?' at temperature 0.7, seed 1: all 256 default tokens).
+  for (const extra of [{}, { temperature: 0.7, seed: 1 }, { tool_choice: 'none', tools: TOOLS }]) {
+    for (const query of ['What is 2+2?', 'What is the capital of France?', 'Tell me a joke']) {
+      const r = await needle.chat.completions.create({ messages: [{ role: 'user', content: query }], ...extra });
+      const label = `${query} ${JSON.stringify(extra).slice(0, 40)}`;
+      assert.equal(r.choices[0].message.content, null, label);
+      assert.equal(r.choices[0].finish_reason, 'stop', label);
+      // `<tool_call>`, `[`, `]`, `</tool_call>`, the stop token, and JSON whitespace within the
+      // markup: at most 8 bytes in a row, at three places.
+      assert.ok(r.usage.completion_tokens <= 5 + 3 * 8, `${label}: ${r.usage.completion_tokens} tokens`);
+    }
+  }
+});
+
 test("tool_choice: 'none' offers no tools, 'required' masks the refusal, a named function is the only one called", async () => {
   const none = await needle.chat.completions.create(ask('Turn on the kitchen lights', { tool_choice: 'none' }));
   assert.equal(none.choices[0].finish_reason, 'stop');
