@@ -1,7 +1,9 @@
 // Imported first by webgpu-hardware-worker.mjs: SwiftShader's adapter presented as a hardware one
 // (its info names no CPU implementation and says it is no fallback), so webgpu.test.mjs can run
 // backend 'auto''s real background path (the gpu build prepared beside the CPU build, both
-// calibrated, the choice remembered, a remembered GPU adopted) in a browser without a GPU.
+// calibrated, the choice remembered, a remembered GPU adopted) in a browser without a GPU. With
+// `?lose` on the worker's URL, every device is lost as soon as it is granted (a driver reset
+// during the background preparation).
 const info = Object.getOwnPropertyDescriptor(GPUAdapter.prototype, 'info');
 Object.defineProperty(GPUAdapter.prototype, 'info', {
   configurable: true,
@@ -18,3 +20,12 @@ Object.defineProperty(GPUAdapter.prototype, 'info', {
     };
   },
 });
+
+if (new URL(self.location.href).searchParams.has('lose')) {
+  const requestDevice = GPUAdapter.prototype.requestDevice;
+  GPUAdapter.prototype.requestDevice = async function (...args) {
+    const device = await requestDevice.apply(this, args);
+    device.destroy();
+    return device;
+  };
+}

@@ -371,3 +371,31 @@ test("auto on a hardware adapter: the CPU answers while the gpu build is prepare
       `CPU ${f(c.calibration.cpu)} -> ${c.backend_choice}`,
   );
 });
+
+test('auto on a hardware adapter whose device is lost during the background preparation: the CPU serves, with the reason', async () => {
+  const page = await open([...ARGS, ...WEBGPU]);
+  const out = await page.evaluate(async (query) => {
+    const { Needle } = await import('/pkg/index.js');
+    const needle = await Needle.load('/models/default.cact', {
+      cache: false,
+      workerUrl: '/e2e/webgpu-hardware-worker.mjs?lose',
+    });
+    const ask = { tools: [], maxTokens: 16, temperature: 0 };
+    const first = await needle.complete(query, ask);
+    let info;
+    do {
+      await new Promise((r) => setTimeout(r, 20));
+      info = await needle.refreshInfo();
+    } while (['preparing', 'calibrating'].includes(info.backend_choice));
+    const after = await needle.complete(query, ask);
+    await needle.dispose();
+    return { info, first: first.tokens, after: after.tokens };
+  }, QUERY);
+  assert.equal(out.info.backend_choice, 'declined');
+  assert.equal(out.info.backend, 'cpu');
+  assert.notEqual(out.info.variant, 'gpu');
+  assert.match(out.info.backend_reason, /^WebGPU was not used: /);
+  assert.ok(out.first.length > 0);
+  assert.deepEqual(out.after, out.first);
+  console.log(`# device lost during the preparation: ${out.info.backend_reason}`);
+});
