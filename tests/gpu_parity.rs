@@ -10,7 +10,16 @@ mod common;
 use common::{argmax, check_rows, get, ids, Case};
 use needle_web::container::V3Container;
 use needle_web::gpu::{self, Needle3Gpu};
+use needle_web::session::GpuKernels;
 use needle_web::v3::{KvPrecision, Model, Numerics, Options};
+
+/// Each kernel variant with its own prefill chunk and a chunk of 5 (chunks end mid-tile).
+const VARIANTS: [(GpuKernels, usize); 4] = [
+    (GpuKernels::Plain, 16),
+    (GpuKernels::Plain, 5),
+    (GpuKernels::Tiled, 64),
+    (GpuKernels::Tiled, 5),
+];
 
 fn options(case: &Case, kv: KvPrecision, chunk: usize) -> Options {
     let container = V3Container::parse(&case.bytes).unwrap();
@@ -19,9 +28,14 @@ fn options(case: &Case, kv: KvPrecision, chunk: usize) -> Options {
 }
 
 /// Prefills the prompt, then steps the recorded greedy tokens, on the GPU.
-fn run(case: &Case, mode_name: &str, kv: KvPrecision, chunk: usize) -> Option<(f64, f64, usize)> {
+fn run(
+    case: &Case,
+    mode_name: &str,
+    kv: KvPrecision,
+    (kernels, chunk): (GpuKernels, usize),
+) -> Option<(f64, f64, usize)> {
     let mode = case.json.get("modes")?.get(mode_name)?;
-    let mut net = Needle3Gpu::load(&case.bytes, &options(case, kv, chunk)).unwrap();
+    let mut net = Needle3Gpu::load_with(&case.bytes, &options(case, kv, chunk), kernels).unwrap();
     let prompt = ids(get(&case.json, "prompt_ids"));
     let greedy = ids(get(mode, "greedy"));
     let v = net.model().logits_len();
@@ -43,10 +57,10 @@ fn check_all(mode: &str, kv: KvPrecision) {
     }
     let mut seen = 0;
     for case in common::cases("v3") {
-        for chunk in [16, 5] {
-            if let Some((worst, bar, tokens)) = run(&case, mode, kv, chunk) {
+        for variant @ (kernels, chunk) in VARIANTS {
+            if let Some((worst, bar, tokens)) = run(&case, mode, kv, variant) {
                 eprintln!(
-                    "gpu v3 {mode:4} chunk {chunk:2} {:24} worst row deviation {worst:.3e} (bar {bar:.3e}), greedy tokens checked: {tokens}",
+                    "gpu v3 {mode:4} {kernels:?} chunk {chunk:2} {:24} worst row deviation {worst:.3e} (bar {bar:.3e}), greedy tokens checked: {tokens}",
                     case.name
                 );
                 seen += 1;
@@ -84,8 +98,9 @@ fn requests_on_the_gpu_backend_write_the_cpu_backends_tokens() {
     let tools = preset.get("tools").unwrap().to_json();
     let system = preset.get("system").and_then(|s| s.as_str()).map(str::to_owned);
     let queries = ["Turn on the kitchen lights", "dim the bedroom lights to 30%"];
-    let run = |backend| {
-        let options = LoadOptions { kv: Some(KvPrecision::F32), backend, ..LoadOptions::default() };
+    let run = |backend, gpu_kernels| {
+        let kv = Some(KvPrecision::F32);
+        let options = LoadOptions { kv, backend, gpu_kernels, ..LoadOptions::default() };
         let mut engine = Engine::load(&bytes, &options).unwrap();
         let (mut out, mut confidence) = (Vec::new(), Vec::new());
         for q in queries {
@@ -99,25 +114,28 @@ fn requests_on_the_gpu_backend_write_the_cpu_backends_tokens() {
         }
         (out, confidence, engine.device_bytes())
     };
-    let ((cpu, cpu_conf, cpu_bytes), (gpu, gpu_conf, gpu_bytes)) =
-        (run(Backend::Cpu), run(Backend::Gpu));
+    let (cpu, cpu_conf, cpu_bytes) = run(Backend::Cpu, None);
     assert_eq!(cpu_bytes, 0);
     for (q, (_, _, calls)) in queries.iter().zip(&cpu) {
         let with_values = calls.iter().any(|c| c.arguments.to_json().len() > 2);
         assert!(with_values, "{q}: a call with argument values, got {calls:?}");
     }
     assert!(cpu[1].1 > 0, "the second request reused the cached prefix");
-    assert!(gpu_bytes > bytes.len() as u64, "GPU buffers {gpu_bytes} B");
-    assert_eq!(gpu, cpu);
-    // The confidence head pools the whole sequence: a position that value search failed to
-    // rewind shows here even where the calls come out the same.
-    for (g, c) in gpu_conf.iter().zip(&cpu_conf) {
-        assert!((g - c).abs() <= 1e-4, "confidence: gpu {g}, cpu {c}");
+    for kernels in [GpuKernels::Plain, GpuKernels::Tiled] {
+        let (gpu, gpu_conf, gpu_bytes) = run(Backend::Gpu, Some(kernels));
+        eprintln!("gpu session {kernels:?}: device_bytes {gpu_bytes}");
+        assert!(gpu_bytes > bytes.len() as u64, "GPU buffers {gpu_bytes} B");
+        assert_eq!(gpu, cpu, "{kernels:?}");
+        // The confidence head pools the whole sequence: a position that value search failed to
+        // rewind shows here even where the calls come out the same.
+        for (g, c) in gpu_conf.iter().zip(&cpu_conf) {
+            assert!((g - c).abs() <= 1e-4, "{kernels:?} confidence: gpu {g}, cpu {c}");
+        }
     }
 }
 
 /// The probe heads pool the cells the GPU reads back with the logits: their outputs match
-/// upstream's, prefilled in chunks of 16 and of 3.
+/// upstream's, prefilled in chunks of 16 (plain kernels) and of 3 (tiled).
 #[test]
 fn probe_heads_on_the_gpu_match_the_reference() {
     use common::{deviation, floats, F32_BAR};
@@ -136,9 +154,9 @@ fn probe_heads_on_the_gpu_match_the_reference() {
             let Some(h) = heads.get(name) else { continue };
             let tokens = ids(get(h, "tokens"));
             let want = floats(get(h, "output"));
-            for chunk in [16, 3] {
+            for (kernels, chunk) in [(GpuKernels::Plain, 16), (GpuKernels::Tiled, 3)] {
                 let opts = Options { track_heads: true, ..options(&case, KvPrecision::F32, chunk) };
-                let mut net = Needle3Gpu::load(&case.bytes, &opts).unwrap();
+                let mut net = Needle3Gpu::load_with(&case.bytes, &opts, kernels).unwrap();
                 let mut row = vec![0.0f32; net.model().logits_len()];
                 net.prefill(&tokens, &mut row).unwrap();
                 let got = net.head(kind).unwrap();

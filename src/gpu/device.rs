@@ -29,6 +29,8 @@ struct Family {
 pub(crate) enum Kernel {
     Rotate,
     Matmul,
+    MatvecTiled,
+    MatmulTiled,
     GatherRows,
     RmsNorm,
     LaneMean,
@@ -60,6 +62,11 @@ const FAMILIES: &[Family] = &[
     Family {
         source: include_str!("shaders/cq.wgsl"),
         entries: &[Kernel::Matmul, Kernel::GatherRows],
+    },
+    // The tiled variant's matmuls (`super::variant`), over cq.wgsl's code and norm readers.
+    Family {
+        source: concat!(include_str!("shaders/cq.wgsl"), include_str!("shaders/cq_tiled.wgsl")),
+        entries: &[Kernel::MatvecTiled, Kernel::MatmulTiled],
     },
     Family {
         source: include_str!("shaders/norm.wgsl"),
@@ -100,6 +107,8 @@ impl Kernel {
         match self {
             Kernel::Rotate => "rotate",
             Kernel::Matmul => "matmul",
+            Kernel::MatvecTiled => "matvec_tiled",
+            Kernel::MatmulTiled => "matmul_tiled",
             Kernel::GatherRows => "gather_rows",
             Kernel::RmsNorm => "rms_norm",
             Kernel::LaneMean => "lane_mean",

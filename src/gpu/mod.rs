@@ -20,6 +20,7 @@ mod runner;
 mod stages;
 #[cfg(test)]
 mod tests;
+mod variant;
 pub mod wait;
 mod weights;
 
@@ -29,9 +30,11 @@ use std::vec;
 use crate::blocks::pool::Tracked;
 use crate::blocks::stack::Logits;
 use crate::container::V3Container;
+use crate::session::GpuKernels;
 use crate::v3::{Model, Numerics, Options, State};
 use crate::{Error, Result};
 use runner::{ChunkInputs, Runner};
+pub use variant::{from_env as kernels_from_env, TILED_CHUNK};
 
 /// A Needle 3 model and one sequence on the GPU. The CPU-side [`State`] keeps the position,
 /// the recent ids and the probe-head pools (its own KV rings stay empty).
@@ -50,18 +53,25 @@ pub struct GpuMark {
 
 impl<'a> Needle3Gpu<'a> {
     /// The model in `bytes` (a Needle 3 container) on the first GPU adapter, with a sequence
-    /// made from `options`. Deploy numerics are refused (CPU only for now).
+    /// made from `options`, on the kernels `NEEDLE_GPU_KERNELS` names ([`kernels_from_env`]).
+    /// Deploy numerics are refused (CPU only for now).
     pub fn load(bytes: &'a [u8], options: &Options) -> Result<Self> {
+        Self::load_with(bytes, options, kernels_from_env()?)
+    }
+
+    /// [`Self::load`] on the given kernel variant (prefill chunks stay `options.prefill_chunk`).
+    pub fn load_with(bytes: &'a [u8], options: &Options, kernels: GpuKernels) -> Result<Self> {
         let c = V3Container::parse(bytes)?;
-        Self::new(bytes, &c, options)
+        Self::from_model(bytes, Model::new(&c)?, options, kernels)
     }
 
-    fn new(bytes: &'a [u8], c: &V3Container<'a>, options: &Options) -> Result<Self> {
-        Self::from_model(bytes, Model::new(c)?, options)
-    }
-
-    /// [`Self::load`] for a model already built over `bytes`.
-    pub(crate) fn from_model(bytes: &'a [u8], model: Model<'a>, options: &Options) -> Result<Self> {
+    /// [`Self::load_with`] for a model already built over `bytes`.
+    pub(crate) fn from_model(
+        bytes: &'a [u8],
+        model: Model<'a>,
+        options: &Options,
+        kernels: GpuKernels,
+    ) -> Result<Self> {
         if options.numerics == Numerics::Deploy {
             return Err(Error::Unsupported { what: "deploy numerics on the GPU backend" });
         }
@@ -81,7 +91,7 @@ impl<'a> Needle3Gpu<'a> {
         )?;
         let cell_rows = if listening { plan.len() + 1 } else { 0 };
         let (v, d) = (model.logits_len(), model.geometry.d_model);
-        let runner = Runner::new(gpu, rec, w.code_words(), &w.floats, v, (cell_rows, d))?;
+        let runner = Runner::new(gpu, rec, w.code_words(), &w.floats, v, (cell_rows, d), kernels)?;
         Ok(Self { model, state, runner })
     }
 

@@ -7,8 +7,10 @@ use std::vec::Vec;
 use wgpu::util::DeviceExt;
 
 use super::device::{Gpu, SLOT_BYTES};
-use super::program::{workgroups, Scope};
+use super::program::Scope;
 use super::stages::{Recorded, HEADER};
+use super::variant;
+use crate::session::GpuKernels;
 use crate::{Error, Result};
 
 /// What one chunk needs from the CPU.
@@ -25,6 +27,7 @@ pub(crate) struct ChunkInputs<'c> {
 pub(crate) struct Runner {
     pub(crate) gpu: Gpu,
     rec: Recorded,
+    kernels: GpuKernels,
     state: wgpu::Buffer,
     pub(crate) act: wgpu::Buffer,
     ids: wgpu::Buffer,
@@ -56,6 +59,7 @@ impl Runner {
         weight_floats: &[f32],
         logits_len: usize,
         (cell_rows, d): (usize, usize),
+        kernels: GpuKernels,
     ) -> Result<Self> {
         let max = gpu.max_binding();
         let sizes = [
@@ -134,6 +138,7 @@ impl Runner {
         Ok(Self {
             gpu,
             rec,
+            kernels,
             state,
             act,
             ids,
@@ -188,8 +193,8 @@ impl Runner {
                     Scope::Head if c.head_first.is_some() => b - first,
                     Scope::Head => continue,
                 };
-                let (x, y) = workgroups(d.per_token * tokens as u32);
-                pass.set_pipeline(self.gpu.pipeline(d.kernel));
+                let (kernel, (x, y)) = variant::grid(self.kernels, d, tokens as u32);
+                pass.set_pipeline(self.gpu.pipeline(kernel));
                 pass.set_bind_group(0, &self.bind, &[d.slot * SLOT_BYTES as u32]);
                 pass.dispatch_workgroups(x, y, 1);
             }

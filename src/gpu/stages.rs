@@ -629,6 +629,7 @@ impl<'a> Recorder<'_, 'a> {
             self.prog.push(Kernel::Rotate, cp / g, scope, &p);
             for (m, out, stride) in &rest[..run] {
                 let c = self.w.cq(m)?;
+                super::variant::check_rows(c.rows)?;
                 let mut p: Vec<P> = c.words.iter().map(|&w| P::U(w)).collect();
                 p.extend_from_slice(&[self.r.rot.into(), (*out).into(), u(*stride)]);
                 self.prog.push(Kernel::Matmul, c.rows, scope, &p);

@@ -1,6 +1,6 @@
 //! The CQ kernels on the GPU against their CPU twins, at every code width (1, 2, 3 bits cross
 //! word boundaries, ternary crumbs), groups 16 and 64, padded columns: `rotate` + `matmul`
-//! against `CqMatrix::matvec`, `gather_rows` against `dequant_row`; `kv_write` + `attend`
+//! (and the tiled variant's `matvec_tiled`, `matmul_tiled`) against `CqMatrix::matvec`, `gather_rows` against `dequant_row`; `kv_write` + `attend`
 //! against the CPU's KV ring (f32 and int8). Skips where no adapter exists
 //! (`super::adapter_or_skip`).
 use std::vec;
@@ -16,6 +16,7 @@ use crate::blocks::KvPrecision;
 use crate::kernels::cq::{CqMatrix, CqWidth};
 use crate::kernels::hadamard::orthonormal_scale;
 use crate::kernels::test_util::{pseudo_random, pseudo_random_bytes};
+use crate::session::GpuKernels;
 
 const WIDTHS: [CqWidth; 5] = [CqWidth::B1, CqWidth::B2, CqWidth::B3, CqWidth::B4, CqWidth::Ternary];
 
@@ -38,9 +39,11 @@ fn levels(width: CqWidth) -> Vec<f32> {
     (0..width.header_levels()).map(|i| (i as f32 - 7.5) / 16.0).collect()
 }
 
-/// Runs `program` over `b` tokens with `x` at activation offset 0; reads `out_len` floats
-/// back from `out` a token.
+/// Runs `program` on the `kernels` variant over `b` tokens with `x` at activation offset 0;
+/// reads `out_len` floats back from `out` a token.
+#[allow(clippy::too_many_arguments)]
 fn run(
+    kernels: GpuKernels,
     w: &Weights<'_>,
     program: Program,
     act_len: usize,
@@ -49,12 +52,13 @@ fn run(
     out: u32,
     out_len: usize,
 ) -> Vec<f32> {
-    run_with_state(w, program, act_len, 1, x, b, out, out_len)
+    run_with_state(kernels, w, program, act_len, 1, x, b, out, out_len)
 }
 
 /// [`run`] with a sequence state of `state_len` words.
 #[allow(clippy::too_many_arguments)]
 fn run_with_state(
+    kernels: GpuKernels,
     w: &Weights<'_>,
     program: Program,
     act_len: usize,
@@ -72,8 +76,9 @@ fn run_with_state(
         ids_len: HEADER + b,
         b,
     };
+    let gpu = Gpu::new().unwrap();
     let runner =
-        Runner::new(Gpu::new().unwrap(), rec, w.code_words(), &w.floats, out_len, (0, 0)).unwrap();
+        Runner::new(gpu, rec, w.code_words(), &w.floats, out_len, (0, 0), kernels).unwrap();
     let bytes: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
     runner.gpu.queue.write_buffer(&runner.act, 0, &bytes);
     let ids: Vec<u32> = (0..b as u32).collect();
@@ -90,50 +95,62 @@ fn close(got: &[f32], want: &[f32], what: &str) {
     }
 }
 
+/// Both variants: `plain`'s `matmul`; `tiled`'s `matvec_tiled` (one token) and `matmul_tiled`
+/// (3 tokens: one partial tile; 70: two token tiles), over 37 rows (a partial row block and
+/// row tile) and inputs whose padded width is not a whole number of slices (48).
 #[test]
-fn rotate_and_matmul_equal_the_cpu_matvec_at_every_width() {
+fn rotate_and_matmul_equal_the_cpu_matvec_at_every_width_in_every_variant() {
     if !super::adapter_or_skip() {
         return;
     }
-    let (rows, b) = (13, 3);
-    for width in WIDTHS {
-        for (group, cols) in [(16usize, 40usize), (64, 128), (64, 72)] {
-            let cp = cols.div_ceil(group) * group;
-            let (bytes, n) = blob(rows, cp, group, width, 7 + cols as u32);
-            let (packed, norms) = bytes.split_at(n);
-            let m = CqMatrix::from_parts(rows, cols, group, width, packed, norms, &levels(width))
-                .unwrap();
-            let x = pseudo_random(b * cols, cols as u32);
-            let mut w = Weights::new(&bytes);
-            let c = w.cq(&m).unwrap();
-            let (rot, out) = ((b * cols) as u32, (b * cols + b * cp) as u32);
-            let mut prog = Program::default();
-            let scale = orthonormal_scale(group);
-            let p = [
-                P::U(0),
-                P::U(cols as u32),
-                P::U(cols as u32),
-                P::U(cp as u32),
-                P::U(group as u32),
-                P::U(rot),
-                P::F(scale),
-            ];
-            prog.push(Kernel::Rotate, cp / group, Scope::Chunk, &p);
-            let mut p: Vec<P> = c.words.iter().map(|&v| P::U(v)).collect();
-            p.extend_from_slice(&[P::U(rot), P::U(out), P::U(rows as u32)]);
-            prog.push(Kernel::Matmul, rows, Scope::Chunk, &p);
-            let act_len = b * (cols + cp + rows);
-            let got = run(&w, prog, act_len, &x, b, out, rows);
-            let mut want = vec![0.0f32; b * rows];
-            let mut scratch = vec![0.0f32; cp];
-            for t in 0..b {
-                m.matvec(
-                    &x[t * cols..(t + 1) * cols],
-                    &mut scratch,
-                    &mut want[t * rows..(t + 1) * rows],
-                );
+    let rows = 37;
+    for (kernels, b) in [
+        (GpuKernels::Plain, 3),
+        (GpuKernels::Tiled, 1),
+        (GpuKernels::Tiled, 3),
+        (GpuKernels::Tiled, 70),
+    ] {
+        for width in WIDTHS {
+            for (group, cols) in [(16usize, 40usize), (64, 128), (64, 72)] {
+                let cp = cols.div_ceil(group) * group;
+                let (bytes, n) = blob(rows, cp, group, width, 7 + cols as u32);
+                let (packed, norms) = bytes.split_at(n);
+                let m =
+                    CqMatrix::from_parts(rows, cols, group, width, packed, norms, &levels(width))
+                        .unwrap();
+                let x = pseudo_random(b * cols, cols as u32);
+                let mut w = Weights::new(&bytes);
+                let c = w.cq(&m).unwrap();
+                let (rot, out) = ((b * cols) as u32, (b * cols + b * cp) as u32);
+                let mut prog = Program::default();
+                let scale = orthonormal_scale(group);
+                let p = [
+                    P::U(0),
+                    P::U(cols as u32),
+                    P::U(cols as u32),
+                    P::U(cp as u32),
+                    P::U(group as u32),
+                    P::U(rot),
+                    P::F(scale),
+                ];
+                prog.push(Kernel::Rotate, cp / group, Scope::Chunk, &p);
+                let mut p: Vec<P> = c.words.iter().map(|&v| P::U(v)).collect();
+                p.extend_from_slice(&[P::U(rot), P::U(out), P::U(rows as u32)]);
+                prog.push(Kernel::Matmul, rows, Scope::Chunk, &p);
+                let act_len = b * (cols + cp + rows);
+                let got = run(kernels, &w, prog, act_len, &x, b, out, rows);
+                let mut want = vec![0.0f32; b * rows];
+                let mut scratch = vec![0.0f32; cp];
+                for t in 0..b {
+                    m.matvec(
+                        &x[t * cols..(t + 1) * cols],
+                        &mut scratch,
+                        &mut want[t * rows..(t + 1) * rows],
+                    );
+                }
+                let what = std::format!("{kernels:?} b {b} {width:?} group {group} cols {cols}");
+                close(&got, &want, &what);
             }
-            close(&got, &want, &std::format!("{width:?} group {group} cols {cols}"));
         }
     }
 }
@@ -170,7 +187,7 @@ fn gathered_rows_equal_the_cpu_dequantised_rows_at_every_width() {
             ]);
             let mut prog = Program::default();
             prog.push(Kernel::GatherRows, cp / group, Scope::Chunk, &p);
-            let got = run(&w, prog, b * cols, &[], b, 0, cols);
+            let got = run(GpuKernels::Plain, &w, prog, b * cols, &[], b, 0, cols);
             let mut want = vec![0.0f32; b * cols];
             for r in 0..rows {
                 m.dequant_row(r, &mut want[r * cols..(r + 1) * cols]);
@@ -278,7 +295,17 @@ fn attend_equals_the_cpu_kv_ring_over_tiles_and_wide_values_f32_and_int8() {
             prog.push(Kernel::Attend, per_token, Scope::Chunk, &attend);
             let mut w = Weights::new(&[]);
             w.floats(&[0.0]);
-            let got = run_with_state(&w, prog, act_len, state_len, &x, b, out_at, heads * vw);
+            let got = run_with_state(
+                GpuKernels::Plain,
+                &w,
+                prog,
+                act_len,
+                state_len,
+                &x,
+                b,
+                out_at,
+                heads * vw,
+            );
             let want = cpu_attend(kv, &qkv, &gate, dims, window, qf, sf);
             close(&got, &want, &std::format!("attend, {kv:?} KV, window {window}"));
         }

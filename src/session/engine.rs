@@ -45,6 +45,19 @@ pub struct LoadOptions {
     pub max_tokens: Option<usize>,
     /// Where the forward pass runs.
     pub backend: Backend,
+    /// The GPU backend's kernel shapes; `None`: `NEEDLE_GPU_KERNELS` (`plain` or `tiled`) where
+    /// the build reads an environment, else plain.
+    pub gpu_kernels: Option<GpuKernels>,
+}
+
+/// The GPU backend's kernel variants (`src/gpu/README.md`), so that a device run compares them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GpuKernels {
+    /// The first kernels: one invocation per output row and token, prefill in the CPU's chunks.
+    Plain,
+    /// Shaped for a GPU: decode's projections a workgroup per row block, prefill's tiles of
+    /// rows x tokens decoding each code once per chunk, prefill chunks of 64.
+    Tiled,
 }
 
 /// Where a model's forward pass runs.
@@ -66,6 +79,7 @@ impl Default for LoadOptions {
             layers: None,
             max_tokens: None,
             backend: Backend::Cpu,
+            gpu_kernels: None,
         }
     }
 }

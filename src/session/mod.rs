@@ -18,7 +18,7 @@ mod snapshot;
 mod unemittable;
 
 pub use conversation::{Conversation, UNRESET_TURNS};
-pub use engine::{Backend, Engine, LoadOptions, ModelInfo};
+pub use engine::{Backend, Engine, GpuKernels, LoadOptions, ModelInfo};
 pub use options::{turns, Kind, RequestOption, OPTIONS};
 pub use request::{Completion, Request, StopReason, Token};
 pub use snapshot::{FORMAT_VERSION as SNAPSHOT_FORMAT_VERSION, HEADER as SNAPSHOT_HEADER_LEN};

@@ -294,7 +294,7 @@ pub(super) fn load_options(
     let layers = layers.map(|v| count("layers", v)).transpose()?;
     let max_tokens = context.map(|v| count("context", v)).transpose()?;
     // A session starts on the CPU; the gpu build's `open` (web/suspend.rs) rebuilds it there.
-    Ok(LoadOptions { kv, numerics, layers, max_tokens, backend: Backend::Cpu })
+    Ok(LoadOptions { kv, numerics, layers, max_tokens, backend: Backend::Cpu, gpu_kernels: None })
 }
 
 /// A JS number used as a count: a whole number from 0 to 2^32 - 1.

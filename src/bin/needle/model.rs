@@ -68,6 +68,7 @@ pub fn options(args: &mut Args) -> Result<LoadOptions, Failure> {
         layers: number(args, "--layers")?,
         max_tokens: number(args, "--max-context")?,
         backend,
+        gpu_kernels: None,
     })
 }
 

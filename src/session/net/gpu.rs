@@ -7,7 +7,7 @@ use alloc::vec::Vec;
 use super::{Net, NetMark, NetModel};
 use crate::container::V3Container;
 use crate::gpu::{GpuMark, Needle3Gpu};
-use crate::session::{Backend, LoadOptions, ModelInfo};
+use crate::session::{Backend, GpuKernels, LoadOptions, ModelInfo};
 use crate::v3::Model;
 use crate::{Error, Result};
 
@@ -17,8 +17,12 @@ pub(super) fn load<'a>(
     options: &LoadOptions,
 ) -> Result<Needle3Gpu<'a>> {
     let model = Model::new(c)?;
-    let opts = super::v3::state_options(&model, options);
-    Needle3Gpu::from_model(bytes, model, &opts)
+    let mut opts = super::v3::state_options(&model, options);
+    let kernels = options.gpu_kernels.map_or_else(crate::gpu::kernels_from_env, Ok)?;
+    if kernels == GpuKernels::Tiled {
+        opts.prefill_chunk = crate::gpu::TILED_CHUNK;
+    }
+    Needle3Gpu::from_model(bytes, model, &opts, kernels)
 }
 
 const NO_SNAPSHOTS: Error = Error::Unsupported { what: "snapshots on the GPU backend" };
