@@ -5,7 +5,10 @@
 // with gpu_lost and the call after it opens a new device; deploy numerics and a Needle 2 model
 // reject a forced 'webgpu'. `backend: 'auto'` declines SwiftShader (a CPU implementation of
 // WebGPU) with the reason and answers the demo's requests as fast as 'cpu', with the same calls;
-// in a Chromium without WebGPU, 'auto' runs on the CPU and a forced 'webgpu' rejects with
+// with SwiftShader presented as hardware (webgpu-hardware.mjs) 'auto' runs its real background
+// path: the CPU answers while the gpu build is prepared and calibrated, the choice is
+// remembered, a remembered GPU is adopted, a device lost meanwhile leaves the CPU serving. In a
+// Chromium without WebGPU, 'auto' runs on the CPU and a forced 'webgpu' rejects with
 // gpu_unavailable.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
