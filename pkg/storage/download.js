@@ -34,6 +34,18 @@ const tooLarge = (url, what, ceiling) =>
     },
   );
 
+/** A buffer for a body of `length` bytes; one the engine's thread cannot allocate is refused. */
+function held(url, length) {
+  try {
+    return new Uint8Array(length);
+  } catch (e) {
+    throw new NeedleError(
+      'fetch_failed',
+      `GET ${url}: ${length} bytes cannot be held (${e.message})`,
+    );
+  }
+}
+
 /** Refuses a response that is a web page, not a model (an error page answered with 200). */
 function refusePage(url, response) {
   const type = response.headers.get('content-type') || '';
@@ -141,19 +153,19 @@ export async function download(url, options = {}) {
       loaded = 0;
       const length = Number(response.headers.get('content-length'));
       total =
-        Number.isFinite(length) && length > 0 && !response.headers.get('content-encoding')
+        Number.isSafeInteger(length) && length > 0 && !response.headers.get('content-encoding')
           ? length
           : null;
       try {
         refusePage(url, response);
         if (total !== null && total > ceiling)
           throw tooLarge(url, `the server announces ${total} bytes`, ceiling);
+        // Read into one buffer of that length: the download's memory is the file's size.
+        whole = total === null ? null : whole?.length === total ? whole : held(url, total);
       } catch (e) {
         await response.body?.cancel().catch(() => {});
         throw e;
       }
-      // Read into one buffer of that length: the download's memory is the file's size.
-      whole = total === null ? null : whole?.length === total ? whole : new Uint8Array(total);
       validator = validatorOf(response);
       resumable = response.headers.get('accept-ranges') === 'bytes' && total !== null;
     } else if (response.status >= 500 || response.status === 206) {

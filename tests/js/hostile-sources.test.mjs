@@ -130,3 +130,13 @@ test("a Hub listing's size is the ceiling of a named model's download", { timeou
   const got = await settle(Needle.download('o/listed', { modelHost: server.url, cache: 'none' }));
   assert.equal(got.code, 'too_large');
 });
+
+test('an announced length this thread cannot hold is a typed error, not a RangeError', async () => {
+  let cancelled = false;
+  const body = new ReadableStream({ pull: (c) => c.enqueue(new Uint8Array(16)), cancel: () => void (cancelled = true) });
+  const fetch = async () => new Response(body, { headers: { 'content-length': String(2 ** 45) } });
+  const e = await settle(Needle.download(`${server.url}/held.cact`, { fetch, cache: 'none', maxBytes: 2 ** 50 }));
+  assert.equal(e.code, 'fetch_failed', e.message);
+  assert.match(e.message, /cannot be held/);
+  assert.ok(cancelled, 'the body is cancelled');
+});
