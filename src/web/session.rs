@@ -147,6 +147,7 @@ impl Session {
     /// `CompleteOptions`); an unknown name or a mistyped value is `invalid_argument`. `finish`
     /// then returns the envelope with `validation` and `usage.cached_tokens`.
     pub fn start(&mut self, request: &str) -> Result<u32, JsValue> {
+        self.fits(request).map_err(error)?;
         let object = json::parse(request).map_err(error)?;
         let turns = session::turns(&object).map_err(error)?;
         let req = Request::from_options(&object, &turns).map_err(error)?;
@@ -205,6 +206,19 @@ impl Session {
 }
 
 impl Session {
+    /// Refuses a request too large for the JSON parser ([`json::MAX_INPUT`]) as `context_full`
+    /// when its prompt cannot fit either: the caller sent a long query, not bad JSON. Past a
+    /// few option names and numbers a request is prompt text (query, system, tools, turns),
+    /// each byte of it at most 6 bytes of JSON (`\u00XX`).
+    fn fits(&self, request: &str) -> Result<()> {
+        let (capacity, needed) =
+            (self.engine.info().capacity, self.engine.tokenizer().min_tokens(request.len() / 6));
+        if request.len() > json::MAX_INPUT && needed > capacity {
+            return Err(Error::ContextFull { needed, max: capacity });
+        }
+        Ok(())
+    }
+
     /// The container the session was loaded from.
     #[cfg(feature = "gpu")]
     pub(super) fn container_bytes(&self) -> &[u8] {
