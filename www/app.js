@@ -2,7 +2,7 @@
 import { Needle } from './pkg/index.js';
 import { splitThinking } from './pkg/markers.js';
 import { loadPresets, presetEditor } from './presets.js';
-import { callCards, isRefusal } from './calls.js';
+import { answerText, callCards, isRefusal } from './calls.js';
 import { initTabs } from './tabs.js';
 import { initConversationView } from './conversation-view.js';
 import { initAgentView } from './agent-view.js';
@@ -228,8 +228,9 @@ function showResult(r, stopped) {
   // `text` is the whole completion; the core has already read the reasoning out of it.
   const { answer } = splitThinking(r.text || '');
   const refused = isRefusal(r, answer);
-  // A refusal reads as the Agent tab says it; its markup stays in the raw result below.
-  showText(r.reasoning || '', refused ? '' : answer);
+  // The calls show as cards (a refusal as the Agent tab says it); their markup stays in the raw
+  // result below.
+  showText(r.reasoning || '', answerText(r, answer));
   const calls = $('calls');
   calls.replaceChildren(...callCards(r.function_calls));
   if (refused) {

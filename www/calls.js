@@ -23,3 +23,13 @@ export function isRefusal(result, answer) {
   const empty = /<tool_call>\s*\[\s*\]\s*<\/tool_call>/g;
   return answer.includes('<tool_call>') && answer.replace(empty, '').trim() === '';
 }
+
+/**
+ * The answer the Ask tab shows above the call cards: the text outside the thinking section less
+ * the tool-call markup, which the cards (or the refusal's line) show. Markup that did not parse
+ * stays, beside its `parse_error`.
+ */
+export function answerText(result, answer) {
+  if (result.parse_error) return answer.trim();
+  return answer.replace(/<tool_call>[\s\S]*?(<\/tool_call>|$)/g, '').trim();
+}

@@ -116,6 +116,12 @@ test('a query streams tokens one by one and ends with the same result as the nat
   const native = nativeRun(MODEL, query, tools, ['--max-tokens', '256', ...(system ? ['--system', system] : [])]);
   assertSameAsNative(result, native, false);
 
+  // The calls show as cards, without their <tool_call> markup printed above them.
+  assert.ok(result.function_calls.length > 0, 'the default query makes calls');
+  assert.equal(await page.$$eval('#calls .call', (cards) => cards.length), result.function_calls.length);
+  const answer = await page.textContent('#answer');
+  assert.ok(!answer.includes('<tool_call>'), `the answer shows the markup: ${answer}`);
+
   const stats = await page.$$eval('#stats dd', (dds) => Object.fromEntries(dds.map((d) => [d.dataset.stat, d.textContent])));
   assert.ok(Number(stats['tokens/s']) > 0);
   assert.match(stats['KV memory'], /B$/);
