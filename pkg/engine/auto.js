@@ -1,6 +1,7 @@
-// Backend 'auto' after the load, where a hardware WebGPU adapter exists (engine/backend.js): the
-// CPU engine answers from the start while the GPU engine is prepared in the background (module,
-// device, pipelines, weights upload: `prepare`); then both run the same calibration
+// Backend 'auto' after the load, where a hardware WebGPU adapter exists or may (engine/backend.js:
+// the adapter's answer is awaited here when the load was ready first): the CPU engine answers
+// from the start while the GPU engine is prepared in the background (module, device, pipelines,
+// weights upload: `prepare`); then both run the same calibration
 // (engine/calibrate.js), one run at a time between requests (`between`: never while a request is
 // in flight), and requests move to the GPU only if it measured faster. The choice is remembered
 // per (adapter, model SHA-256, version) (storage/choices.js), so a returning page prepares the
@@ -29,8 +30,9 @@ export class AutoBackend {
   #d;
 
   /**
-   * `d`: `{ here` (backend.js webgpuHere: a hardware adapter), `bytes, sha256` (the model's; the
-   * hash is taken when null), `version, prepare(bytes)` (the GPU engine, `{ session, call, base }`),
+   * `d`: `{ here` (backend.js webgpuHere's answer, or its promise), `bytes, sha256` (the model's;
+   * the hash is taken when null), `version, prepare(bytes, here)` (the GPU engine, `{ session,
+   * call, base }`),
    * `measure(engine)` (calibrate.js measureWorkload; tests inject figures), `choices` (a promise
    * of storage/choices.js's store), `between(job)` (runs `job` when no request is in flight),
    * `cpu()` (the serving CPU engine, `{ session, call }`), `adopt(engine)` (moves requests to
@@ -39,7 +41,7 @@ export class AutoBackend {
   constructor(d) {
     this.#d = { measure: measureWorkload, ...d };
     this.#bytes = d.bytes;
-    this.#reason = `the CPU serves while WebGPU (${adapterName(d.here.adapter)}) is prepared and calibrated`;
+    this.#reason = 'the CPU serves while WebGPU is looked for, prepared and calibrated';
     this.settled = this.#run().catch((e) => {
       this.#freeSpare();
       if (!(e instanceof Stopped))
@@ -63,7 +65,12 @@ export class AutoBackend {
   }
 
   async #run() {
-    const { here, version } = this.#d;
+    const here = await this.#d.here;
+    this.#live();
+    const declined = here.reason ?? here.software;
+    if (declined) return this.#set('declined', declined);
+    this.#reason = `the CPU serves while WebGPU (${adapterName(here.adapter)}) is prepared and calibrated`;
+    const { version } = this.#d;
     const sha256 = this.#d.sha256 ?? (await sha256Hex(this.#bytes));
     const key = choiceKey(here.adapter, sha256, version);
     const choices = await this.#d.choices;
@@ -73,7 +80,7 @@ export class AutoBackend {
     this.#bytes = null; // the model's lifetime is long: no second copy held through it
     if (kept && kept.backend === 'cpu')
       return this.#set('cpu', `remembered: ${kept.reason}`, kept.figures);
-    this.#spare = await this.#d.prepare(bytes);
+    this.#spare = await this.#d.prepare(bytes, here);
     this.#live();
     if (kept && kept.backend === 'webgpu')
       return this.#adopt(`remembered: ${kept.reason}`, kept.figures);

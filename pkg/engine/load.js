@@ -55,12 +55,11 @@ export async function loadSession(
   const config = engineConfig(options);
   const session = construct(build.glue, src.bytes, config);
   const call = sessionCaller(build.variant, build.exports);
-  const g = await gpu;
   let deviceMs;
   if (want === 'webgpu') {
     const t = now();
     try {
-      const why = await openDevice(session, call, g.limits, config);
+      const why = await openDevice(session, call, (await gpu).limits, config);
       if (why !== null) declineGpu(want, why);
     } catch (e) {
       session.free();
@@ -71,8 +70,9 @@ export async function loadSession(
   await warmUp(session, call);
   post({ type: Reply.PROGRESS, phase: 'init', loaded: 1, total: 1 });
   // Under 'auto', no WebGPU or a software adapter is a reason now; a hardware adapter is tried
-  // in the background.
-  const declined = want === 'auto' ? (g.reason ?? g.software) : null;
+  // in the background, and so is an adapter not found yet: the load never waits for WebGPU.
+  const g = want === 'cpu' ? null : await settledOr(gpu, null);
+  const declined = want === 'auto' && g ? (g.reason ?? g.software) : null;
   if (declined) declineGpu(want, declined, log('info'));
   const base = {
     ...engineFacts(build, session, want === 'webgpu' ? g.adapter : null),
@@ -94,7 +94,7 @@ export async function loadSession(
   // (tests/js/auto-backend.test.mjs keys remembered choices by pkg/package.json's).
   const auto =
     want === 'auto' && !declined
-      ? { here: g, bytes: src.bytes, version: build.glue.version(), config }
+      ? { here: g ?? gpu, bytes: src.bytes, version: build.glue.version(), config }
       : null;
   return {
     session,
@@ -104,6 +104,13 @@ export async function loadSession(
     requestOptions: new Set(build.glue.requestOptions().map((o) => o.name)),
     auto,
   };
+}
+
+/** `promise`'s value if it has settled by now, else `pending`. */
+async function settledOr(promise, pending) {
+  const marker = {};
+  const v = await Promise.race([promise, marker]);
+  return v === marker ? pending : v;
 }
 
 /** A session of `glue`'s build over the container `bytes`, with the engine options `config`. */

@@ -242,9 +242,9 @@ export class Model {
       bytes,
       sha256,
       version,
-      prepare: (model) =>
+      prepare: (model, adapter) =>
         d.prepareGpu({
-          here,
+          here: adapter,
           bytes: model,
           config,
           between: d.between,

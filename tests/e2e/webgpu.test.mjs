@@ -73,7 +73,7 @@ const loadAndRun = (page, options, model = '/models/default.cact') =>
       const needle = await Needle.load(model, { cache: false, ...options });
       const loadMs = performance.now() - t;
       const r = await needle.complete(query, { tools: [], maxTokens: 16, temperature: 0 });
-      const info = needle.info;
+      const info = await needle.refreshInfo();
       await needle.dispose();
       return { info, loadMs, tokens: r.tokens, timings: r.timings };
     },
@@ -273,7 +273,7 @@ test("auto declines SwiftShader and answers the demo's requests as fast as cpu, 
           answers.push(r.function_calls);
         }
         const firstMs = loadMs + times[0];
-        const info = needle.info;
+        const info = await needle.refreshInfo();
         await needle.dispose();
         return { info, firstMs, laterMs: times.slice(1), answers };
       },

@@ -135,6 +135,31 @@ test('the first answer does not wait for a GPU engine that is still being prepar
   await needle.dispose();
 });
 
+test('the load never waits for the adapter: one found later is judged then', async () => {
+  // An adapter request that never answers (a GPU process that hangs).
+  seams = { env: { navigator: { gpu: { requestAdapter: () => new Promise(() => {}) } }, WebAssembly: JSPI } };
+  const hung = await load();
+  assert.ok((await hung.complete(QUERY, ASK)).tokens.length > 0);
+  const waiting = await hung.refreshInfo();
+  assert.equal(waiting.backend_choice, 'preparing');
+  assert.match(waiting.backend_reason, /the CPU serves while WebGPU is looked for/);
+  await hung.dispose();
+  // A software adapter whose answer comes after the first answer: declined then.
+  let answer;
+  const adapter = new Promise((r) => {
+    answer = r;
+  });
+  seams = { env: { navigator: { gpu: { requestAdapter: () => adapter } }, WebAssembly: JSPI } };
+  const late = await load();
+  assert.equal(late.info.backend_choice, 'preparing');
+  assert.ok((await late.complete(QUERY, ASK)).tokens.length > 0);
+  answer({ info: { vendor: 'google', architecture: 'swiftshader' }, limits: LIMITS });
+  const info = await decided(late);
+  assert.equal(info.backend_choice, 'declined');
+  assert.match(info.backend_reason, /\(google swiftshader\) is .*a CPU implementation of WebGPU/);
+  await late.dispose();
+});
+
 test('a GPU that calibrates faster gets the next requests, with the same answers', async () => {
   const choices = memoryChoices();
   const seen = hardware({ cpuMs: 20, gpuMs: 5, choices });
