@@ -35,18 +35,18 @@ pub struct StringDfa {
 impl StringDfa {
     pub const START: u8 = 0;
 
-    /// The strings every one of `patterns` matches, none spelling a marker.
-    pub fn new(patterns: &[Pattern]) -> Result<StringDfa> {
-        let start = (vec![Pattern::START; patterns.len()], Watch::default());
-        let mut states = vec![start];
+    /// The strings `pattern` (and `also`) matches, none spelling a marker.
+    pub fn new(pattern: &Pattern, also: Option<&Pattern>) -> Result<StringDfa> {
+        let patterns: [&Pattern; 2] = [pattern, also.unwrap_or(pattern)];
+        let mut states = vec![([Pattern::START; 2], Watch::default())];
         let mut next = Vec::new();
         let mut i = 0;
         while i < states.len() {
-            let (live, watch) = states[i].clone();
-            let reach: Vec<u128> = patterns.iter().zip(&live).map(|(p, &s)| p.reach(s)).collect();
+            let (live, watch) = states[i];
+            let reach = [0, 1].map(|k| patterns[k].reach(live[k]));
             for b in FIRST..FIRST + BYTES as u8 {
                 let mut watch = watch;
-                let to: Vec<u128> = patterns.iter().zip(&reach).map(|(p, r)| r & p.on(b)).collect();
+                let to = [0, 1].map(|k| reach[k] & patterns[k].on(b));
                 if to.contains(&0) || !watch.step(markers::IN_STRINGS, b) {
                     next.push(DEAD);
                     continue;
@@ -168,7 +168,7 @@ mod tests {
 
     fn dfa(sources: &[&str]) -> StringDfa {
         let patterns: Vec<Pattern> = sources.iter().map(|s| Pattern::compile(s).unwrap()).collect();
-        StringDfa::new(&patterns).unwrap()
+        StringDfa::new(&patterns[0], patterns.get(1)).unwrap()
     }
 
     fn takes(d: &StringDfa, text: &str, length: Length) -> bool {
@@ -209,6 +209,6 @@ mod tests {
         assert!(takes(&d, "a </tool_call <|im_end|", Length::ANY));
         assert!(!takes(&d, "a </tool_call>", Length::ANY));
         let forced = Pattern::compile("^<think>$").unwrap();
-        assert!(matches!(StringDfa::new(&[forced]), Err(Error::Unsupported { .. })));
+        assert!(matches!(StringDfa::new(&forced, None), Err(Error::Unsupported { .. })));
     }
 }

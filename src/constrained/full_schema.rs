@@ -89,7 +89,7 @@ impl FullSchemas {
                     let mut c = Compiler {
                         out: &mut out,
                         root: schema,
-                        path: alloc::format!("{name}#"),
+                        path: String::from(name) + "#",
                         expanding: Vec::new(),
                         compiled: Vec::new(),
                     };
@@ -135,11 +135,28 @@ impl<'a> Compiler<'a, '_> {
         self.at(unsupported(what), true)
     }
 
-    /// Compiles `schema` found at `step` below the current path.
-    pub fn child(&mut self, step: &str, schema: &'a Value, depth: usize) -> Result<u32> {
+    /// Compiles `schema` found at `step` (and `index`, if any) below the current path.
+    pub fn child(
+        &mut self,
+        step: &str,
+        index: Option<usize>,
+        schema: &'a Value,
+        depth: usize,
+    ) -> Result<u32> {
         let len = self.path.len();
         self.path.push('/');
         self.path.push_str(step);
+        if let Some(mut i) = index {
+            self.path.push('/');
+            let at = self.path.len();
+            loop {
+                self.path.insert(at, (b'0' + (i % 10) as u8) as char);
+                i /= 10;
+                if i == 0 {
+                    break;
+                }
+            }
+        }
         let id = self.node(schema, depth)?;
         self.path.truncate(len);
         Ok(id)
@@ -173,7 +190,7 @@ impl<'a> Compiler<'a, '_> {
                 Value::Array(alts) if key != "$ref" && !alts.is_empty() => {
                     let mut ids = Vec::new();
                     for (i, alt) in alts.iter().enumerate() {
-                        ids.push(self.child(&alloc::format!("{key}/{i}"), alt, depth)?);
+                        ids.push(self.child(key, Some(i), alt, depth)?);
                     }
                     unions::union(self.out, ids)
                 }
@@ -313,26 +330,26 @@ impl<'a> Compiler<'a, '_> {
 
     fn string(&mut self, schema: &Value) -> Result<u32> {
         let length = self.length(schema)?;
-        let mut patterns = Vec::new();
-        match schema.get("pattern") {
-            Some(Value::String(p)) => patterns.push(Pattern::compile(p)?),
+        let pattern = match schema.get("pattern") {
+            Some(Value::String(p)) => Some(Pattern::compile(p)?),
             Some(_) => return Err(self.malformed("a pattern that is not a string")),
-            None => {}
-        }
-        match schema.get("format") {
-            Some(Value::String(format)) => patterns.push(formats::pattern(format)?),
+            None => None,
+        };
+        let format = match schema.get("format") {
+            Some(Value::String(format)) => Some(formats::pattern(format)?),
             Some(_) => return Err(self.malformed("a format that is not a string")),
-            None => {}
-        }
-        if patterns.is_empty() {
+            None => None,
+        };
+        let (Some(first), also) = (pattern.as_ref().or(format.as_ref()), format.as_ref()) else {
             return Ok(self.out.push(Node::Free(Some(JsonType::String), length)));
-        }
+        };
+        let also = also.filter(|_| pattern.is_some());
         if self.out.states >= MAX_STATES {
             return Err(unsupported(
                 "patterns and formats of more than 8192 automaton states in all",
             ));
         }
-        let dfa = StringDfa::new(&patterns)?;
+        let dfa = StringDfa::new(first, also)?;
         self.out.states += dfa.states();
         if !dfa.fits(StringDfa::START, 0, length) {
             return Err(unsupported(
@@ -415,7 +432,8 @@ impl<'a> Compiler<'a, '_> {
                 ));
             }
             keys.push((quoted(key), i as u32));
-            children.push(self.child(&alloc::format!("properties/{key}"), child, depth + 1)?);
+            let step = String::from("properties/") + key;
+            children.push(self.child(&step, None, child, depth + 1)?);
         }
         let mut required = 0u64;
         if let Some(names) = schema.get("required") {
@@ -435,7 +453,7 @@ impl<'a> Compiler<'a, '_> {
 
     fn array(&mut self, schema: &'a Value, depth: usize) -> Result<u32> {
         let items = match schema.get("items") {
-            Some(items) => self.child("items", items, depth + 1)?,
+            Some(items) => self.child("items", None, items, depth + 1)?,
             None => self.out.push(Node::Free(None, Length::ANY)),
         };
         let count = |key, default| match schema.get(key) {

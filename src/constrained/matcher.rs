@@ -116,7 +116,7 @@ impl Default for Matcher {
 impl Matcher {
     /// Whether the turn may end here.
     pub fn can_stop(&self) -> bool {
-        self.phase == Phase::Done
+        matches!(self.phase, Phase::Done)
     }
 
     /// The bytes the format fixes next, tried first when closing ([`super::closing`]): the
@@ -218,13 +218,13 @@ impl Matcher {
             }
             Phase::ListStart | Phase::ListNext => match b {
                 _ if ws => true,
-                b']' if self.phase == Phase::ListNext || !g.require_call => {
+                b']' if matches!(self.phase, Phase::ListNext) || !g.require_call => {
                     self.go(Phase::Literal(Literal::ToolCallClose, 0))
                 }
-                b'{' if self.phase == Phase::ListStart && !g.tools.is_empty() => {
+                b'{' if matches!(self.phase, Phase::ListStart) && !g.tools.is_empty() => {
                     self.go(Phase::Literal(Literal::NameKey, 0))
                 }
-                b',' if self.phase == Phase::ListNext => self.go(Phase::CallOpen),
+                b',' if matches!(self.phase, Phase::ListNext) => self.go(Phase::CallOpen),
                 _ => false,
             },
             Phase::CallOpen => match b {
@@ -245,10 +245,10 @@ impl Matcher {
             }
             Phase::ArgumentsStart | Phase::ArgumentsNext => match b {
                 _ if ws => true,
-                b'"' if self.phase == Phase::ArgumentsStart && self.unused_keys(g) => {
+                b'"' if matches!(self.phase, Phase::ArgumentsStart) && self.unused_keys(g) => {
                     self.start_key(g)
                 }
-                b',' if self.phase == Phase::ArgumentsNext && self.unused_keys(g) => {
+                b',' if matches!(self.phase, Phase::ArgumentsNext) && self.unused_keys(g) => {
                     self.go(Phase::KeyOpen)
                 }
                 b'}' if self.required_written(g) => self.go(Phase::Literal(Literal::CallClose, 0)),

@@ -86,12 +86,14 @@ fn tagged(out: &mut FullSchemas, objects: &[u32]) -> Result<u32> {
             values.extend(set.entries().map(|(text, _)| (text.to_vec(), i as u32)));
             alts.push((object, k));
         }
-        let mut texts: Vec<&[u8]> = values.iter().map(|(t, _)| t.as_slice()).collect();
-        texts.sort();
-        if alts.len() < objects.len() || texts.windows(2).any(|w| w[0] == w[1]) {
+        if alts.len() < objects.len() {
             continue;
         }
+        // Sorted: a value two objects share sits beside itself.
         let values = literal_set(values.into_iter())?;
+        if values.entries().zip(values.entries().skip(1)).any(|(a, b)| a.0 == b.0) {
+            continue;
+        }
         let mut head = alloc::vec![b'{', b'"'];
         head.extend_from_slice(key);
         head.push(b':');
