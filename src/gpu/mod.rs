@@ -13,6 +13,7 @@
 //! [`wait`] is the one place a GPU future or buffer map is waited for (natively by polling, in
 //! the browser's `gpu` wasm variant through JSPI); [`probe`] opens a device and proves it
 //! computes.
+pub mod cost;
 mod device;
 pub mod probe;
 mod program;

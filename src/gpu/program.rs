@@ -25,7 +25,7 @@ pub(crate) struct Dispatch {
 /// Parameter word 60: run over the head's rows; 61: read the stream from the head's first row.
 const SCOPE_WORD: usize = 60;
 const SHIFT_WORD: usize = 61;
-const WORDS: usize = (SLOT_BYTES / 4) as usize;
+pub(crate) const WORDS: usize = (SLOT_BYTES / 4) as usize;
 
 #[derive(Default)]
 pub(crate) struct Program {

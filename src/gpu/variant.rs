@@ -2,7 +2,7 @@
 //! Only the CQ projections have a second form. `plain` runs `matmul` (cq.wgsl: an invocation per
 //! output row and token); `tiled` runs `matvec_tiled` over one token (decode, and the head of a
 //! prefill) and `matmul_tiled` over more (cq_tiled.wgsl), and prefills in chunks of one token
-//! tile.
+//! tile. The cost of each is modeled in `cost.rs`.
 use super::device::{Kernel, WORKGROUP};
 use super::program::{workgroups, Dispatch};
 use crate::session::GpuKernels;
