@@ -83,12 +83,17 @@ const SOURCE = check(
  */
 const REQUEST_JSON = check(
   `an object of JSON data (at most ${MAX_REQUEST_JSON} characters)`,
-  (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && jsonError(v) === null,
-  (v) => (v !== null && typeof v === 'object' ? jsonError(v) : typeof v),
+  (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && jsonProblem(v) === null,
+  (v) => (v !== null && typeof v === 'object' ? jsonProblem(v).message : typeof v),
 );
 
-/** Why `value` cannot go to the core as JSON (a BigInt, a cycle, too large), or null. */
-export function jsonError(value) {
+/**
+ * Why `value` cannot go to the core as JSON (a BigInt, a cycle, too large), or null, with the
+ * error's code: a request too large for the core's JSON parser holds a
+ * text no context can take, so it is `context_full` as the core answers a long query (the caller
+ * sent long text, not bad JSON); anything else is `invalid_argument`.
+ */
+function jsonProblem(value) {
   let text;
   try {
     text = JSON.stringify(value, (key, v) => {
@@ -97,10 +102,14 @@ export function jsonError(value) {
       return v;
     });
   } catch (e) {
-    return e.message; // a BigInt, a cycle, nesting deeper than the stack
+    // a BigInt, a cycle, nesting deeper than the stack
+    return { code: 'invalid_argument', message: e.message };
   }
   if (text !== undefined && text.length > MAX_REQUEST_JSON)
-    return `it is ${text.length} characters as JSON, more than ${MAX_REQUEST_JSON}`;
+    return {
+      code: 'context_full',
+      message: `it is ${text.length} characters as JSON, more than ${MAX_REQUEST_JSON}: no context holds it`,
+    };
   return null;
 }
 
@@ -147,5 +156,7 @@ export function checkRequest(msg) {
     throw new NeedleError('invalid_argument', `unknown request type ${type.slice(0, 80)}`);
   }
   const why = fieldError(msg, SCHEMAS.get(msg.type));
-  if (why !== null) throw new NeedleError('invalid_argument', `${msg.type}: ${why}`);
+  if (why === null) return;
+  const code = msg.type === Req.COMPLETE && jsonProblem(msg.request)?.code;
+  throw new NeedleError(code || 'invalid_argument', `${msg.type}: ${why}`);
 }

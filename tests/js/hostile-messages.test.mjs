@@ -112,6 +112,19 @@ test('a BigInt seed is invalid_argument naming the option, not internal', async 
   }
 });
 
+test('a query past the size any request may have is context_full, not invalid_argument', async () => {
+  // The caller sent a long text, not bad JSON (issue 50, item 12): the boundary answers as the
+  // core answers a query no context holds.
+  const needle = await Needle.load(MODEL, { worker: false });
+  try {
+    const e = await needle.complete('turn on the lights '.repeat(50 << 16)).catch((x) => x);
+    assert.equal(e.code, 'context_full', e.message);
+    assert.ok((await needle.complete(QUERY, { maxTokens: 4 })).tokens.length > 0);
+  } finally {
+    needle.dispose();
+  }
+});
+
 test('a trap rejects its own request engine_trap; the engine is built again and the next one runs', async () => {
   // A real trap of the real instance: this text reaches the wasm string parameter as a number
   // (issue 51's reproducer), past the boundary's check.
