@@ -17,7 +17,6 @@
 //!   shortest prefix whose weight reaches `top_p` of the total. The token is the first whose
 //!   running weight exceeds `u` times the kept total.
 use alloc::vec::Vec;
-use core::cmp::Ordering;
 
 use crate::{Error, Result};
 
@@ -94,12 +93,8 @@ impl Sampler {
         if self.candidates.is_empty() {
             return argmax(logits);
         }
-        let by_rank = |a: &(f32, u32), b: &(f32, u32)| {
-            b.0.partial_cmp(&a.0).unwrap_or(Ordering::Equal).then(a.1.cmp(&b.1))
-        };
-        // The ranking is a total order (ties go to the lower index), so any sort gives the same
-        // candidates; crate::sort's, so the module carries one sort.
-        crate::sort::sort_by(&mut self.candidates, by_rank);
+        // Candidates are in index order, so a stable sort by rank leaves ties in index order.
+        crate::sort::sort_by_key(&mut self.candidates, |c| rank_key(c.0));
         if self.top_k > 0 {
             self.candidates.truncate(self.top_k);
         }
@@ -144,6 +139,15 @@ impl Sampler {
         }
         self.candidates[kept - 1].1
     }
+}
+
+/// A scaled logit's rank as an integer, smaller first: descending logit, with -0.0 and 0.0 equal
+/// (as `partial_cmp` has them). Floats order like their bits read as integers once negatives
+/// have all bits flipped and positives the sign bit; NaNs never get here.
+fn rank_key(l: f32) -> u32 {
+    let bits = if l == 0.0 { 0 } else { l.to_bits() };
+    let ascending = if bits >> 31 == 1 { !bits } else { bits | 1 << 31 };
+    !ascending
 }
 
 /// Index of the first maximum; the first NaN if there is one (`jnp.argmax`); 0 when empty.
@@ -199,6 +203,33 @@ impl Xoshiro256 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rank_keys_order_candidates_by_descending_logit_then_index() {
+        let logits = [
+            0.5,
+            -0.0,
+            0.0,
+            f32::INFINITY,
+            -1e-40,
+            1e-40,
+            f32::NEG_INFINITY,
+            0.5,
+            -3.25,
+            f32::MAX,
+            -f32::MAX,
+            0.0,
+            7.0,
+            -0.0,
+            1e-45,
+        ];
+        let mut by_key: Vec<(f32, u32)> = logits.iter().copied().zip(0..).collect();
+        let mut by_rank = by_key.clone();
+        crate::sort::sort_by_key(&mut by_key, |c| rank_key(c.0));
+        by_rank.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap().then(a.1.cmp(&b.1)));
+        let ids = |v: &[(f32, u32)]| v.iter().map(|c| c.1).collect::<Vec<_>>();
+        assert_eq!(ids(&by_key), ids(&by_rank));
+    }
 
     fn draws(sampler: &mut Sampler, logits: &[f32], n: usize) -> Vec<u32> {
         (0..n).map(|_| sampler.sample(logits)).collect()
