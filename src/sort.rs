@@ -4,10 +4,11 @@
 //! reference and moves the elements through a swap passed the same way, so its body is compiled
 //! once; a call site adds two small closures.
 //!
-//! It is a stable merge sort, O(n log n) for any input: equal elements keep their order, so it
-//! gives what `sort_by` gave, and what `sort_unstable_by` gave wherever equal elements are
-//! indistinguishable (every call site here: plain integers, whole tuples, or a comparison that
-//! ends in the index).
+//! [`sort_by`] is a stable merge sort, O(n log n) for any input; [`sort_by_key`], for a `u32`
+//! key, a stable radix sort in linear time. Equal elements keep their order, so they give what
+//! `sort_by` gave, and what `sort_unstable_by` gave wherever equal elements are
+//! indistinguishable (every call site here: plain integers, whole tuples, or a ranking that ends
+//! in the index).
 use alloc::vec::Vec;
 use core::cmp::Ordering;
 
