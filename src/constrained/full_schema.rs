@@ -109,8 +109,8 @@ impl FullSchemas {
 }
 
 /// One tool's schema being compiled.
-pub(super) struct Compiler<'a, 's> {
-    pub out: &'s mut FullSchemas,
+struct Compiler<'a, 's> {
+    out: &'s mut FullSchemas,
     /// What `#` stands for in a `$ref`.
     root: &'a Value,
     /// Where the schema being compiled sits (tool name, then a JSON Pointer).
@@ -136,7 +136,7 @@ impl<'a> Compiler<'a, '_> {
     }
 
     /// Compiles `schema` found at `step` (and `index`, if any) below the current path.
-    pub fn child(
+    fn child(
         &mut self,
         step: &str,
         index: Option<usize>,
