@@ -1,6 +1,6 @@
 //! The GPU backend's refusals and failures, each a typed error, never a panic or a hang: no
-//! adapter, a buffer over the adapter's binding limit, Needle 2, deploy numerics, snapshots,
-//! and a device lost between steps. One test: the environment variables that force the
+//! adapter, an unknown `NEEDLE_GPU_KERNELS`, a buffer over the adapter's binding limit, Needle 2,
+//! deploy numerics, snapshots, and a device lost between steps. One test: the environment variables that force the
 //! failures are process-wide.
 mod common;
 
@@ -37,6 +37,11 @@ fn every_gpu_failure_is_a_typed_error() {
     std::env::set_var("NEEDLE_GPU_ADAPTER", "none");
     assert_eq!(code(Engine::load(&bytes, &gpu_options())), "gpu_unavailable");
     std::env::remove_var("NEEDLE_GPU_ADAPTER");
+
+    // A kernel variant the build does not have is refused, not ignored (before any adapter).
+    std::env::set_var("NEEDLE_GPU_KERNELS", "fast");
+    assert_eq!(code(Engine::load(&bytes, &gpu_options())), "invalid_argument");
+    std::env::remove_var("NEEDLE_GPU_KERNELS");
 
     if !gpu::adapter_or_skip() {
         return;
