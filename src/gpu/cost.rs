@@ -210,12 +210,9 @@ fn dispatch(d: &Dispatch, p: &[u32], kernels: GpuKernels, n: u32, pos: u64) -> C
             c.madds = n64 * tables * groups * g * (1 + log2(g));
         }
         Kernel::Rotate => {
-            c.other_bytes = f * n64 * (w(2) + w(3));
-            c.madds = n64 * w(3) * log2(w(4));
-        }
-        Kernel::RmsNorm => {
-            c.other_bytes = f * (2 * n64 * w(2) + w(2));
-            c.madds = 2 * n64 * w(2);
+            // 7: the RMS norm fused in (its gain read once).
+            c.other_bytes = f * (n64 * (w(2) + w(3)) + w(7) * w(2));
+            c.madds = n64 * (w(3) * log2(w(4)) + 2 * w(7) * w(2));
         }
         Kernel::LaneMean => {
             c.other_bytes = f * n64 * (w(1) + 1) * w(2);

@@ -32,7 +32,6 @@ pub(crate) enum Kernel {
     MatvecTiled,
     MatmulTiled,
     GatherRows,
-    RmsNorm,
     LaneMean,
     CopyRows,
     TailWrite,
@@ -68,10 +67,7 @@ const FAMILIES: &[Family] = &[
         source: concat!(include_str!("shaders/cq.wgsl"), include_str!("shaders/cq_tiled.wgsl")),
         entries: &[Kernel::MatvecTiled, Kernel::MatmulTiled],
     },
-    Family {
-        source: include_str!("shaders/norm.wgsl"),
-        entries: &[Kernel::RmsNorm, Kernel::LaneMean],
-    },
+    Family { source: include_str!("shaders/norm.wgsl"), entries: &[Kernel::LaneMean] },
     Family {
         source: include_str!("shaders/rows.wgsl"),
         entries: &[Kernel::CopyRows, Kernel::TailWrite],
@@ -110,7 +106,6 @@ impl Kernel {
             Kernel::MatvecTiled => "matvec_tiled",
             Kernel::MatmulTiled => "matmul_tiled",
             Kernel::GatherRows => "gather_rows",
-            Kernel::RmsNorm => "rms_norm",
             Kernel::LaneMean => "lane_mean",
             Kernel::CopyRows => "copy_rows",
             Kernel::TailWrite => "tail_write",

@@ -21,12 +21,13 @@ use crate::{Error, Result};
 
 /// Floats of the chunk header before the ids: tokens, first position, first head row.
 pub(crate) const HEADER: usize = 3;
+/// A norm without a gain (the shaders' NONE).
+const NO_GAIN: u32 = u32::MAX;
 
 /// The activation regions (offsets in floats) of a chunk of up to `b` tokens.
 #[derive(Default)]
 pub(crate) struct Regions {
     pub(crate) stream: [u32; 2],
-    pub(crate) nx: u32,
     pub(crate) pre: u32,
     pub(crate) post: u32,
     pub(crate) res: u32,
@@ -56,7 +57,6 @@ pub(crate) struct Regions {
     pub(crate) cells: u32,
     pub(crate) logits: u32,
     pub(crate) final_mean: u32,
-    pub(crate) final_normed: u32,
 }
 
 /// One planned layer's ring offsets in the state buffer (in words).
@@ -122,7 +122,6 @@ pub(crate) fn record<'a>(
     let mut a = Arena::default();
     let r = Regions {
         stream: [a.take(b * nd), a.take(b * nd)],
-        nx: a.take(b * nd),
         pre: a.take(b * lanes),
         post: a.take(b * lanes),
         res: a.take(b * lanes * lanes),
@@ -150,7 +149,6 @@ pub(crate) fn record<'a>(
         cells: a.take(if listening { (plan.len() + 1) * b * d } else { 0 }),
         logits: a.take(b * stack.logits_len()),
         final_mean: a.take(b * d),
-        final_normed: a.take(b * d),
     };
     let mut rec = Recorder { stack, w, prog: Program::default(), r, b, listening, int8 };
     let mut st = Arena::default();
@@ -245,11 +243,11 @@ impl<'a> Recorder<'_, 'a> {
         let s = self.stack;
         let (d, n) = (s.d_model, s.lanes);
         let phi = &s.layers[layer].mhc;
-        self.rms_norm(cur, n * d, n * d, None, self.r.nx, n * d, Scope::Chunk);
         let (pre, post, res) = (self.r.pre, self.r.post, self.r.res);
-        self.project(
-            self.r.nx,
+        self.project_normed(
+            cur,
             n * d,
+            Some(NO_GAIN),
             &[(&phi.phi_pre, pre, n), (&phi.phi_post, post, n), (&phi.phi_res, res, n * n)],
             Scope::Chunk,
         )?;
@@ -337,12 +335,12 @@ impl<'a> Recorder<'_, 'a> {
         let a = &s.layers[p.layer].attn;
         let (qd, kd, od, width) = (h.heads * h.qk, h.kv_heads * h.qk, h.heads * h.v, h.qkv_width());
         let norm_in = self.w.floats(&s.layers[p.layer].norm_in);
-        self.rms_norm(self.r.x, d, d, Some(norm_in), self.r.h, d, Scope::Chunk);
         let taps = a.conv_taps(h);
         let dst = if taps > 0 { self.r.raw } else { self.r.qkv };
-        self.project(
-            self.r.h,
+        self.project_normed(
+            self.r.x,
             d,
+            Some(norm_in),
             &[
                 (&a.q_proj, dst, width),
                 (&a.k_proj, dst + qd as u32, width),
@@ -522,30 +520,12 @@ impl<'a> Recorder<'_, 'a> {
     fn final_norm_head(&mut self, stream: u32) -> Result<()> {
         let s = self.stack;
         let d = s.d_model;
-        let (mean, normed) = (self.r.final_mean, self.r.final_normed);
+        let mean = self.r.final_mean;
         let p = [stream.into(), Self::u(s.lanes), Self::u(d), mean.into(), Self::u(d)];
         self.prog.push_shifted(Kernel::LaneMean, d, Scope::Head, true, &p);
         let gain = self.w.floats(&s.final_norm);
-        self.rms_norm(mean, d, d, Some(gain), normed, d, Scope::Head);
         let v = s.logits_len();
-        self.project(normed, d, &[(&s.lm_head, self.r.logits, v)], Scope::Head)
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn rms_norm(
-        &mut self,
-        src: u32,
-        stride: usize,
-        n: usize,
-        gain: Option<u32>,
-        dst: u32,
-        dst_stride: usize,
-        scope: Scope,
-    ) {
-        let u = Self::u;
-        let gain = gain.unwrap_or(u32::MAX);
-        let p = [src.into(), u(stride), u(n), gain.into(), dst.into(), u(dst_stride), EPS.into()];
-        self.prog.push(Kernel::RmsNorm, 1, scope, &p);
+        self.project_normed(mean, d, Some(gain), &[(&s.lm_head, self.r.logits, v)], Scope::Head)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -613,6 +593,19 @@ impl<'a> Recorder<'_, 'a> {
     /// Each job's matrix applied to the rows of `src`, one rotation per run of matrices that
     /// share their column geometry (as `blocks/project.rs`).
     fn project(&mut self, src: u32, cols: usize, jobs: &[Job<'_, 'a>], scope: Scope) -> Result<()> {
+        self.project_normed(src, cols, None, jobs, scope)
+    }
+
+    /// [`Self::project`] of the rows of `src` RMS-normed first, with the float gain at `norm`
+    /// (`NO_GAIN`: none): the norm runs inside each rotation, its rows never written.
+    fn project_normed(
+        &mut self,
+        src: u32,
+        cols: usize,
+        norm: Option<u32>,
+        jobs: &[Job<'_, 'a>],
+        scope: Scope,
+    ) -> Result<()> {
         let u = Self::u;
         let mut rest = jobs;
         while let Some((m, _, _)) = rest.first() {
@@ -625,7 +618,18 @@ impl<'a> Recorder<'_, 'a> {
                 return Err(Error::Unsupported { what: "GPU projection input width" });
             }
             let scale = crate::kernels::hadamard::orthonormal_scale(g);
-            let p = [src.into(), u(cols), u(cols), u(cp), u(g), self.r.rot.into(), scale.into()];
+            let p = [
+                src.into(),
+                u(cols),
+                u(cols),
+                u(cp),
+                u(g),
+                self.r.rot.into(),
+                scale.into(),
+                u(usize::from(norm.is_some())),
+                norm.unwrap_or(NO_GAIN).into(),
+                EPS.into(),
+            ];
             self.prog.push(Kernel::Rotate, cp / g, scope, &p);
             for (m, out, stride) in &rest[..run] {
                 let c = self.w.cq(m)?;

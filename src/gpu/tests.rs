@@ -155,6 +155,61 @@ fn rotate_and_matmul_equal_the_cpu_matvec_at_every_width_in_every_variant() {
     }
 }
 
+/// `rotate` with the RMS norm fused in (no gain, and a gain) then `matmul`, against the CPU's
+/// `rms_unit` / `rms_norm` then `CqMatrix::matvec`.
+#[test]
+fn a_norm_fused_into_the_rotation_equals_the_cpu_norm_then_matvec() {
+    if !super::adapter_or_skip() {
+        return;
+    }
+    let (rows, b, group, cols, eps) = (13usize, 3usize, 64usize, 72usize, 1e-6f32);
+    let cp = cols.div_ceil(group) * group;
+    let (bytes, n) = blob(rows, cp, group, CqWidth::B4, 5);
+    let (packed, norms) = bytes.split_at(n);
+    let m =
+        CqMatrix::from_parts(rows, cols, group, CqWidth::B4, packed, norms, &levels(CqWidth::B4))
+            .unwrap();
+    let x = pseudo_random(b * cols, 9);
+    let gain: Vec<f32> = pseudo_random(cols, 10).iter().map(|g| 1.0 + g).collect();
+    for with_gain in [false, true] {
+        let mut w = Weights::new(&bytes);
+        let c = w.cq(&m).unwrap();
+        let gain_at = if with_gain { w.floats(&gain) } else { u32::MAX };
+        let (rot, out) = ((b * cols) as u32, (b * cols + b * cp) as u32);
+        let mut prog = Program::default();
+        let p = [
+            P::U(0),
+            P::U(cols as u32),
+            P::U(cols as u32),
+            P::U(cp as u32),
+            P::U(group as u32),
+            P::U(rot),
+            P::F(orthonormal_scale(group)),
+            P::U(1),
+            P::U(gain_at),
+            P::F(eps),
+        ];
+        prog.push(Kernel::Rotate, cp / group, Scope::Chunk, &p);
+        let mut p: Vec<P> = c.words.iter().map(|&v| P::U(v)).collect();
+        p.extend_from_slice(&[P::U(rot), P::U(out), P::U(rows as u32)]);
+        prog.push(Kernel::Matmul, rows, Scope::Chunk, &p);
+        let act_len = b * (cols + cp + rows);
+        let got = run(GpuKernels::Plain, &w, prog, act_len, &x, b, out, rows);
+        let mut want = vec![0.0f32; b * rows];
+        let (mut normed, mut scratch) = (vec![0.0f32; cols], vec![0.0f32; cp]);
+        for t in 0..b {
+            let xt = &x[t * cols..(t + 1) * cols];
+            if with_gain {
+                crate::kernels::norm::rms_norm(xt, &gain, eps, &mut normed);
+            } else {
+                crate::kernels::norm::rms_unit(xt, eps, &mut normed);
+            }
+            m.matvec(&normed, &mut scratch, &mut want[t * rows..(t + 1) * rows]);
+        }
+        close(&got, &want, &std::format!("norm fused, gain {with_gain}"));
+    }
+}
+
 #[test]
 fn gathered_rows_equal_the_cpu_dequantised_rows_at_every_width() {
     if !super::adapter_or_skip() {

@@ -19,7 +19,11 @@ fn fwht_act(base: u32, n: u32, scale: f32) {
 }
 
 // Each group of a token's input (zero-padded to the padded width) replaced by its transform.
-// params: 0 src, 1 src stride, 2 cols, 3 cols padded, 4 group, 5 dst, 6 scale (f32)
+// With param 7 set the input is first RMS-normed, `(gain ⊙ x) · inv_rms(x)` or `x · inv_rms(x)`
+// when the gain is NONE (blocks' rmsnorm, with the CPU's operations, so the same bits): the norm
+// fused into the projection it feeds, its rows never written.
+// params: 0 src, 1 src stride, 2 cols, 3 cols padded, 4 group, 5 dst, 6 scale (f32), 7 norm,
+// 8 gain (wf or NONE), 9 eps
 @compute @workgroup_size(64)
 fn rotate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let idx = flat(gid, nwg);
@@ -27,11 +31,19 @@ fn rotate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     let groups = cp / g;
     if idx >= ntok() * groups { return; }
     let t = idx / groups; let gi = idx % groups;
-    let src = pu(0u) + t * pu(1u) + gi * g;
+    let row = pu(0u) + t * pu(1u);
+    let src = row + gi * g;
     let dst = pu(5u) + t * cp + gi * g;
+    let norm = pu(7u) == 1u; let gain = pu(8u);
+    var inv = 1.0;
+    if norm { inv = inv_rms(row, cols, pf(9u)); }
     for (var i = 0u; i < g; i++) {
         let c = gi * g + i;
-        act[dst + i] = select(0.0, act[src + i], c < cols);
+        var v = select(0.0, act[src + i], c < cols);
+        if norm && c < cols {
+            if gain == NONE { v = v * inv; } else { v = (wf[gain + c] * v) * inv; }
+        }
+        act[dst + i] = v;
     }
     fwht_act(dst, g, pf(6u));
 }
