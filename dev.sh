@@ -66,7 +66,7 @@ cmd_test() {
   done
   step "wasm packages (threaded, SIMD128, baseline, gpu)"
   ./build.sh
-  step "size budget: the SIMD module at most 5% over tools/size-budget.json"
+  step "size budget: the wasm modules within the fixed limits of tools/size-budget.json"
   node tools/size-budget.mjs
   # --- JS package and browser tests (web helper): compare against the native CLI ---
   step "JS package tests (node --test, wasm vs native CLI)"
