@@ -3,7 +3,8 @@
 use alloc::vec::Vec;
 
 use crate::container::{Codebooks, DType, TensorView};
-use crate::kernels::{dot, CqMatrix};
+use crate::kernels::cq::Refusal;
+use crate::kernels::{dot, CqMatrix, CqWidth};
 use crate::{Error, Result};
 
 /// The values of an FP16/FP32 tensor of exactly `len` elements.
@@ -37,7 +38,7 @@ pub(crate) fn cq<'a>(
     rows: usize,
     cols: usize,
 ) -> Result<CqMatrix<'a>> {
-    let m = CqMatrix::from_view(view, cbs)?;
+    let m = cq_matrix(view, cbs)?;
     if m.rows() != rows || m.cols() != cols {
         return Err(Error::BadTensor {
             index: view.index,
@@ -46,6 +47,29 @@ pub(crate) fn cq<'a>(
         });
     }
     Ok(m)
+}
+
+/// A CQ directory entry (`data` = packed codes then FP16 norms) as a kernel matrix, with the
+/// header codebook its width reads; a refusal names the tensor.
+fn cq_matrix<'a>(view: &TensorView<'a>, cbs: &Codebooks) -> Result<CqMatrix<'a>> {
+    let refuse = |(field, reason): Refusal| Error::BadTensor { index: view.index, field, reason };
+    if view.dtype != DType::Cq {
+        return Err(refuse(("dtype", "not a CQ tensor")));
+    }
+    if view.ndim != 2 {
+        return Err(refuse(("shape", "a CQ tensor must be two-dimensional")));
+    }
+    let width = CqWidth::from_record_bits(view.bits)
+        .ok_or(("bits", "CQ width must be 1, 2, 3, 4 or 5"))
+        .map_err(refuse)?;
+    let levels: &[f32] = match width {
+        CqWidth::B2 => &cbs.cb2,
+        CqWidth::B3 => &cbs.cb3,
+        CqWidth::B4 => &cbs.cb4,
+        CqWidth::B1 | CqWidth::Ternary => &[],
+    };
+    let (rows, cols, group) = (view.shape[0] as usize, view.shape[1] as usize, view.group as usize);
+    CqMatrix::from_blob(rows, cols, group, width, view.data, levels).map_err(refuse)
 }
 
 /// A probe-head matrix: CQ (Needle 3's current layout) or FP16 widened once (Needle 2, and
@@ -97,5 +121,77 @@ impl<'a> HeadMatrix<'a> {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::test_util::{pseudo_random, RandomCq};
+
+    const WIDTHS: [CqWidth; 5] =
+        [CqWidth::B1, CqWidth::B2, CqWidth::B3, CqWidth::B4, CqWidth::Ternary];
+
+    fn view<'a>(m: &RandomCq, rows: usize, cols: usize, blob: &'a [u8]) -> TensorView<'a> {
+        let matrix = m.matrix();
+        TensorView {
+            index: 9,
+            dtype: DType::Cq,
+            shape: [rows as u32, cols as u32, 0, 0],
+            ndim: 2,
+            data: blob,
+            group: matrix.group() as u32,
+            bits: matrix.width().record_bits(),
+            offset: 0,
+        }
+    }
+
+    fn codebooks_with(levels: &[f32]) -> Codebooks {
+        let mut cbs = Codebooks { cb2: [0.0; 4], cb3: [0.0; 8], cb4: [0.0; 16] };
+        match levels.len() {
+            4 => cbs.cb2.copy_from_slice(levels),
+            8 => cbs.cb3.copy_from_slice(levels),
+            16 => cbs.cb4.copy_from_slice(levels),
+            _ => {}
+        }
+        cbs
+    }
+
+    #[test]
+    fn a_cq_view_splits_its_blob_and_reads_the_header_codebook_of_its_width() {
+        for width in WIDTHS {
+            let m = RandomCq::new(3, 70, 32, width, 8);
+            let blob: Vec<u8> = m.packed.iter().chain(&m.norms).copied().collect();
+            let got =
+                cq(&view(&m, 3, 70, &blob), &codebooks_with(&m.levels), 3, 70).expect("valid view");
+            let (x, mut scratch, mut a, mut b) =
+                (pseudo_random(70, 1), vec![0.0; 96], vec![0.0; 3], vec![0.0; 3]);
+            got.matvec(&x, &mut scratch, &mut a);
+            m.matrix().matvec(&x, &mut scratch, &mut b);
+            assert_eq!(a, b, "{width:?}");
+        }
+    }
+
+    #[test]
+    fn a_bad_cq_view_is_refused_with_the_tensor_index_and_field() {
+        let m = RandomCq::new(3, 70, 32, CqWidth::B4, 8);
+        let blob: Vec<u8> = m.packed.iter().chain(&m.norms).copied().collect();
+        let cbs = codebooks_with(&m.levels);
+        let field = |v: &TensorView<'_>, rows, cols| match cq(v, &cbs, rows, cols) {
+            Err(Error::BadTensor { index: 9, field, .. }) => field,
+            other => panic!("expected a refusal of tensor 9, got {other:?}"),
+        };
+        let mut v = view(&m, 3, 70, &blob[..blob.len() - 1]);
+        assert_eq!(field(&v, 3, 70), "nbytes");
+        v.data = &blob;
+        assert_eq!(field(&v, 3, 71), "shape");
+        v.dtype = DType::F16;
+        assert_eq!(field(&v, 3, 70), "dtype");
+        v.dtype = DType::Cq;
+        v.bits = 6;
+        assert_eq!(field(&v, 3, 70), "bits");
+        v.bits = 4;
+        v.ndim = 3;
+        assert_eq!(field(&v, 3, 70), "shape");
     }
 }

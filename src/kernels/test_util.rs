@@ -49,14 +49,15 @@ pub(crate) fn same(a: f32, b: f32) -> bool {
 }
 
 /// A synthetic CQ matrix with random codes, FP16 norms in [2^-3, 2^2) and a random codebook
-/// (the A8 tests and the kernel micro-benchmarks; codes and codebook open to tests that set them).
+/// (the A8 tests, the kernel micro-benchmarks and the container's CQ views; its parts open to
+/// tests that set or reassemble them).
 pub(crate) struct RandomCq {
     rows: usize,
     cols: usize,
     group: usize,
     width: CqWidth,
     pub(crate) packed: Vec<u8>,
-    norms: Vec<u8>,
+    pub(crate) norms: Vec<u8>,
     pub(crate) levels: Vec<f32>,
 }
 

@@ -41,7 +41,6 @@ mod simd128;
 mod tests;
 
 use super::{f16, hadamard, parallel, vector};
-use crate::container::{Codebooks, DType, TensorView};
 use crate::{Error, Result};
 
 /// Code width of a CQ tensor, from the directory record's `bits` field.
@@ -130,7 +129,7 @@ pub struct CqMatrix<'a> {
 }
 
 /// Why a set of parts does not form a CQ matrix: (field, reason).
-type Refusal = (&'static str, &'static str);
+pub(crate) type Refusal = (&'static str, &'static str);
 
 impl<'a> CqMatrix<'a> {
     /// Build from raw parts. `levels` are the header codebook entries for this width
@@ -149,35 +148,23 @@ impl<'a> CqMatrix<'a> {
             .map_err(|(name, reason)| Error::InvalidArgument { name, reason })
     }
 
-    /// View a CQ directory entry (`data` = packed codes then FP16 norms) with the header codebooks.
-    pub fn from_view(view: &TensorView<'a>, cbs: &Codebooks) -> Result<Self> {
-        let refuse =
-            |(field, reason): Refusal| Error::BadTensor { index: view.index, field, reason };
-        if view.dtype != DType::Cq {
-            return Err(refuse(("dtype", "not a CQ tensor")));
+    /// Build from one blob holding the packed codes then the FP16 norms (a CQ tensor's bytes as
+    /// stored), saying which part is wrong; callers name the tensor in their own error.
+    pub(crate) fn from_blob(
+        rows: usize,
+        cols: usize,
+        group: usize,
+        width: CqWidth,
+        blob: &'a [u8],
+        levels: &[f32],
+    ) -> core::result::Result<Self, Refusal> {
+        let (_, row_bytes) = Self::geometry(cols, group, width)?;
+        let packed_len = rows.checked_mul(row_bytes).ok_or(("shape", "matrix too large"))?;
+        if blob.len() < packed_len {
+            return Err(("nbytes", "blob is shorter than the packed codes"));
         }
-        if view.ndim != 2 {
-            return Err(refuse(("shape", "a CQ tensor must be two-dimensional")));
-        }
-        let width = CqWidth::from_record_bits(view.bits)
-            .ok_or(("bits", "CQ width must be 1, 2, 3, 4 or 5"))
-            .map_err(refuse)?;
-        let (rows, cols, group) =
-            (view.shape[0] as usize, view.shape[1] as usize, view.group as usize);
-        let levels: &[f32] = match width {
-            CqWidth::B2 => &cbs.cb2,
-            CqWidth::B3 => &cbs.cb3,
-            CqWidth::B4 => &cbs.cb4,
-            CqWidth::B1 | CqWidth::Ternary => &[],
-        };
-        let (_, row_bytes) = Self::geometry(cols, group, width).map_err(refuse)?;
-        let packed_len =
-            rows.checked_mul(row_bytes).ok_or(("shape", "matrix too large")).map_err(refuse)?;
-        if view.data.len() < packed_len {
-            return Err(refuse(("nbytes", "blob is shorter than the packed codes")));
-        }
-        let (packed, norms) = view.data.split_at(packed_len);
-        Self::build(rows, cols, group, width, packed, norms, levels).map_err(refuse)
+        let (packed, norms) = blob.split_at(packed_len);
+        Self::build(rows, cols, group, width, packed, norms, levels)
     }
 
     /// Padded width and packed bytes per row, or why the shape is unusable.

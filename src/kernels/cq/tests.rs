@@ -1,7 +1,6 @@
 //! Tests of [`crate::kernels::cq`]: the in-place kernels against an independent, naive dense
 //! reconstruction (bit-by-bit unpack, codebook * norm, explicit Hadamard matrix), against
 //! upstream's own packer/unpacker output, and batched against stepped.
-use crate::container::{Codebooks, DType, TensorView};
 use crate::kernels::cq::{CqMatrix, CqWidth, MAX_GROUP, TILE};
 use crate::kernels::test_util::{explicit_hadamard, pseudo_random, pseudo_random_bytes};
 use crate::Error;
@@ -304,66 +303,6 @@ fn ternary_crumb_code_two_is_refused() {
     packed[5] = (packed[5] & !0b1100) | 0b1000; // crumb 1 of byte 5 := 2
     let r = CqMatrix::from_parts(2, 32, 32, CqWidth::Ternary, &packed, &case.norms, &[]);
     assert!(refusal_reason(r).contains("crumb"));
-}
-
-fn view<'a>(case: &Case, blob: &'a [u8]) -> TensorView<'a> {
-    TensorView {
-        index: 9,
-        dtype: DType::Cq,
-        shape: [case.rows as u32, case.cols as u32, 0, 0],
-        ndim: 2,
-        data: blob,
-        group: case.group as u32,
-        bits: case.width.record_bits(),
-        offset: 0,
-    }
-}
-
-fn codebooks_with(levels: &[f32]) -> Codebooks {
-    let mut cbs = Codebooks { cb2: [0.0; 4], cb3: [0.0; 8], cb4: [0.0; 16] };
-    match levels.len() {
-        4 => cbs.cb2.copy_from_slice(levels),
-        8 => cbs.cb3.copy_from_slice(levels),
-        16 => cbs.cb4.copy_from_slice(levels),
-        _ => {}
-    }
-    cbs
-}
-
-#[test]
-fn from_view_splits_the_blob_and_picks_the_header_codebook_for_the_width() {
-    for width in WIDTHS {
-        let case = Case::new(3, 70, 32, width, 8);
-        let blob: Vec<u8> = case.packed.iter().chain(&case.norms).copied().collect();
-        let m = CqMatrix::from_view(&view(&case, &blob), &codebooks_with(&case.header_levels))
-            .expect("valid view");
-        let (x, mut scratch, mut a, mut b) =
-            (pseudo_random(70, 1), vec![0.0; 96], vec![0.0; 3], vec![0.0; 3]);
-        m.matvec(&x, &mut scratch, &mut a);
-        case.matrix().matvec(&x, &mut scratch, &mut b);
-        assert_eq!(a, b, "{width:?}");
-    }
-}
-
-#[test]
-fn from_view_refuses_with_the_tensor_index() {
-    let case = Case::new(3, 70, 32, CqWidth::B4, 8);
-    let blob: Vec<u8> = case.packed.iter().chain(&case.norms).copied().collect();
-    let cbs = codebooks_with(&case.header_levels);
-    let mut v = view(&case, &blob[..blob.len() - 1]);
-    assert!(matches!(CqMatrix::from_view(&v, &cbs), Err(Error::BadTensor { index: 9, .. })));
-    v.data = &blob;
-    v.dtype = DType::F16;
-    assert!(matches!(
-        CqMatrix::from_view(&v, &cbs),
-        Err(Error::BadTensor { index: 9, field: "dtype", .. })
-    ));
-    v.dtype = DType::Cq;
-    v.bits = 6;
-    assert!(matches!(
-        CqMatrix::from_view(&v, &cbs),
-        Err(Error::BadTensor { index: 9, field: "bits", .. })
-    ));
 }
 
 /// `kernel` (a twin taking `n` rotated inputs) against the scalar kernel, bit for bit, for every
