@@ -54,6 +54,12 @@ fn nullable_types_and_unions_told_apart_by_type() {
         &["{}", r#"{"a":null}"#],
     );
     check(r#"{"type":["integer","number"]}"#, &["1", "-2.5"], &["true"]);
+    // zod 4's union of literals, and an enum made nullable.
+    check(
+        r#"{"anyOf":[{"type":"string","const":"a"},{"type":"string","const":"b"},{"type":"number","const":3},{"anyOf":[{"enum":["c",null]}]}]}"#,
+        &[r#""a""#, r#""b""#, "3", r#""c""#, "null"],
+        &[r#""d""#, "4"],
+    );
     check(
         r#"{"oneOf":[{"type":"string","format":"date"},{"type":"array","items":{"type":"boolean"}},{"enum":[1,2]}]}"#,
         &[r#""2024-02-29""#, "[true,false]", "2"],

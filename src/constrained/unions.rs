@@ -1,8 +1,9 @@
 //! `anyOf`/`oneOf` and type lists compiled to what the matcher can tell apart as it writes:
 //! alternatives whose first bytes differ (a type each: `null` beside a string, an object beside
 //! an array), and objects told apart by one required key whose `const`/`enum` values differ
-//! (a discriminated union), that key written first. Told apart this way, exactly one
-//! alternative holds for every value written, so `oneOf` is met as well as `anyOf`.
+//! (a discriminated union), that key written first; `const`/`enum` alternatives are merged into
+//! one set. Told apart this way, exactly one alternative holds for every value written, so
+//! `oneOf` is met as well as `anyOf` (merged literals are distinct values, each from one).
 use alloc::vec::Vec;
 
 use super::full_schema::{unsupported, FullSchemas, Node};
@@ -19,6 +20,23 @@ fn bytes(of: &[u8]) -> Bytes {
 
 /// The one node for `alternatives` (compiled schemas).
 pub fn union(out: &mut FullSchemas, mut alternatives: Vec<u32>) -> Result<u32> {
+    // `const`/`enum` alternatives (zod's union of literals) are one set of texts.
+    let literal = |out: &FullSchemas, a: &u32| matches!(out.nodes[*a as usize], Node::Literals(_));
+    if alternatives.iter().filter(|a| literal(out, a)).count() > 1 {
+        let mut texts: Vec<Vec<u8>> = Vec::new();
+        for &a in alternatives.iter().filter(|a| literal(out, a)) {
+            if let Node::Literals(set) = &out.nodes[a as usize] {
+                for (text, _) in set.entries() {
+                    if !texts.iter().any(|t| t == text) {
+                        texts.push(text.to_vec());
+                    }
+                }
+            }
+        }
+        let set = literal_set(texts.into_iter().enumerate().map(|(i, t)| (t, i as u32)))?;
+        alternatives.retain(|a| !literal(out, a));
+        alternatives.push(out.push(Node::Literals(set)));
+    }
     let objects: Vec<u32> = alternatives
         .iter()
         .copied()

@@ -158,8 +158,15 @@ const CORPUS = [
           uniqueItems: true,
         },
         due: { anyOf: [{ type: 'string', format: 'time' }, { type: 'null' }] },
+        priority: {
+          anyOf: [
+            { type: 'string', const: 'low' },
+            { type: 'string', const: 'high' },
+            { type: 'number', const: 3 },
+          ],
+        },
       },
-      required: ['id', 'tags', 'due'],
+      required: ['id', 'tags', 'due', 'priority'],
       additionalProperties: false,
     },
   ],
