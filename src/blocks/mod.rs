@@ -12,6 +12,7 @@ pub(crate) mod attention;
 pub(crate) mod engram;
 pub(crate) mod kv;
 pub(crate) mod mhc;
+pub(crate) mod model;
 pub(crate) mod persist;
 pub(crate) mod pool;
 mod project;

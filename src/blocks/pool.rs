@@ -86,8 +86,11 @@ impl SoftmaxPool {
 }
 
 /// A probe head: turns hidden cells into updates of its per-sequence pool.
-pub(crate) trait Probe {
+pub trait Probe {
     type Pool;
+    /// What the head answers (its container record's kind).
+    type Kind: Copy + PartialEq;
+    fn kind(&self) -> Self::Kind;
     /// Pools one token's cell of `row` (0 = the scaled embedding, `l + 1` = the lane mean
     /// after block `l`).
     fn pool(&self, pool: &mut Self::Pool, row: usize, cell: &[f32]);

@@ -26,7 +26,7 @@ use crate::{Error, Result};
 
 /// A generation's MLP block. A chunk's tokens run it on several threads at once (each with
 /// buffers of its own), hence the bounds.
-pub(crate) trait Mlp: Sync {
+pub trait Mlp: Sync {
     /// Model-wide data every layer's MLP reads (Needle 3: the two Walsh permutations).
     type Shared: Sync;
     /// Buffers of one token's forward (a sequence holds one per token of a chunk).

@@ -5,17 +5,20 @@
 use alloc::vec::Vec;
 
 use super::persist::{mismatch, Reader, Writer};
-use super::stack::{self, Sequence};
+use super::pool::Probe;
+use super::stack::{self, Mlp, Sequence};
 use crate::{Error, Result};
 
-/// The types one generation plugs into its [`State`].
+/// The types one generation plugs into its [`State`] and its [`Model`](super::model::Model).
 pub trait Generation {
     /// The model's shape; a state runs only the model it was made for.
     type Geometry: Clone + PartialEq;
     /// How a state runs its model.
     type Options: Copy;
-    /// The MLP's buffers of one token.
-    type MlpScratch;
+    /// The MLP of its blocks.
+    type Mlp: Mlp;
+    /// One probe head's weights.
+    type Head<'a>: Probe<Pool = Self::Pool>;
     /// One probe head's streamed pool.
     type Pool: HeadPool;
 }
@@ -39,7 +42,7 @@ pub(crate) struct Mark<G: Generation> {
 pub struct State<G: Generation> {
     pub(crate) geometry: G::Geometry,
     pub(crate) options: G::Options,
-    pub(crate) seq: Sequence<G::MlpScratch>,
+    pub(crate) seq: Sequence<<G::Mlp as Mlp>::Scratch>,
     /// Per probe head of the model, when tracking.
     pub(crate) pools: Vec<G::Pool>,
 }

@@ -21,7 +21,7 @@ use crate::container::{Codebooks, V2HeadKind, V2ProbeHead};
 use crate::{Error, Result};
 
 /// One head's weights (all FP16 in the container).
-pub(crate) struct ProbeHead<'a> {
+pub struct ProbeHead<'a> {
     pub(crate) kind: V2HeadKind,
     /// `(P, d)`.
     probes: HeadMatrix<'a>,
@@ -118,6 +118,11 @@ impl HeadPool for Pool {
 
 impl Probe for ProbeHead<'_> {
     type Pool = Pool;
+    type Kind = V2HeadKind;
+
+    fn kind(&self) -> V2HeadKind {
+        self.kind
+    }
 
     /// Every row joins the same softmax of each probe.
     fn pool(&self, pool: &mut Pool, _row: usize, cell: &[f32]) {

@@ -20,7 +20,7 @@ use crate::kernels::fwht;
 use crate::Result;
 
 /// One layer's diagonals, FP16 widened to f32 once at load (`n` each).
-pub(crate) struct WalshMlp {
+pub struct WalshMlp {
     d1: Vec<f32>,
     d2: Vec<f32>,
     d3: Vec<f32>,

@@ -1,28 +1,24 @@
-//! The immutable Needle 2 model: weights viewed in place in the container bytes (CQ matrices are
-//! never expanded; FP16 vectors are widened to f32 once), plus the public entry points.
+//! The Needle 2 model ([`model::Model`] over [`Needle2`]): how it is built from its container,
+//! its default options and its probe heads' readout.
 use alloc::vec::Vec;
 
 use super::geometry::Geometry;
 use super::heads::ProbeHead;
 use super::mlp::WalshMlp;
-use super::state::{Options, State};
+use super::state::{Needle2, Options, State};
 use super::{HeadKind, KvPrecision, Numerics};
 use crate::blocks::attention::{Attention, AttnTensors, Heads};
 use crate::blocks::engram::Site;
 use crate::blocks::mhc;
-use crate::blocks::pool::Tracked;
+use crate::blocks::model;
 use crate::blocks::sigmoid;
-use crate::blocks::stack::{Layer, Logits, Stack};
+use crate::blocks::stack::{Layer, Stack};
 use crate::blocks::tensors::{cq, floats, gain};
 use crate::container::V2Container;
 use crate::{Error, Result};
 
 /// A Needle 2 model over the bytes of its container.
-pub struct Model<'a> {
-    pub(crate) geometry: Geometry,
-    pub(crate) stack: Stack<'a, WalshMlp>,
-    pub(crate) heads: Vec<ProbeHead<'a>>,
-}
+pub type Model<'a> = model::Model<'a, Needle2>;
 
 impl<'a> Model<'a> {
     /// Builds the model over a parsed container (which it borrows from, zero-copy).
@@ -97,15 +93,6 @@ impl<'a> Model<'a> {
         Ok(Self { geometry: g, stack, heads: probe_heads })
     }
 
-    pub fn geometry(&self) -> &Geometry {
-        &self.geometry
-    }
-
-    /// Length of one logits row (the whole vocabulary: the head is the tied embedding).
-    pub fn logits_len(&self) -> usize {
-        self.geometry.vocab
-    }
-
     /// The whole context, exact numerics, the header's attention window, f32 KV.
     pub fn default_options(&self) -> Options {
         Options {
@@ -128,52 +115,12 @@ impl<'a> Model<'a> {
         State::new(self, options)
     }
 
-    /// Runs `tokens` and writes the logits after the last one into `logits`
-    /// ([`Self::logits_len`] floats).
-    pub fn prefill(&self, state: &mut State, tokens: &[u32], logits: &mut [f32]) -> Result<()> {
-        self.advance(state, tokens, Logits::last(logits, self.logits_len())?)
-    }
-
-    /// Runs `tokens` and writes the logits after each of them, row by row, into `rows`
-    /// (`tokens.len() * logits_len()` floats).
-    pub fn prefill_rows(&self, state: &mut State, tokens: &[u32], rows: &mut [f32]) -> Result<()> {
-        self.advance(state, tokens, Logits::all(rows, tokens.len(), self.logits_len())?)
-    }
-
-    /// Runs one token and writes the logits after it.
-    pub fn step(&self, state: &mut State, token: u32, logits: &mut [f32]) -> Result<()> {
-        self.prefill(state, core::slice::from_ref(&token), logits)
-    }
-
-    fn advance(&self, state: &mut State, tokens: &[u32], logits: Logits<'_>) -> Result<()> {
-        state.check_model(&self.geometry)?;
-        let mut cells = Tracked { heads: &self.heads, pools: &mut state.pools };
-        self.stack.advance(&mut state.seq, tokens, logits, &mut cells)
-    }
-
-    /// The probe heads the container carries, in file order.
-    pub fn heads(&self) -> impl Iterator<Item = HeadKind> + '_ {
-        self.heads.iter().map(|h| h.kind)
-    }
-
     /// A probe head's output over every token the state has consumed, under the state's
     /// window (contrastive: unit vector; confidence: one logit). It equals upstream's
     /// `encode_contrastive` / `forward_confidence` (window 0) while
     /// [`State::is_full_causal`] holds. Needs a state made with `track_heads`.
     pub fn head(&self, state: &State, kind: HeadKind) -> Result<Vec<f32>> {
-        state.check_model(&self.geometry)?;
-        let i = self.head_index(kind)?;
-        let pool = state
-            .pools
-            .get(i)
-            .ok_or(Error::InvalidArgument { name: "state", reason: "made without track_heads" })?;
-        self.heads[i].readout(pool, self.geometry.d_model)
-    }
-
-    fn head_index(&self, kind: HeadKind) -> Result<usize> {
-        self.heads
-            .iter()
-            .position(|h| h.kind == kind)
-            .ok_or(Error::Unsupported { what: "probe head absent from the container" })
+        let (head, pool) = self.tracked(state, kind)?;
+        head.readout(pool, self.geometry.d_model)
     }
 }

@@ -4,7 +4,8 @@
 use alloc::vec::Vec;
 
 use super::geometry::Geometry;
-use super::heads::Pool;
+use super::heads::{Pool, ProbeHead};
+use super::mlp::WalshMlp;
 use super::model::Model;
 use super::{KvPrecision, Numerics};
 use crate::blocks::state::{self, Generation};
@@ -34,7 +35,8 @@ pub enum Needle2 {}
 impl Generation for Needle2 {
     type Geometry = Geometry;
     type Options = Options;
-    type MlpScratch = Vec<f32>;
+    type Mlp = WalshMlp;
+    type Head<'a> = ProbeHead<'a>;
     type Pool = Pool;
 }
 

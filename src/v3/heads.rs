@@ -25,7 +25,7 @@ use crate::kernels::{axpy, rms_unit, softmax};
 use crate::{Error, Result};
 
 /// One head's weights.
-pub(crate) struct ProbeHead<'a> {
+pub struct ProbeHead<'a> {
     pub(crate) kind: HeadKind,
     /// Per cell row, its `k` probes.
     probes: Vec<HeadMatrix<'a>>,
@@ -175,6 +175,11 @@ impl HeadPool for Pool {
 
 impl Probe for ProbeHead<'_> {
     type Pool = Pool;
+    type Kind = HeadKind;
+
+    fn kind(&self) -> HeadKind {
+        self.kind
+    }
 
     /// Adds the cell to the running softmax of each of the row's probes.
     fn pool(&self, pool: &mut Pool, row: usize, cell: &[f32]) {

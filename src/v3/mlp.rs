@@ -55,7 +55,7 @@ impl Stage {
 }
 
 /// One layer's MLP weights, FP16 widened to f32 once at load.
-pub(crate) struct HadamardMlp {
+pub struct HadamardMlp {
     pub(crate) d1: Vec<f32>,
     pub(crate) d2: Vec<f32>,
     pub(crate) b2: Vec<f32>,
@@ -74,7 +74,7 @@ pub(crate) struct HadamardMlp {
 }
 
 /// The two fixed permutations every layer's MLP applies (`hada_p1`, `hada_p2`), validated.
-pub(crate) struct Permutations {
+pub struct Permutations {
     pub(crate) p1: Vec<u32>,
     pub(crate) p2: Vec<u32>,
 }

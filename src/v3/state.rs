@@ -4,8 +4,8 @@
 use alloc::vec::Vec;
 
 use super::geometry::Geometry;
-use super::heads::Pool;
-use super::mlp::MlpScratch;
+use super::heads::{Pool, ProbeHead};
+use super::mlp::HadamardMlp;
 use super::model::Model;
 use super::{KvPrecision, Numerics};
 use crate::blocks::state::{self, Generation};
@@ -33,7 +33,8 @@ pub enum Needle3 {}
 impl Generation for Needle3 {
     type Geometry = Geometry;
     type Options = Options;
-    type MlpScratch = MlpScratch;
+    type Mlp = HadamardMlp;
+    type Head<'a> = ProbeHead<'a>;
     type Pool = Pool;
 }
 
