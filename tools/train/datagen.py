@@ -37,13 +37,15 @@ open-ended values ("move {title} to {when}", "delete the contact {person}"; unsu
 `--plain P` (phase 53) leaves a share P of the dressed requests bare: no opener, request form,
 filler or suffix. Drawn independently, the four parts leave an imperative request bare only 0.8%
 of the time, while negations and the unsupported and off-topic refusals are mostly bare, so
-bareness alone could predict `[]`.
+bareness alone could predict `[]`. `--browser B` (phase 54) adds the browser environment
+(browser.py) as a seventh: a share B of the training examples, one in seven of the validation
+examples; its requests become the six environments' refusals and theirs its own.
 
 Usage: python datagen.py --out DIR [--train N] [--val N] [--seed S] [--values curated|mixed]
        [--paraphrase P] [--env-weights W,W,W,W,W,W] [--parallel-share S]
        [--more-phrasings [1|2|3]] [--wide-words W] [--vocab-words V --tokenizer PATH] [--wide-verbs]
        [--near-miss M] [--name-miss N] [--codes C] [--spoken-durations D] [--unsupported-ops U]
-       [--plain P]
+       [--plain P] [--browser B]
 """
 import argparse
 import json
@@ -60,6 +62,7 @@ import paraphrase as P  # noqa: E402
 import more_phrasings  # noqa: E402
 import slots as S  # noqa: E402
 import unsupported as U  # noqa: E402
+import browser as B  # noqa: E402
 from dump_tools import catalogue  # noqa: E402
 
 MIX = [("positive", 0.44), ("parallel", 0.14), ("missing", 0.09), ("negation", 0.09),
@@ -105,7 +108,7 @@ CONFLICTS = {("kitchen_appliance", "productivity"): {"timer"},
              ("productivity", "kitchen_appliance"): {"timer", "timer_clock"}}
 # Slots whose text is copied into the call: no trailing filler words after them.
 FREE = {"music", "genre", "artist", "song", "album", "when", "note", "reply", "food", "task", "loc",
-        "merchant", "who", "title", "ntitle", "msg", "dur", "clock", "label", "email", "phone"}
+        "merchant", "who", "title", "ntitle", "msg", "dur", "clock", "label", "email", "phone"} | B.FREE
 
 
 class Generator:
@@ -116,6 +119,8 @@ class Generator:
         seed_text = f"{split}-{seed}" if not self.mixed else f"{split}-{seed}-mixed"
         self.split, self.rng = split, random.Random(seed_text)
         self.catalogue = catalogue()
+        if B.SHARE:
+            self.catalogue.update(B.catalogue())
         self.schemas = {t["name"]: t for env in self.catalogue.values() for t in env["tools"]}
         self.env_of = {t["name"]: e for e, env in self.catalogue.items() for t in env["tools"]}
 
@@ -284,6 +289,7 @@ class Generator:
             return self._finish(rng.choice(pool)), [], "offtopic"
         other = rng.choice([e for e in I.ENVIRONMENTS if e != env])
         banned = CONFLICTS.get((env, other), set())
+        banned = banned | B.conflicts(env, other)
         while True:
             query, _, name = self.positive(other)
             if name not in banned:
@@ -302,6 +308,7 @@ class Generator:
     def generate(self, n, env_weights=None, parallel_share=None):
         rng = self.rng
         envs = list(self.catalogue)
+        six = [e for e in envs if e != B.NAME]
         cats, weights = zip(*(MIX_MIXED if self.mixed else MIX))
         if parallel_share is not None:
             # The other categories keep their proportions among themselves.
@@ -309,7 +316,12 @@ class Generator:
             weights = [parallel_share if c == "parallel" else w * (1 - parallel_share) / rest
                        for c, w in zip(cats, weights)]
         for i in range(n):
-            env = rng.choices(envs, env_weights)[0] if env_weights else envs[i % len(envs)]
+            if not env_weights:
+                env = envs[i % len(envs)]
+            elif B.SHARE and rng.random() < B.SHARE:
+                env = B.NAME
+            else:
+                env = rng.choices(six, env_weights)[0]
             category = rng.choices(cats, weights)[0]
             ex = self.example(env, category)
             ex["tools"] = [dict(t) for t in ex["tools"]]
@@ -373,6 +385,8 @@ def main():
                         help="share of training irrelevant requests composed from operations no tool serves (phase 42)")
     parser.add_argument("--plain", type=float, default=0.0,
                         help="share of dressed requests left bare: no opener, request form, filler or suffix (phase 53)")
+    parser.add_argument("--browser", type=float, default=0.0,
+                        help="share of training examples from the browser environment (browser.py, phase 54)")
     parser.add_argument("--tokenizer", help="the SentencePiece model whose pieces --vocab-words draws")
     parser.add_argument("--more-phrasings", type=int, nargs="?", const=1, default=0, choices=(0, 1, 2, 3),
                         help="add more_phrasings.py's rounds of phrasings: 1 = productivity and data_capture "
@@ -398,6 +412,11 @@ def main():
     C.CODE_SHARE, C.SPOKEN_DURATIONS, U.SHARE = args.codes, args.spoken_durations, args.unsupported_ops
     global PLAIN
     PLAIN = args.plain
+    if not 0 <= args.browser < 1:
+        raise SystemExit("--browser must be in [0, 1)")
+    B.SHARE = args.browser
+    if B.SHARE:
+        B.register()
     if not 0 <= args.vocab_words <= 1 - args.wide_words:
         raise SystemExit("--vocab-words must be in [0, 1 - wide words]")
     if args.vocab_words:
