@@ -4,11 +4,11 @@
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 
-use super::{Net, NetMark, NetModel};
+use super::{Net, NetGeneration, NetMark};
 use crate::container::V3Container;
 use crate::gpu::{GpuMark, Needle3Gpu};
 use crate::session::{Backend, GpuKernels, LoadOptions, ModelInfo};
-use crate::v3::Model;
+use crate::v3::{Model, Needle3};
 use crate::{Error, Result};
 
 pub(super) fn load<'a>(
@@ -29,7 +29,7 @@ const NO_SNAPSHOTS: Error = Error::Unsupported { what: "snapshots on the GPU bac
 
 impl Net for Needle3Gpu<'_> {
     fn info(&self) -> ModelInfo {
-        ModelInfo { backend: Backend::Gpu, ..self.model().info(self.state()) }
+        ModelInfo { backend: Backend::Gpu, ..Needle3::info(self.model(), self.state()) }
     }
 
     fn reset(&mut self) {
@@ -70,7 +70,7 @@ impl Net for Needle3Gpu<'_> {
     }
 
     fn confidence(&self, ids: &[u32]) -> Result<f32> {
-        self.model().confidence(self.state(), ids)
+        Needle3::confidence(self.model(), self.state(), ids)
     }
 
     fn save_state(&self) -> Result<Vec<u8>> {

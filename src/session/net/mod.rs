@@ -1,14 +1,16 @@
 //! The seam between the session and a model generation: [`Net`], everything the session asks
 //! of a loaded model and its sequence state. A generation plugs in by implementing
-//! [`NetModel`] (`v2.rs`, `v3.rs`: how it loads, describes itself and scores confidence);
-//! the rest (feeding tokens, positions, marks) is the shared state's ([`State`]), once.
+//! [`NetGeneration`] (`v2.rs`, `v3.rs`: how it loads, describes itself and scores
+//! confidence); the rest (feeding tokens, positions, marks) is the shared model's and
+//! state's ([`Model`], [`State`]), once.
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::any::Any;
 
 use super::{Backend, LoadOptions, ModelInfo};
+use crate::blocks::model::Model;
 use crate::blocks::persist::Writer;
-use crate::blocks::state::{self, State};
+use crate::blocks::state::{self, Generation, State};
 use crate::container::Container;
 use crate::kernels::parallel;
 use crate::{Error, Result};
@@ -58,24 +60,17 @@ pub(super) trait Net: Send {
 /// A saved position of a [`Net`] (a [`state::Mark`] of its generation).
 pub(super) struct NetMark(Box<dyn Any + Send>);
 
-/// What a generation's model adds to the shared state to become a [`Net`].
-trait NetModel: Send + Sync + Sized {
-    type Gen: state::Generation + 'static;
-    fn prefill(&self, state: &mut State<Self::Gen>, ids: &[u32], logits: &mut [f32]) -> Result<()>;
-    fn prefill_rows(
-        &self,
-        state: &mut State<Self::Gen>,
-        ids: &[u32],
-        rows: &mut [f32],
-    ) -> Result<()>;
-    fn info(&self, state: &State<Self::Gen>) -> ModelInfo;
-    fn confidence(&self, state: &State<Self::Gen>, ids: &[u32]) -> Result<f32>;
+/// What a generation adds to the shared model and state to become a [`Net`]: how it
+/// describes itself and scores confidence.
+trait NetGeneration: Generation + Sized + 'static {
+    fn info(model: &Model<'_, Self>, state: &State<Self>) -> ModelInfo;
+    fn confidence(model: &Model<'_, Self>, state: &State<Self>, ids: &[u32]) -> Result<f32>;
 }
 
 /// A model with the state it runs.
-struct Loaded<M: NetModel> {
-    model: M,
-    state: State<M::Gen>,
+struct Loaded<'a, G: Generation> {
+    model: Model<'a, G>,
+    state: State<G>,
 }
 
 /// The model in `container` (parsed from `bytes`), with a state made from `options`, on the
@@ -101,13 +96,14 @@ pub(super) fn load<'a>(
     })
 }
 
-impl<M: NetModel> Net for Loaded<M>
+impl<'a, G: NetGeneration> Net for Loaded<'a, G>
 where
-    State<M::Gen>: Send,
-    state::Mark<M::Gen>: Send,
+    Model<'a, G>: Send + Sync,
+    State<G>: Send,
+    state::Mark<G>: Send,
 {
     fn info(&self) -> ModelInfo {
-        self.model.info(&self.state)
+        G::info(&self.model, &self.state)
     }
 
     fn reset(&mut self) {
@@ -142,7 +138,7 @@ where
     }
 
     fn confidence(&self, ids: &[u32]) -> Result<f32> {
-        self.model.confidence(&self.state, ids)
+        G::confidence(&self.model, &self.state, ids)
     }
 
     fn save_state(&self) -> Result<Vec<u8>> {
