@@ -112,7 +112,7 @@ fn a_conversation_keeps_its_turns_and_answers_as_a_fresh_session_given_them() {
     let case = Case::load(fixtures().join("v3/local_global_taps"));
     let tools = case.json.get("prompt").unwrap().get("tools_json").unwrap().as_str().unwrap();
     let opts =
-        LoadOptions { kv: Some(KvPrecision::F32), max_tokens: Some(200), ..LoadOptions::default() };
+        LoadOptions { kv: Some(KvPrecision::F32), context: Some(200), ..LoadOptions::default() };
     let mut engine = Engine::load(&case.bytes, &opts).unwrap();
     let mut fresh = Engine::load(&case.bytes, &opts).unwrap();
     let mut template = Request::new("", tools);

@@ -33,7 +33,7 @@ fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
 fn text_that_cannot_fit_is_refused_from_its_length_before_any_work() {
     let bytes = default_model();
     let mut engine =
-        Engine::load(&bytes, &LoadOptions { max_tokens: Some(512), ..LoadOptions::default() })
+        Engine::load(&bytes, &LoadOptions { context: Some(512), ..LoadOptions::default() })
             .unwrap();
     let per_token = engine.tokenizer().max_token_bytes();
     // 50 MB of query: refused by length (no tokenizing: the whole request takes well under a
@@ -490,7 +490,7 @@ fn a_context_out_of_range_names_the_context_option() {
         );
     }
     let bytes = default_model();
-    let err = Engine::load(&bytes, &LoadOptions { max_tokens: Some(0), ..LoadOptions::default() })
+    let err = Engine::load(&bytes, &LoadOptions { context: Some(0), ..LoadOptions::default() })
         .err()
         .unwrap();
     assert!(matches!(err, Error::InvalidArgument { name: "max_context", .. }), "{err:?}");

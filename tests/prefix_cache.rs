@@ -127,7 +127,7 @@ fn a_prompt_past_the_capacity_is_context_full_and_the_cache_recovers() {
     let prompt = case.json.get("prompt").unwrap();
     let tools = prompt.get("tools_json").unwrap().as_str().unwrap();
     let opts =
-        LoadOptions { kv: Some(KvPrecision::F32), max_tokens: Some(160), ..LoadOptions::default() };
+        LoadOptions { kv: Some(KvPrecision::F32), context: Some(160), ..LoadOptions::default() };
     let mut engine = Engine::load(&case.bytes, &opts).unwrap();
     let mut req = Request::new("first", tools);
     req.max_tokens = 4;

@@ -155,7 +155,7 @@ fn seeded_sampling_is_reproducible_and_differs_from_greedy_somewhere() {
 #[test]
 fn a_prompt_longer_than_the_session_is_refused_with_context_full() {
     let case = &cases()[0];
-    let options = LoadOptions { max_tokens: Some(16), ..f32_options() };
+    let options = LoadOptions { context: Some(16), ..f32_options() };
     let mut engine = Engine::load(&case.bytes, &options).unwrap();
     let err = engine.start(&request(case)).unwrap_err();
     assert!(matches!(err, Error::ContextFull { max: 16, .. }), "{err:?}");
@@ -165,7 +165,7 @@ fn a_prompt_longer_than_the_session_is_refused_with_context_full() {
 fn generation_stops_when_the_session_is_full() {
     let case = &cases()[0];
     let prompt_len = ids(case.json.get("prompt_ids").unwrap()).len();
-    let options = LoadOptions { max_tokens: Some(prompt_len + 3), ..f32_options() };
+    let options = LoadOptions { context: Some(prompt_len + 3), ..f32_options() };
     let mut engine = Engine::load(&case.bytes, &options).unwrap();
     let mut req = request(case);
     req.max_tokens = 50;

@@ -167,7 +167,7 @@ fn a_bad_or_mismatched_snapshot_is_refused_and_the_engine_still_answers() {
     other_version[8] += 1;
     let int8 = LoadOptions { kv: Some(KvPrecision::Int8), ..opts };
     let deploy = LoadOptions { numerics: Numerics::Deploy, ..opts };
-    let short = LoadOptions { max_tokens: Some(100), ..opts };
+    let short = LoadOptions { context: Some(100), ..opts };
     let tweaked = one_weight_different(&case.bytes);
     // (what, snapshot bytes, model bytes, engine options, the error code)
     type Refusal<'a> = (&'a str, Vec<u8>, &'a [u8], LoadOptions, &'a str);

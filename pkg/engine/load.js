@@ -8,7 +8,11 @@ import { sessionCaller } from './call.js';
 import { sourceBytes } from './source.js';
 import { now } from './generate.js';
 
-/** The engine options a session is built with (`context`: the session's capacity). */
+/**
+ * The engine options a session is built with: the load options the core reads
+ * (src/session/load_options.rs LOAD_OPTIONS; `context`: the session's capacity), handed to it as
+ * one JSON object (undefined ones left out: the core's defaults).
+ */
 export function engineConfig(o = {}) {
   return {
     kv: o.kv ?? undefined,
@@ -116,7 +120,7 @@ async function settledOr(promise, pending) {
 /** A session of `glue`'s build over the container `bytes`, with the engine options `config`. */
 function construct(glue, bytes, config) {
   glue.reserve(bytes.length);
-  return new glue.Session(bytes, config.kv, config.numerics, config.layers, config.context);
+  return new glue.Session(bytes, JSON.stringify(config));
 }
 
 /** info's facts of the engine `session` of `build` (`adapter`: the gpu build's, else null). */
@@ -162,7 +166,7 @@ async function openDevice(session, call, limits, config) {
   const misfit = modelMisfit(facts, limits);
   if (misfit) return misfit;
   try {
-    await call(session, 'open', config.kv, config.numerics, config.layers, config.context);
+    await call(session, 'open', JSON.stringify(config));
     return null;
   } catch (e) {
     if (e && ['gpu_unavailable', 'gpu_lost', 'unsupported'].includes(e.code)) return e.message;

@@ -10,8 +10,8 @@ import { logTo } from './source.js';
 import { evictRefused } from '../storage/model.js';
 import { bringIn, loadGiven, prefixKey } from './prefix.js';
 
-const sameConfig = (a, b) =>
-  a.kv === b.kv && a.numerics === b.numerics && a.layers === b.layers && a.context === b.context;
+// Two engine configs (engineConfig's) ask for the same engine.
+const sameConfig = (a, b) => Object.keys(engineConfig()).every((k) => a[k] === b[k]);
 
 /** Token ids from the client, each checked to be a whole number below `vocab`. */
 function tokenIds(ids, vocab) {
@@ -161,7 +161,7 @@ export class Model {
     const want = this.#wanted(e);
     if (!sameConfig(want, this.#config)) {
       this.#held = null;
-      await this.#call(s, 'reconfigure', want.kv, want.numerics, want.layers, want.context);
+      await this.#call(s, 'reconfigure', JSON.stringify(want));
       this.#config = want;
     }
     const key = await prefixKey(s, request).catch(() => null);

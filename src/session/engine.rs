@@ -26,63 +26,12 @@ use crate::sampling::Sampler;
 use crate::tokenizer::{IncrementalDecoder, Tokenizer};
 use crate::{Error, Result};
 
+use super::load_options::{Backend, LoadOptions};
 use super::net::{self, Net};
 use super::prefix::{self, PrefixCache};
 use super::request::{Completion, Request, StopReason, Token};
 use super::unemittable::Unemittable;
 use super::{HeadKind, KvPrecision, Numerics};
-
-/// How a model is run. `None` fields take the container's own choice.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LoadOptions {
-    /// KV-cache precision; default: int8 where the container declares `kv_bits = 8`.
-    pub kv: Option<KvPrecision>,
-    pub numerics: Numerics,
-    /// Run a shallower ladder rung of this many layers (2..=num_layers).
-    pub layers: Option<usize>,
-    /// Session capacity in tokens (prompt + completion); default: the model's `max_seq_len`.
-    /// The KV cache grows with the sequence up to this many tokens (a cap, not a reservation).
-    pub max_tokens: Option<usize>,
-    /// Where the forward pass runs.
-    pub backend: Backend,
-    /// The GPU backend's kernel shapes; `None`: `NEEDLE_GPU_KERNELS` (`plain` or `tiled`) where
-    /// the build reads an environment, else plain.
-    pub gpu_kernels: Option<GpuKernels>,
-}
-
-/// The GPU backend's kernel variants (`src/gpu/README.md`), so that a device run compares them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GpuKernels {
-    /// The first kernels: one invocation per output row and token, prefill in the CPU's chunks.
-    Plain,
-    /// Shaped for a GPU: decode's projections a workgroup per row block, prefill's tiles of
-    /// rows x tokens decoding each code once per chunk, prefill chunks of 64.
-    Tiled,
-}
-
-/// Where a model's forward pass runs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Backend {
-    /// This build's CPU kernels.
-    #[default]
-    Cpu,
-    /// The GPU (`gpu` feature builds; Needle 3 with exact numerics only): no adapter is
-    /// `GpuUnavailable`, Needle 2 or deploy numerics `Unsupported`.
-    Gpu,
-}
-
-impl Default for LoadOptions {
-    fn default() -> Self {
-        LoadOptions {
-            kv: None,
-            numerics: Numerics::Exact,
-            layers: None,
-            max_tokens: None,
-            backend: Backend::Cpu,
-            gpu_kernels: None,
-        }
-    }
-}
 
 /// What a loaded model is, for display and for hosts sizing their UI.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,14 +1,15 @@
 //! The session: where the model generations meet the text layer.
 //!
 //! [`Engine`] (engine.rs) runs one request at a time over the generation-agnostic model
-//! and state (net.rs); [`Request`], [`Token`] and [`Completion`] (request.rs) are what crosses its edge;
-//! options.rs names a request's options (the JS request object and the CLI flags read it);
-//! value search (search.rs) is a decoding mode of the engine; unemittable.rs holds the ids
-//! no decoding mode may pick; prefix.rs lets consecutive requests reuse what the state holds,
-//! and snapshot.rs saves and loads its system + tools copy as bytes; [`Conversation`]
+//! and state (net.rs); [`Request`], [`Token`] and [`Completion`] (request.rs) are what
+//! crosses its edge; options.rs names a request's options and load_options.rs a load's (the
+//! JS objects and the CLI flags read them); value search (search.rs) is a decoding mode of the engine; unemittable.rs holds the
+//! ids no decoding mode may pick; prefix.rs lets consecutive requests reuse what the state
+//! holds, and snapshot.rs saves and loads its system + tools copy as bytes; [`Conversation`]
 //! (conversation.rs) keeps the turns above the engine.
 mod conversation;
 mod engine;
+mod load_options;
 mod net;
 mod options;
 mod prefix;
@@ -18,7 +19,8 @@ mod snapshot;
 mod unemittable;
 
 pub use conversation::{Conversation, UNRESET_TURNS};
-pub use engine::{Backend, Engine, GpuKernels, LoadOptions, ModelInfo};
+pub use engine::{Engine, ModelInfo};
+pub use load_options::{Backend, GpuKernels, LoadOption, LoadOptions, LOAD_OPTIONS};
 pub use options::{turns, Kind, RequestOption, OPTIONS};
 pub use request::{Completion, Request, StopReason, Token};
 pub use snapshot::{FORMAT_VERSION as SNAPSHOT_FORMAT_VERSION, HEADER as SNAPSHOT_HEADER_LEN};

@@ -135,11 +135,11 @@ pub fn turns(object: &Value) -> Result<Vec<Turn<'_>>> {
         .collect()
 }
 
-fn bad(name: &'static str, reason: &'static str) -> Error {
+pub(super) fn bad(name: &'static str, reason: &'static str) -> Error {
     Error::InvalidArgument { name, reason }
 }
 
-fn text<'v>(name: &'static str, v: &'v Value) -> Result<&'v str> {
+pub(super) fn text<'v>(name: &'static str, v: &'v Value) -> Result<&'v str> {
     v.as_str().ok_or(bad(name, "expected a string"))
 }
 
@@ -160,7 +160,7 @@ fn num(name: &'static str, v: &Value) -> Result<f64> {
 }
 
 /// A whole number from 0 to 2^32 - 1.
-fn count(name: &'static str, v: &Value) -> Result<usize> {
+pub(super) fn count(name: &'static str, v: &Value) -> Result<usize> {
     let n = num(name, v)?;
     if (0.0..=u32::MAX as f64).contains(&n) && n == libm::trunc(n) {
         Ok(n as usize)

@@ -9,9 +9,7 @@ use wasm_bindgen::prelude::*;
 
 use super::js::{error, Obj};
 use crate::json::{self, Value};
-use crate::session::{
-    self, Backend, Engine, HeadKind, KvPrecision, LoadOptions, Numerics, Request,
-};
+use crate::session::{self, Engine, HeadKind, KvPrecision, LoadOptions, Numerics, Request};
 use crate::tokenizer::Span;
 use crate::{Error, Result};
 
@@ -37,20 +35,14 @@ pub struct Session {
 
 #[wasm_bindgen]
 impl Session {
-    /// Parses the container and builds the engine. `kv`: "f32" | "int8" (default: the
-    /// container's KV width); `numerics`: "exact" | "deploy"; `layers`: depth-ladder rung;
-    /// `context`: tokens the session holds (default: the model's context).
+    /// Parses the container and builds the engine. `options`: the load options object as JSON
+    /// text, `{"kv": "f32" | "int8", "numerics": "exact" | "deploy", "layers": N, "context": N}`
+    /// (`session::LOAD_OPTIONS`; omitted: the container's own choices); an unknown name or a
+    /// mistyped value is `invalid_argument`.
     #[wasm_bindgen(constructor)]
-    pub fn new(
-        bytes: Box<[u8]>,
-        kv: Option<String>,
-        numerics: Option<String>,
-        layers: Option<f64>,
-        context: Option<f64>,
-    ) -> Result<Session, JsValue> {
+    pub fn new(bytes: Box<[u8]>, options: Option<String>) -> Result<Session, JsValue> {
         console_error_panic_hook::set_once();
-        let opts =
-            load_options(kv.as_deref(), numerics.as_deref(), layers, context).map_err(error)?;
+        let opts = load_options(options.as_deref()).map_err(error)?;
         let bytes = NonNull::from(Box::leak(bytes));
         match Engine::load(owned(bytes), &opts) {
             Ok(engine) => Ok(Session {
@@ -67,16 +59,10 @@ impl Session {
         }
     }
 
-    /// Rebuilds the engine over the same bytes with other load options (state starts empty).
-    pub fn reconfigure(
-        &mut self,
-        kv: Option<String>,
-        numerics: Option<String>,
-        layers: Option<f64>,
-        context: Option<f64>,
-    ) -> Result<(), JsValue> {
-        let opts =
-            load_options(kv.as_deref(), numerics.as_deref(), layers, context).map_err(error)?;
+    /// Rebuilds the engine over the same bytes with other load options (`new`'s `options`); the
+    /// state starts empty.
+    pub fn reconfigure(&mut self, options: Option<String>) -> Result<(), JsValue> {
+        let opts = load_options(options.as_deref()).map_err(error)?;
         self.rebuild(&opts).map_err(error)
     }
 
@@ -246,10 +232,18 @@ impl Drop for Session {
 #[wasm_bindgen(js_name = requestOptions)]
 pub fn request_options() -> Vec<JsValue> {
     let flag = |f: Option<&str>| f.map_or(JsValue::NULL, JsValue::from_str);
-    session::OPTIONS
-        .iter()
-        .map(|o| Obj::new().set("name", o.name).set("flag", flag(o.flag)).build())
-        .collect()
+    session::OPTIONS.iter().map(|o| named(o.name, flag(o.flag))).collect()
+}
+
+/// The options a load may name (`session::LOAD_OPTIONS`) as `[{name, flag}]` (`flag`: the
+/// CLI's), for the surface-consistency test.
+#[wasm_bindgen(js_name = loadOptions)]
+pub fn load_option_names() -> Vec<JsValue> {
+    session::LOAD_OPTIONS.iter().map(|o| named(o.name, o.flag.into())).collect()
+}
+
+fn named(name: &str, flag: JsValue) -> JsValue {
+    Obj::new().set("name", name).set("flag", flag).build()
 }
 
 /// Headroom [`reserve`] adds to the container for the engine's own first allocations.
@@ -278,37 +272,10 @@ fn owned(bytes: NonNull<[u8]>) -> &'static [u8] {
     unsafe { bytes.as_ref() }
 }
 
-pub(super) fn load_options(
-    kv: Option<&str>,
-    numerics: Option<&str>,
-    layers: Option<f64>,
-    context: Option<f64>,
-) -> Result<LoadOptions> {
-    let kv = match kv {
-        None => None,
-        Some("f32") => Some(KvPrecision::F32),
-        Some("int8") => Some(KvPrecision::Int8),
-        Some(_) => {
-            return Err(Error::InvalidArgument {
-                name: "kv",
-                reason: "expected \"f32\" or \"int8\"",
-            })
-        }
-    };
-    let numerics = match numerics {
-        None | Some("exact") => Numerics::Exact,
-        Some("deploy") => Numerics::Deploy,
-        Some(_) => {
-            return Err(Error::InvalidArgument {
-                name: "numerics",
-                reason: "expected \"exact\" or \"deploy\"",
-            })
-        }
-    };
-    let layers = layers.map(|v| count("layers", v)).transpose()?;
-    let max_tokens = context.map(|v| count("context", v)).transpose()?;
-    // A session starts on the CPU; the gpu build's `open` (web/suspend.rs) rebuilds it there.
-    Ok(LoadOptions { kv, numerics, layers, max_tokens, backend: Backend::Cpu, gpu_kernels: None })
+/// The load options JSON text names (`None`: the defaults). A session starts on the CPU; the gpu
+/// build's `open` (web/suspend.rs) rebuilds it there.
+pub(super) fn load_options(text: Option<&str>) -> Result<LoadOptions> {
+    text.map_or(Ok(LoadOptions::default()), |t| LoadOptions::from_options(&json::parse(t)?))
 }
 
 /// A JS number used as a count: a whole number from 0 to 2^32 - 1.

@@ -25,13 +25,13 @@ use crate::{Error, Result};
 enum Call {
     /// At load: the probe (adapter, device, a kernel's round trip, then dropped), then the
     /// engine on the GPU with these load options.
-    Open(Option<String>, Option<String>, Option<f64>, Option<f64>),
+    Open(Option<String>),
     Start(String),
     Prefill(f64),
     Next,
     Finish,
     Logits(Vec<u32>),
-    Reconfigure(Option<String>, Option<String>, Option<f64>, Option<f64>),
+    Reconfigure(Option<String>),
     SaveSnapshot(String, Option<String>, Option<String>),
 }
 
@@ -58,7 +58,7 @@ impl Session {
         let number = |i: usize| args.get(i).and_then(JsValue::as_f64);
         let wrong = || error(Error::InvalidArgument { name: "args", reason: "wrong arguments" });
         let call = match name {
-            "open" => Call::Open(text(0), text(1), number(2), number(3)),
+            "open" => Call::Open(text(0)),
             "start" => Call::Start(text(0).ok_or_else(wrong)?),
             "prefill" => Call::Prefill(number(0).ok_or_else(wrong)?),
             "next" => Call::Next,
@@ -67,7 +67,7 @@ impl Session {
                 let ids = args.first().ok_or_else(wrong)?;
                 Call::Logits(js_sys::Uint32Array::new(ids).to_vec())
             }
-            "reconfigure" => Call::Reconfigure(text(0), text(1), number(2), number(3)),
+            "reconfigure" => Call::Reconfigure(text(0)),
             "save_snapshot" => Call::SaveSnapshot(text(0).ok_or_else(wrong)?, text(1), text(2)),
             _ => {
                 return Err(error(Error::InvalidArgument { name: "name", reason: "no such call" }))
@@ -125,10 +125,10 @@ impl Session {
 
     fn dispatch(&mut self, call: Call) -> Result<JsValue, JsValue> {
         Ok(match call {
-            Call::Open(kv, numerics, layers, context) => {
+            Call::Open(options) => {
                 // A driver that cannot compute is refused before the weights go up.
                 let probe = Probe::open(self.binding_bytes().map_err(error)?).map_err(error)?;
-                self.open_on_gpu(gpu_options(kv, numerics, layers, context)?).map_err(error)?;
+                self.open_on_gpu(gpu_options(options.as_deref())?).map_err(error)?;
                 self.gpu.adapter = Some(probe.adapter);
                 JsValue::UNDEFINED
             }
@@ -137,12 +137,12 @@ impl Session {
             Call::Next => self.next_token()?,
             Call::Finish => self.finish()?.into(),
             Call::Logits(ids) => js_sys::Float32Array::from(&self.logits(&ids)?[..]).into(),
-            Call::Reconfigure(kv, numerics, layers, context) if self.gpu.on_gpu.is_some() => {
-                self.open_on_gpu(gpu_options(kv, numerics, layers, context)?).map_err(error)?;
+            Call::Reconfigure(options) if self.gpu.on_gpu.is_some() => {
+                self.open_on_gpu(gpu_options(options.as_deref())?).map_err(error)?;
                 JsValue::UNDEFINED
             }
-            Call::Reconfigure(kv, numerics, layers, context) => {
-                self.reconfigure(kv, numerics, layers, context)?;
+            Call::Reconfigure(options) => {
+                self.reconfigure(options)?;
                 JsValue::UNDEFINED
             }
             Call::SaveSnapshot(tools, system, date) => {
@@ -187,13 +187,8 @@ impl Session {
     }
 }
 
-/// The load options of an engine on the GPU.
-fn gpu_options(
-    kv: Option<String>,
-    numerics: Option<String>,
-    layers: Option<f64>,
-    context: Option<f64>,
-) -> Result<LoadOptions, JsValue> {
-    let opts = super::session::load_options(kv.as_deref(), numerics.as_deref(), layers, context);
-    Ok(LoadOptions { backend: Backend::Gpu, ..opts.map_err(error)? })
+/// The load options of an engine on the GPU (`options`: `Session::new`'s JSON text).
+fn gpu_options(options: Option<&str>) -> Result<LoadOptions, JsValue> {
+    let opts = super::session::load_options(options).map_err(error)?;
+    Ok(LoadOptions { backend: Backend::Gpu, ..opts })
 }

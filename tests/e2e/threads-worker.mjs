@@ -13,7 +13,7 @@ self.onmessage = async ({ data: { variant, bytes, ids, threads } }) => {
       glue.setMinChunkWork(1);
       await startThreads(glue, threads);
     }
-    const session = new glue.Session(new Uint8Array(bytes), undefined, undefined, undefined, undefined);
+    const session = new glue.Session(new Uint8Array(bytes));
     const logits = session.logits(Uint32Array.from(ids));
     session.start(JSON.stringify({ query: 'Turn on the kitchen lights', tools: '[]', maxTokens: 16 }));
     while (session.next() !== undefined);

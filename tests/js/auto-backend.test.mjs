@@ -54,7 +54,7 @@ beforeEach(() => {
 async function fakeGpu({ bytes, config }) {
   const build = await loadBuild({ variant: 'simd', threads: 1, forced: false });
   build.glue.reserve(bytes.length);
-  const session = new build.glue.Session(bytes, config.kv, config.numerics, config.layers, config.context);
+  const session = new build.glue.Session(bytes, JSON.stringify(config));
   const engine = { session, calls: 0, freed: false };
   const call = sessionCaller('simd', build.exports);
   engine.call = (...a) => (engine.calls++, call(...a));

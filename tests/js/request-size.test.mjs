@@ -12,7 +12,10 @@ import init, { Session } from '../../pkg/wasm/simd/needle.js';
 let session;
 before(async () => {
   await init({ module_or_path: readFileSync(join(ROOT, 'pkg/wasm/simd/needle_bg.wasm')) });
-  session = new Session(new Uint8Array(readFileSync(defaultModel())), 'f32', 'exact', undefined, undefined);
+  session = new Session(
+    new Uint8Array(readFileSync(defaultModel())),
+    JSON.stringify({ kv: 'f32', numerics: 'exact' }),
+  );
 });
 
 const refusal = (request) => {

@@ -31,7 +31,7 @@ before(async () => {
 });
 
 function session(kv) {
-  return new Session(new Uint8Array(modelBytes), kv, 'exact', undefined, undefined);
+  return new Session(new Uint8Array(modelBytes), JSON.stringify({ kv, numerics: 'exact' }));
 }
 
 /** One greedy request through the session: the finish envelope, parsed. */

@@ -19,7 +19,7 @@ export function runBench({
 }) {
   const records = [];
   const t0 = now();
-  const session = new glue.Session(bytes, kv, numerics, undefined, undefined);
+  const session = new glue.Session(bytes, JSON.stringify({ kv, numerics }));
   records.push({ kind: 'load', load_ms: now() - t0 });
   try {
     for (const r of requests) records.push(runRequest(session, r, now));

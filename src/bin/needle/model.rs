@@ -1,9 +1,11 @@
 //! What the model-running subcommands share: reading the container (a file, or the embedded
-//! default model) and the run options (`--kv`, `--numerics`, `--layers`).
+//! default model), the load options (`--kv`, `--numerics`, `--layers`, `--max-context`,
+//! `--backend`) and the flags of an options object.
 use std::borrow::Cow;
 use std::time::Instant;
 
-use needle_web::session::{Backend, KvPrecision, LoadOptions, Numerics};
+use needle_web::json::Value;
+use needle_web::session::{Backend, Kind, LoadOptions, LOAD_OPTIONS};
 
 use crate::{Args, Failure};
 
@@ -35,26 +37,16 @@ pub fn read(args: &mut Args) -> Result<Model, Failure> {
     Ok(Model { bytes: Cow::Owned(bytes), source, read_ms: ms_since(t0) })
 }
 
-/// Takes `--kv f32|int8`, `--numerics exact|deploy`, `--layers N`, `--max-context N`,
-/// `--backend cpu|gpu` (gpu: builds with the `gpu` feature).
+/// Takes the load options' flags (`session::LOAD_OPTIONS`: `--kv f32|int8`, `--numerics
+/// exact|deploy`, `--layers N`, `--max-context N`) into an options object, the one a JS load
+/// sends, read by `LoadOptions::from_options` with the same checks and defaults; and `--backend
+/// cpu|gpu` (gpu: builds with the `gpu` feature).
 pub fn options(args: &mut Args) -> Result<LoadOptions, Failure> {
-    let kv = match args.value("--kv")?.as_deref() {
-        None => None,
-        Some("f32") => Some(KvPrecision::F32),
-        Some("int8") => Some(KvPrecision::Int8),
-        Some(other) => {
-            return Err(Failure::Usage(format!("--kv must be f32 or int8, not '{other}'")))
-        }
-    };
-    let numerics = match args.value("--numerics")?.as_deref() {
-        None | Some("exact") => Numerics::Exact,
-        Some("deploy") => Numerics::Deploy,
-        Some(other) => {
-            return Err(Failure::Usage(format!(
-                "--numerics must be exact or deploy, not '{other}'"
-            )))
-        }
-    };
+    let mut members = Vec::new();
+    for option in LOAD_OPTIONS {
+        let value = flag_value(args, option.kind, option.flag)?;
+        members.extend(value.map(|v| (option.name.to_string(), v)));
+    }
     let backend = match args.value("--backend")?.as_deref() {
         None | Some("cpu") => Backend::Cpu,
         Some("gpu") => Backend::Gpu,
@@ -62,13 +54,20 @@ pub fn options(args: &mut Args) -> Result<LoadOptions, Failure> {
             return Err(Failure::Usage(format!("--backend must be cpu or gpu, not '{other}'")))
         }
     };
-    Ok(LoadOptions {
-        kv,
-        numerics,
-        layers: number(args, "--layers")?,
-        max_tokens: number(args, "--max-context")?,
-        backend,
-        gpu_kernels: None,
+    Ok(LoadOptions { backend, ..LoadOptions::from_options(&Value::Object(members))? })
+}
+
+/// Takes the value of an option of `kind` passed as `flag`, as an options object holds it.
+pub fn flag_value(
+    args: &mut Args,
+    kind: Kind,
+    flag: &'static str,
+) -> Result<Option<Value>, Failure> {
+    Ok(match kind {
+        Kind::Flag => args.flag(flag).then_some(Value::Bool(true)),
+        Kind::Count | Kind::Seed => number::<u64>(args, flag)?.map(|n| Value::Int(n.to_string())),
+        Kind::Number => number::<f64>(args, flag)?.map(Value::Float),
+        Kind::Text => args.value(flag)?.map(Value::String),
     })
 }
 

@@ -3,9 +3,9 @@ use std::io::Write;
 use std::time::Instant;
 
 use needle_web::json::Value;
-use needle_web::session::{Engine, Kind, Request, OPTIONS};
+use needle_web::session::{Engine, Request, OPTIONS};
 
-use crate::model::{self, ms_since, number};
+use crate::model::{self, ms_since};
 use crate::presets;
 use crate::snapshot;
 use crate::{Args, Failure};
@@ -97,14 +97,7 @@ pub fn decoding(args: &mut Args) -> Result<Value, Failure> {
     let mut members = Vec::new();
     for option in OPTIONS {
         let Some(flag) = option.flag else { continue };
-        let value = match option.kind {
-            Kind::Flag => args.flag(flag).then_some(Value::Bool(true)),
-            Kind::Count | Kind::Seed => {
-                number::<u64>(args, flag)?.map(|n| Value::Int(n.to_string()))
-            }
-            Kind::Number => number::<f64>(args, flag)?.map(Value::Float),
-            Kind::Text => args.value(flag)?.map(Value::String),
-        };
+        let value = model::flag_value(args, option.kind, flag)?;
         members.extend(value.map(|v| (option.name.to_string(), v)));
     }
     Ok(Value::Object(members))
