@@ -1,5 +1,6 @@
 //! What the two header generations share: field listing for tools, and the range checks that
 //! keep every later size computation meaningful.
+use super::bytes::Le;
 use crate::{Error, Result};
 
 /// Deepest stack a header may describe (v3's global-layer mask holds 64 bits; v2 uses the same
@@ -35,6 +36,74 @@ pub(crate) fn nonzero(field: &'static str, value: u32) -> Result<()> {
         return Err(bad(field, 0, "must not be zero"));
     }
     Ok(())
+}
+
+/// The views and accessors both header structs derive alike from their same-named fields
+/// (`$qk`: the field of the query/key head width, `head_dim` in v2, `qk_head_dim` in v3).
+macro_rules! shared_fields {
+    ($header:ty, $qk:ident) => {
+        impl $header {
+            /// The fields both generations check alike, and size the shared canon pieces by.
+            pub(crate) fn core(&self) -> $crate::container::header::Core {
+                $crate::container::header::Core {
+                    codebook_len: self.codebook_len,
+                    kv_bits: self.kv_bits,
+                    vocab: self.vocab,
+                    d_model: self.d_model,
+                    num_heads: self.num_heads,
+                    num_kv_heads: self.num_kv_heads,
+                    num_layers: self.num_layers,
+                    qk_head_dim: (self.$qk, stringify!($qk)),
+                    max_seq_len: self.max_seq_len,
+                    hada_n: self.hada_n,
+                    mhc_lanes: self.mhc_lanes,
+                    rope_theta: self.rope_theta,
+                }
+            }
+
+            pub(crate) fn engram(&self) -> $crate::container::header::Engram<'_> {
+                $crate::container::header::Engram {
+                    d_model: self.d_model,
+                    num_layers: self.num_layers,
+                    slots: self.engram_slots,
+                    sub_dim: self.engram_sub_dim,
+                    num_tables: self.num_engram_tables,
+                    conv_taps: self.engram_conv_taps,
+                    conv_dilation: self.engram_conv_dilation,
+                    num_orders: self.num_engram_orders,
+                    orders: &self.engram_orders,
+                    num_sites: self.num_engram_sites,
+                    sites: &self.engram_sites,
+                }
+            }
+
+            /// The n-gram orders in use.
+            pub fn orders(&self) -> &[u32] {
+                let n = (self.num_engram_orders as usize).min(self.engram_orders.len());
+                &self.engram_orders[..n]
+            }
+
+            /// The layers that host an Engram site, in site order.
+            pub fn sites(&self) -> &[u32] {
+                &self.engram_sites[..(self.num_engram_sites as usize).min(self.engram_sites.len())]
+            }
+
+            /// Engram hash heads per order.
+            pub fn engram_heads(&self) -> u32 {
+                self.num_engram_tables.checked_div(self.num_engram_orders).unwrap_or(0)
+            }
+        }
+    };
+}
+pub(crate) use shared_fields;
+
+/// `N` consecutive header words from word `first` (the Engram order and site arrays).
+pub(crate) fn words<const N: usize>(le: &Le<'_>, first: usize) -> Result<[u32; N]> {
+    let mut out = [0u32; N];
+    for (i, w) in out.iter_mut().enumerate() {
+        *w = le.u32(4 * (first + i))?;
+    }
+    Ok(out)
 }
 
 /// The fields both generations use the same way: attention, stack depth, Walsh size, mHC lanes.

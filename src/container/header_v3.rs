@@ -47,19 +47,13 @@ pub struct V3Header {
     pub rope_theta: f32,
 }
 
+header::shared_fields!(V3Header, qk_head_dim);
+
 impl V3Header {
     /// Reads and range-checks the header (the tag has already been matched).
     pub(crate) fn read(input: &[u8]) -> Result<Self> {
         let le = Le::window(input, 0, V3_HEADER_LEN, "header")?;
         let u = |i: usize| le.u32(4 * i);
-        let mut engram_orders = [0u32; 4];
-        for (i, o) in engram_orders.iter_mut().enumerate() {
-            *o = u(27 + i)?;
-        }
-        let mut engram_sites = [0u32; 16];
-        for (i, s) in engram_sites.iter_mut().enumerate() {
-            *s = u(32 + i)?;
-        }
         let mut h = V3Header {
             num_tensors: u(1)?,
             codebook_len: u(2)?,
@@ -86,9 +80,9 @@ impl V3Header {
             engram_conv_dilation: u(24)?,
             engram_seed_heads: u(25)?,
             num_engram_orders: u(26)?,
-            engram_orders,
+            engram_orders: header::words(&le, 27)?,
             num_engram_sites: u(31)?,
-            engram_sites,
+            engram_sites: header::words(&le, 32)?,
             rope_theta: le.f32(4 * 48)?,
         };
         h.check()?;
@@ -108,50 +102,6 @@ impl V3Header {
         self.engram().check()
     }
 
-    /// The fields both generations check alike, and size the shared canon pieces by.
-    pub(crate) fn core(&self) -> header::Core {
-        header::Core {
-            codebook_len: self.codebook_len,
-            kv_bits: self.kv_bits,
-            vocab: self.vocab,
-            d_model: self.d_model,
-            num_heads: self.num_heads,
-            num_kv_heads: self.num_kv_heads,
-            num_layers: self.num_layers,
-            qk_head_dim: (self.qk_head_dim, "qk_head_dim"),
-            max_seq_len: self.max_seq_len,
-            hada_n: self.hada_n,
-            mhc_lanes: self.mhc_lanes,
-            rope_theta: self.rope_theta,
-        }
-    }
-
-    pub(crate) fn engram(&self) -> header::Engram<'_> {
-        header::Engram {
-            d_model: self.d_model,
-            num_layers: self.num_layers,
-            slots: self.engram_slots,
-            sub_dim: self.engram_sub_dim,
-            num_tables: self.num_engram_tables,
-            conv_taps: self.engram_conv_taps,
-            conv_dilation: self.engram_conv_dilation,
-            num_orders: self.num_engram_orders,
-            orders: &self.engram_orders,
-            num_sites: self.num_engram_sites,
-            sites: &self.engram_sites,
-        }
-    }
-
-    /// The n-gram orders in use.
-    pub fn orders(&self) -> &[u32] {
-        &self.engram_orders[..(self.num_engram_orders as usize).min(4)]
-    }
-
-    /// The layers that host an Engram site, in site order.
-    pub fn sites(&self) -> &[u32] {
-        &self.engram_sites[..(self.num_engram_sites as usize).min(16)]
-    }
-
     /// Whether `layer` attends over the whole context (always, without a sliding window).
     pub fn is_global(&self, layer: u32) -> bool {
         self.sliding_window == 0 || (layer < 64 && self.global_layers >> layer & 1 == 1)
@@ -164,11 +114,6 @@ impl V3Header {
         } else {
             self.out_vocab
         }
-    }
-
-    /// Engram hash heads per order.
-    pub fn engram_heads(&self) -> u32 {
-        self.num_engram_tables.checked_div(self.num_engram_orders).unwrap_or(0)
     }
 
     /// Every field under upstream's `read_export` name, in header order.
