@@ -57,7 +57,7 @@ impl Bounds {
         // One bound holds from some `g` on, the other up to some `g`: find the first `g` the
         // former holds for (its estimate is off by a step at most), then ask the latter.
         let from = |g| if negative { self.below(x(g)) } else { self.above(x(g)) };
-        let edge = if negative { -self.hi } else { self.lo } * scale;
+        let edge = (if negative { -self.hi } else { self.lo }) * scale;
         let mut g = if edge <= first as f64 {
             first
         } else if edge >= last as f64 {
