@@ -18,7 +18,7 @@ use alloc::vec::Vec;
 use super::persist::{Reader, Writer};
 use super::tensors::{cq, floats};
 use super::{sigmoid, EPS};
-use crate::container::{Codebooks, EngramSite};
+use crate::container::{Codebooks, EngramFields, EngramSite};
 use crate::kernels::{dot, rms_unit, CqMatrix};
 use crate::{Error, Result};
 
@@ -53,6 +53,26 @@ impl EngramGeometry {
             conv_dilation: 0,
             seed_heads: 0,
             orders: Vec::new(),
+        }
+    }
+
+    /// The Engram fields of either generation's header, in the forward pass's units (none
+    /// without sites); `seed_heads` is Needle 3's seed stride (0 in Needle 2, whose hashes of
+    /// each order are seeded after the previous order's tables).
+    pub(crate) fn from_header(e: &EngramFields<'_>, seed_heads: u32) -> Self {
+        let us = |v: u32| v as usize;
+        if e.sites().is_empty() {
+            return Self::none(us(e.d_model));
+        }
+        EngramGeometry {
+            d_model: us(e.d_model),
+            slots: us(e.slots),
+            sub_dim: us(e.sub_dim),
+            tables: us(e.num_tables),
+            conv_taps: us(e.conv_taps),
+            conv_dilation: us(e.conv_dilation),
+            seed_heads: us(seed_heads),
+            orders: e.orders().iter().map(|&o| us(o)).collect(),
         }
     }
 

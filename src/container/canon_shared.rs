@@ -2,7 +2,7 @@
 //! Engram sites.
 use super::codebooks::Codebooks;
 use super::directory;
-use super::header::{bad as bad_header, Core, Engram};
+use super::header::{bad as bad_header, Core, EngramFields};
 use super::names::{Scope, TensorName};
 use super::tensor::TensorView;
 use super::walk::{dim, product, Dim, Kind, Walk};
@@ -92,7 +92,7 @@ pub(crate) struct Stack {
 }
 
 impl Stack {
-    pub(crate) fn new(g: &Core, e: &Engram<'_>) -> Result<Self> {
+    pub(crate) fn new(g: &Core, e: &EngramFields<'_>) -> Result<Self> {
         Ok(Self {
             d: dim(g.d_model.into(), "must equal d_model"),
             vocab: dim(g.vocab.into(), "must equal vocab_size"),

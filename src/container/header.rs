@@ -61,8 +61,8 @@ macro_rules! shared_fields {
                 }
             }
 
-            pub(crate) fn engram(&self) -> $crate::container::header::Engram<'_> {
-                $crate::container::header::Engram {
+            pub(crate) fn engram(&self) -> $crate::container::header::EngramFields<'_> {
+                $crate::container::header::EngramFields {
                     d_model: self.d_model,
                     num_layers: self.num_layers,
                     slots: self.engram_slots,
@@ -79,18 +79,12 @@ macro_rules! shared_fields {
 
             /// The n-gram orders in use.
             pub fn orders(&self) -> &[u32] {
-                let n = (self.num_engram_orders as usize).min(self.engram_orders.len());
-                &self.engram_orders[..n]
+                self.engram().orders()
             }
 
             /// The layers that host an Engram site, in site order.
             pub fn sites(&self) -> &[u32] {
-                &self.engram_sites[..(self.num_engram_sites as usize).min(self.engram_sites.len())]
-            }
-
-            /// Engram hash heads per order.
-            pub fn engram_heads(&self) -> u32 {
-                self.num_engram_tables.checked_div(self.num_engram_orders).unwrap_or(0)
+                self.engram().sites()
             }
         }
     };
@@ -179,7 +173,7 @@ impl Core {
 
 /// Engram geometry. Upstream derives it as `heads = num_tables / num_orders`,
 /// `sub_dim = d_model / num_tables` (floor), `dilation = max(orders)`.
-pub(crate) struct Engram<'h> {
+pub(crate) struct EngramFields<'h> {
     pub d_model: u32,
     pub num_layers: u32,
     pub slots: u32,
@@ -193,7 +187,17 @@ pub(crate) struct Engram<'h> {
     pub sites: &'h [u32],
 }
 
-impl Engram<'_> {
+impl<'h> EngramFields<'h> {
+    /// The n-gram orders in use.
+    pub(crate) fn orders(&self) -> &'h [u32] {
+        &self.orders[..(self.num_orders as usize).min(self.orders.len())]
+    }
+
+    /// The layers that host an Engram site, in site order.
+    pub(crate) fn sites(&self) -> &'h [u32] {
+        &self.sites[..(self.num_sites as usize).min(self.sites.len())]
+    }
+
     pub(crate) fn check(&self) -> Result<()> {
         if self.num_sites as usize > self.sites.len() {
             return Err(bad(
@@ -203,8 +207,7 @@ impl Engram<'_> {
             ));
         }
         // The runtime sizes its recent-id buffer by the orders even without a site to use them.
-        let declared = &self.orders[..(self.num_orders as usize).min(self.orders.len())];
-        if let Some(&long) = declared.iter().find(|&&o| o > MAX_ENGRAM_ORDER) {
+        if let Some(&long) = self.orders().iter().find(|&&o| o > MAX_ENGRAM_ORDER) {
             return Err(bad("engram_orders", long.into(), "an n-gram order may be at most 16"));
         }
         if self.num_sites == 0 {

@@ -26,12 +26,8 @@ pub struct Geometry {
     pub kv_window: usize,
     /// KV width the model was post-trained for (8 = no KV rounding in Needle 2).
     pub kv_bits: u32,
-    pub engram_slots: usize,
-    pub engram_sub_dim: usize,
-    pub engram_tables: usize,
-    pub engram_conv_taps: usize,
-    pub engram_conv_dilation: usize,
-    pub engram_orders: Vec<usize>,
+    /// The Engram sites' shared geometry (none without sites).
+    pub(crate) engram: EngramGeometry,
     /// The layer of each Engram site, in site order.
     pub engram_sites: Vec<usize>,
     pub rope_theta: f32,
@@ -54,12 +50,7 @@ impl Geometry {
             mhc_lanes: us(h.mhc_lanes),
             kv_window: us(h.kv_window),
             kv_bits: h.kv_bits,
-            engram_slots: us(h.engram_slots),
-            engram_sub_dim: us(h.engram_sub_dim),
-            engram_tables: us(h.num_engram_tables),
-            engram_conv_taps: us(h.engram_conv_taps),
-            engram_conv_dilation: us(h.engram_conv_dilation),
-            engram_orders: h.orders().iter().map(|&o| us(o)).collect(),
+            engram: EngramGeometry::from_header(&h.engram(), 0),
             engram_sites: h.sites().iter().map(|&s| us(s)).collect(),
             rope_theta: h.rope_theta,
         };
@@ -95,7 +86,7 @@ impl Geometry {
         if self.max_seq_len == 0 {
             return bad("max_seq_len", 0, "must be non-zero");
         }
-        self.engram().check(&self.engram_sites, self.num_layers)
+        self.engram.check(&self.engram_sites, self.num_layers)
     }
 
     /// Positions each layer's KV ring holds for attention window `window` (0 = full causal)
@@ -126,24 +117,6 @@ impl Geometry {
             .map(|layer| LayerPlan { layer, window: (window != 0).then_some(window), slots })
             .collect()
     }
-
-    /// The Engram geometry (empty without sites: then the header's Engram fields are ignored).
-    pub(crate) fn engram(&self) -> EngramGeometry {
-        if self.engram_sites.is_empty() {
-            return EngramGeometry::none(self.d_model);
-        }
-        EngramGeometry {
-            d_model: self.d_model,
-            slots: self.engram_slots,
-            sub_dim: self.engram_sub_dim,
-            tables: self.engram_tables,
-            conv_taps: self.engram_conv_taps,
-            conv_dilation: self.engram_conv_dilation,
-            // Needle 2 seeds each order's hashes after the previous order's tables.
-            seed_heads: 0,
-            orders: self.engram_orders.clone(),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -165,12 +138,16 @@ mod tests {
             mhc_lanes: 4,
             kv_window: 480,
             kv_bits: 8,
-            engram_slots: 8192,
-            engram_sub_dim: 128,
-            engram_tables: 6,
-            engram_conv_taps: 4,
-            engram_conv_dilation: 3,
-            engram_orders: alloc::vec![2, 3],
+            engram: EngramGeometry {
+                d_model: 768,
+                slots: 8192,
+                sub_dim: 128,
+                tables: 6,
+                conv_taps: 4,
+                conv_dilation: 3,
+                seed_heads: 0,
+                orders: alloc::vec![2, 3],
+            },
             engram_sites: alloc::vec![2, 15],
             rope_theta: 100_000.0,
         }

@@ -64,7 +64,7 @@ impl<'a> Model<'a> {
         }
         // As upstream's incremental decoder (`_forward_cached`) does, a layer takes the first
         // site listed for it; a repeated layer's later sites are not run.
-        let engram = g.engram();
+        let engram = g.engram.clone();
         let mut sites = Vec::with_capacity(c.engram.len());
         for (i, (s, &layer)) in c.engram.iter().zip(&g.engram_sites).enumerate() {
             if !g.engram_sites[..i].contains(&layer) {

@@ -28,14 +28,8 @@ pub struct Geometry {
     pub global_layers: u64,
     /// Causal depthwise conv width on q, k, v (0 = none).
     pub qkv_conv_taps: usize,
-    pub engram_slots: usize,
-    pub engram_sub_dim: usize,
-    pub engram_tables: usize,
-    pub engram_conv_taps: usize,
-    pub engram_conv_dilation: usize,
-    /// Seed stride between orders of the n-gram hash (the per-order table count when 0).
-    pub engram_seed_heads: usize,
-    pub engram_orders: Vec<usize>,
+    /// The Engram sites' shared geometry (none without sites).
+    pub(crate) engram: EngramGeometry,
     /// The layer of each Engram site, in site order.
     pub engram_sites: Vec<usize>,
     pub rope_theta: f32,
@@ -63,13 +57,7 @@ impl Geometry {
             sliding_window: us(h.sliding_window),
             global_layers: h.global_layers,
             qkv_conv_taps: us(h.qkv_conv_taps),
-            engram_slots: us(h.engram_slots),
-            engram_sub_dim: us(h.engram_sub_dim),
-            engram_tables: us(h.num_engram_tables),
-            engram_conv_taps: us(h.engram_conv_taps),
-            engram_conv_dilation: us(h.engram_conv_dilation),
-            engram_seed_heads: us(h.engram_seed_heads),
-            engram_orders: h.orders().iter().map(|&o| us(o)).collect(),
+            engram: EngramGeometry::from_header(&h.engram(), h.engram_seed_heads),
             engram_sites: h.sites().iter().map(|&s| us(s)).collect(),
             rope_theta: h.rope_theta,
             kv_bits: h.kv_bits,
@@ -105,7 +93,7 @@ impl Geometry {
         if self.max_seq_len == 0 {
             return bad("max_seq_len", 0, "must be non-zero");
         }
-        self.engram().check(&self.engram_sites, self.num_layers)
+        self.engram.check(&self.engram_sites, self.num_layers)
     }
 
     /// Whether `layer` attends over the whole context.
@@ -148,23 +136,6 @@ impl Geometry {
             })
             .collect()
     }
-
-    /// The Engram geometry (empty without sites: then the header's Engram fields are ignored).
-    pub(crate) fn engram(&self) -> EngramGeometry {
-        if self.engram_sites.is_empty() {
-            return EngramGeometry::none(self.d_model);
-        }
-        EngramGeometry {
-            d_model: self.d_model,
-            slots: self.engram_slots,
-            sub_dim: self.engram_sub_dim,
-            tables: self.engram_tables,
-            conv_taps: self.engram_conv_taps,
-            conv_dilation: self.engram_conv_dilation,
-            seed_heads: self.engram_seed_heads,
-            orders: self.engram_orders.clone(),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -188,13 +159,16 @@ mod tests {
             sliding_window: 1024,
             global_layers: (1 << 4) | (1 << 9) | (1 << 14) | (1 << 19),
             qkv_conv_taps: 3,
-            engram_slots: 18432,
-            engram_sub_dim: 128,
-            engram_tables: 6,
-            engram_conv_taps: 4,
-            engram_conv_dilation: 3,
-            engram_seed_heads: 0,
-            engram_orders: alloc::vec![2, 3],
+            engram: EngramGeometry {
+                d_model: 768,
+                slots: 18432,
+                sub_dim: 128,
+                tables: 6,
+                conv_taps: 4,
+                conv_dilation: 3,
+                seed_heads: 0,
+                orders: alloc::vec![2, 3],
+            },
             engram_sites: alloc::vec![3, 7, 11, 15, 19],
             rope_theta: 100_000.0,
             kv_bits: 8,

@@ -88,7 +88,7 @@ impl<'a> Model<'a> {
                 })?,
             });
         }
-        let engram = g.engram();
+        let engram = g.engram.clone();
         let sites = c
             .engram
             .iter()
