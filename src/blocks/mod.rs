@@ -1,11 +1,13 @@
-//! The pieces both Needle generations compute the same way. The forward pass is [`stages`]
+//! The pieces both Needle generations compute the same way. [`model`] is the Needle model,
+//! once, generic over its generation ([`state::Generation`]); the forward pass is [`stages`]
 //! (named stages read top to bottom); [`stack`] holds its weights, sequence state and entry
 //! point; then the blocks the stages call (mHC lanes with Sinkhorn routing, gated attention
 //! over a KV ring, Engram n-gram memory), the CQ projections of a chunk, the streamed softmax
 //! pool of the probe heads, and typed tensor access.
 //!
-//! [`crate::v3`] and [`crate::v2`] hold only what is their own (geometry, MLP, probe heads,
-//! depth rungs, options) and plug it into [`stack::Stack`].
+//! [`crate::v3`] and [`crate::v2`] hold only what is their own (how the model is built from
+//! their container, geometry, MLP, probe heads, depth rungs, options) and plug it into
+//! [`model::Model`] and [`stack::Stack`].
 
 pub(crate) mod a8;
 pub(crate) mod attention;
