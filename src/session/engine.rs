@@ -1,35 +1,36 @@
 //! The session: where the model generations meet the text layer.
 //!
 //! An [`Engine`] owns one model (borrowing the container bytes), its tokenizer and one
-//! sequence state. A request goes `start` (render the prompt, tokenize, prefill) ->
-//! `next_token` per token (sample, stream the decoded piece) -> `finish` (parse the completion, run
-//! the confidence head). Generation is step-wise so a host that must stay responsive — a Web
+//! sequence state. A request goes `start` (render and encode the prompt, reuse what the state
+//! holds of it, prefill the rest) -> `next_token` per token (the stages of decode.rs: close or
+//! search, mask, sample, accept, stop) -> `finish` (parse the completion, run the confidence
+//! head); the request in flight is a [`Turn`] (turn.rs). Generation is step-wise so a host that must stay responsive — a Web
 //! Worker waiting for an abort message — can yield between steps: `start` is also `begin` and
 //! then `prefill` chunk by chunk (pkg/engine/generate.js drives it so); [`Engine::generate`] is
 //! the same loop for hosts that need not.
 //!
 //! The core has no clock: callers time `start` (prefill) and `next_token` (decode) themselves.
 use alloc::boxed::Box;
-use alloc::collections::VecDeque;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use crate::constrained::{Constraint, TokenTable, CLOSING_MARGIN};
+use crate::constrained::TokenTable;
 use crate::container;
 use crate::context;
-use crate::grounding::{self, Grounds};
+use crate::grounding;
 use crate::json;
 use crate::prompt;
 use crate::response;
 use crate::sampling::Sampler;
-use crate::tokenizer::{IncrementalDecoder, Tokenizer};
+use crate::tokenizer::Tokenizer;
 use crate::{Error, Result};
 
 use super::load_options::{Backend, LoadOptions};
 use super::net::{self, Net};
-use super::prefix::{self, PrefixCache};
+use super::prefix::PrefixCache;
 use super::request::{Completion, Request, StopReason, Token};
+use super::turn::{self, Output, Prompt, Steer, Turn};
 use super::unemittable::Unemittable;
 use super::{HeadKind, KvPrecision, Numerics};
 
@@ -54,37 +55,6 @@ pub struct ModelInfo {
     pub backend: Backend,
 }
 
-/// A request in flight.
-pub(super) struct Turn {
-    prompt: String,
-    prompt_ids: Vec<u32>,
-    /// Leading prompt ids the state already held (see [`super::prefix`]).
-    cached: usize,
-    /// Every prompt id has run (see [`Engine::prefill`]).
-    prefilled: bool,
-    tokens: Vec<u32>,
-    budget: usize,
-    sampler: Sampler,
-    decoder: IncrementalDecoder,
-    text: String,
-    /// The last sampled token, not yet run through the model.
-    unfed: Option<u32>,
-    pub(super) constraint: Option<Constraint>,
-    /// Value search is on (see [`Request::value_search`]).
-    value_search: bool,
-    /// The value being written has been searched (so it is not searched again).
-    value_searched: bool,
-    /// Tokens a value search or the closing of a required call chose, still to be emitted.
-    chosen: VecDeque<u32>,
-    /// The required call is being closed (see [`crate::constrained::Constraint::closing`]).
-    closing: bool,
-    /// Tokens of the shortest whole call, once known.
-    reserve: Option<usize>,
-    stop: Option<StopReason>,
-    /// What the completion's calls are checked against.
-    grounds: Grounds,
-}
-
 // An engine moves to the thread that hosts it (a worker, a fuzz harness, a server).
 const _: fn() = || {
     fn send<T: Send>() {}
@@ -93,11 +63,11 @@ const _: fn() = || {
 
 pub struct Engine<'a> {
     pub(super) net: Box<dyn Net + 'a>,
-    tokenizer: Tokenizer,
+    pub(super) tokenizer: Tokenizer,
     pub(super) info: ModelInfo,
     /// Logits after the last consumed token.
     pub(super) logits: Vec<f32>,
-    im_end: Option<u32>,
+    pub(super) im_end: Option<u32>,
     /// Ids no decoding mode may pick.
     pub(super) never: Unemittable,
     /// Decoded bytes per token, built on the first constrained request.
@@ -229,35 +199,8 @@ impl<'a> Engine<'a> {
             req.turns.iter().map(|t| t.text).chain([req.query, req.system.unwrap_or("")]);
         context::check_request(&self.tokenizer, self.info.capacity, verbatim, req.tools_json)?;
         let tools = parse_tools(req.tools_json)?;
-        if req.value_search && req.temperature != 0.0 {
-            return Err(Error::InvalidArgument {
-                name: "value_search",
-                reason: "needs temperature 0 (it replaces greedy choice)",
-            });
-        }
-        let constrain = req.constrained
-            || req.extractive
-            || req.value_search
-            || req.require_call
-            || req.full_schema;
-        let mut constraint = match constrain {
-            true => Some(Constraint::new(
-                tools.as_ref().unwrap_or(&json::Value::Null),
-                req.extractive.then_some(req.query),
-            )?),
-            false => None,
-        };
-        if let (Some(c), true) = (constraint.as_mut(), req.require_call) {
-            c.require_call();
-        }
-        if let (Some(c), true) = (constraint.as_mut(), req.full_schema) {
-            c.full_schema(tools.as_ref().unwrap_or(&json::Value::Null))?;
-        }
-        if constraint.is_some() && self.token_table.is_none() {
-            let stops: Vec<u32> =
-                [Some(self.tokenizer.eos_id()), self.im_end].into_iter().flatten().collect();
-            self.token_table = Some(TokenTable::new(&self.tokenizer, self.info.logits_len, &stops));
-        }
+        let constraint = self.constraint(req, tools.as_ref())?;
+        // Render and encode.
         let dated = req
             .date
             .map(|date| grounding::with_date_fact(req.system.unwrap_or(""), date))
@@ -265,52 +208,15 @@ impl<'a> Engine<'a> {
         let system = dated.as_deref().or(req.system);
         let rendered = prompt::render_conversation(req.turns, req.query, tools.as_ref(), system)?;
         let allow = req.allow_control_tokens;
-        let prompt_ids =
-            context::encode_prompt(&self.tokenizer, &rendered, allow, self.info.capacity)?;
+        let ids = context::encode_prompt(&self.tokenizer, &rendered, allow, self.info.capacity)?;
         self.turn = None;
-        // Where the next request is likely to part from this one: after the tools, and
-        // before the newest message; one token earlier, as the text that follows may join
-        // the last token there.
-        let boundaries = [rendered.head, rendered.newest].map(|at| {
-            prefix::common_prefix(
-                &context::encode_prefix(&self.tokenizer, &rendered, allow, at),
-                &prompt_ids,
-            )
-            .saturating_sub(1)
-        });
-        let cached = self.prefix.begin(&mut *self.net, &prompt_ids, &boundaries);
-        let n = prompt_ids.len();
+        let cached = self.reuse_prefix(&rendered, allow, &ids);
+        let n = ids.len();
         self.turn = Some(Turn {
-            prompt: rendered.text,
-            prompt_ids,
-            cached,
-            prefilled: false,
-            tokens: Vec::new(),
-            budget: req.max_tokens,
-            sampler,
-            decoder: IncrementalDecoder::new(&self.tokenizer),
-            text: String::new(),
-            unfed: None,
-            constraint,
-            value_search: req.value_search,
-            value_searched: false,
-            chosen: VecDeque::new(),
-            closing: false,
-            reserve: None,
-            stop: if req.max_tokens == 0 { Some(StopReason::MaxTokens) } else { None },
-            grounds: Grounds {
-                tools,
-                // The user-side texts; the newest last (an empty query adds no turn).
-                inputs: req
-                    .turns
-                    .iter()
-                    .filter(|t| t.role != prompt::Role::Assistant)
-                    .map(|t| t.text)
-                    .chain(Some(req.query).filter(|q| !q.is_empty() || req.turns.is_empty()))
-                    .map(String::from)
-                    .collect(),
-                system: system.unwrap_or("").into(),
-            },
+            prompt: Prompt { text: rendered.text, ids, cached, prefilled: false },
+            steer: Steer::new(constraint, req.value_search),
+            out: Output::new(req.max_tokens, sampler, &self.tokenizer),
+            grounds: turn::grounds(req, tools, system),
         });
         Ok(n)
     }
@@ -318,16 +224,14 @@ impl<'a> Engine<'a> {
     /// Runs at most `chunk` more prompt ids of the request [`Self::begin`] started; true once
     /// the whole prompt has run. A failure ends the request.
     pub fn prefill(&mut self, chunk: usize) -> Result<bool> {
-        let turn = self
-            .turn
-            .as_mut()
-            .ok_or(Error::InvalidArgument { name: "prefill", reason: "no request in flight" })?;
-        if turn.prefilled {
+        let turn = self.turn.as_mut().ok_or(no_request("prefill"))?;
+        let prompt = &mut turn.prompt;
+        if prompt.prefilled {
             return Ok(true);
         }
-        match self.prefix.step(&mut *self.net, &turn.prompt_ids, chunk, &mut self.logits) {
+        match self.prefix.step(&mut *self.net, &prompt.ids, chunk, &mut self.logits) {
             Ok(done) => {
-                turn.prefilled = done;
+                prompt.prefilled = done;
                 Ok(done)
             }
             Err(e) => {
@@ -337,129 +241,54 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// Generates the next token, or `None` once the request has stopped.
+    /// Generates the next token, or `None` once the request has stopped: the rest of the
+    /// prefill, then the stages of decode.rs.
     pub fn next_token(&mut self) -> Result<Option<Token>> {
-        let capacity = self.info.capacity;
-        let turn = self
-            .turn
-            .as_ref()
-            .ok_or(Error::InvalidArgument { name: "next_token", reason: "no request in flight" })?;
-        if turn.stop.is_some() {
+        let turn = self.turn.as_ref().ok_or(no_request("next_token"))?;
+        if turn.out.stop.is_some() {
             return Ok(None);
         }
         while !self.prefill(usize::MAX)? {}
-        let position = self.position();
-        let turn = self.turn.as_mut().expect("checked above");
-        if let Some(id) = turn.unfed {
-            if position >= capacity {
-                turn.stop = Some(StopReason::ContextFull);
-                return Ok(None);
-            }
-            turn.unfed = None;
-            self.feed(&[id])?;
-        }
-        let turn = self.turn.as_mut().expect("checked above");
-        // A required call is closed while the budget still holds its closing, and room for
-        // the model to open one more call first (the largest step the closing can grow by).
-        if let (false, Some(constraint), Some(table)) =
-            (turn.closing, &turn.constraint, &self.token_table)
-        {
-            let left = turn
-                .budget
-                .saturating_sub(turn.tokens.len())
-                .min(capacity.saturating_sub(self.net.position()) + 1);
-            let reserve = *turn.reserve.get_or_insert_with(|| {
-                constraint.whole_call(&self.tokenizer, table).map_or(0, |c| c.len())
-            });
-            if let Some(close) = constraint
-                .closing(&self.tokenizer, table)
-                .filter(|c| c.len() + reserve + CLOSING_MARGIN >= left)
-            {
-                turn.chosen = close.into();
-                turn.closing = true;
-            }
-        }
-        let in_value = turn.constraint.as_ref().is_some_and(Constraint::in_argument_value);
-        if turn.value_search && in_value && !turn.value_searched && !turn.closing {
-            turn.value_searched = true;
-            let chosen = self.search_value()?;
-            self.turn.as_mut().expect("checked above").chosen.extend(chosen);
-        }
-        let turn = self.turn.as_mut().expect("checked above");
-        let id = match turn.chosen.pop_front() {
-            Some(id) => id,
-            None => {
-                if let (Some(constraint), Some(table)) = (&mut turn.constraint, &self.token_table) {
-                    constraint.mask(table, &mut self.logits);
-                }
-                self.never.mask(&mut self.logits);
-                turn.sampler.sample(&self.logits)
-            }
-        };
-        if let (Some(constraint), Some(table)) = (&mut turn.constraint, &self.token_table) {
-            constraint.accept(table, id);
-            if !constraint.in_argument_value() {
-                turn.value_searched = false;
-            }
-        }
-        turn.tokens.push(id);
-        let stop = if id == self.tokenizer.eos_id() {
-            Some(StopReason::Eos)
-        } else if Some(id) == self.im_end {
-            Some(StopReason::ImEnd)
-        } else {
-            None
-        };
-        let mut text = String::new();
-        if stop.is_none() {
-            turn.decoder.push(&self.tokenizer, id, &mut text);
-            turn.text.push_str(&text);
-        }
-        turn.unfed = Some(id);
-        turn.stop = stop.or(if turn.tokens.len() >= turn.budget {
-            Some(StopReason::MaxTokens)
-        } else {
-            None
-        });
-        Ok(Some(Token { id, text }))
+        // Out of the engine while the stages run, which borrow both; back even on a failure.
+        let mut turn = self.turn.take().ok_or(no_request("next_token"))?;
+        let token = self.decode(&mut turn);
+        self.turn = Some(turn);
+        token
     }
 
     /// Stops the request in flight; the next [`Self::next_token`] returns `None`.
     pub fn abort(&mut self) {
         if let Some(turn) = &mut self.turn {
-            turn.stop.get_or_insert(StopReason::Aborted);
+            turn.out.stop.get_or_insert(StopReason::Aborted);
         }
     }
 
     /// Ends the request: parses the completion and scores it with the confidence head.
     pub fn finish(&mut self) -> Result<Completion> {
-        let mut turn = self
-            .turn
-            .take()
-            .ok_or(Error::InvalidArgument { name: "finish", reason: "no request in flight" })?;
-        turn.decoder.finish(&mut turn.text);
-        let stop_reason = turn.stop.unwrap_or(StopReason::Aborted);
+        let Turn { prompt, mut out, grounds, .. } = self.turn.take().ok_or(no_request("finish"))?;
+        out.decoder.finish(&mut out.text);
+        let stop_reason = out.stop.unwrap_or(StopReason::Aborted);
         let mut confidence = None;
         // A request aborted during its prefill has no completion to score.
-        if turn.prefilled && self.info.heads.contains(&HeadKind::Confidence) {
+        if prompt.prefilled && self.info.heads.contains(&HeadKind::Confidence) {
             // The head scores the whole exchange, so the last sampled token runs too.
-            if let Some(id) = turn.unfed.filter(|_| self.position() < self.info.capacity) {
+            if let Some(id) = out.unfed.filter(|_| self.position() < self.info.capacity) {
                 self.feed(&[id])?;
             }
-            let mut exchange = turn.prompt_ids.clone();
-            exchange.extend_from_slice(&turn.tokens);
+            let mut exchange = prompt.ids.clone();
+            exchange.extend_from_slice(&out.tokens);
             exchange.truncate(self.position());
             let z = self.net.confidence(&exchange)?;
             confidence = Some(1.0 / (1.0 + libm::expf(-z)));
         }
-        let response = response::parse(&turn.text);
+        let response = response::parse(&out.text);
         Ok(Completion {
-            validation: turn.grounds.validate(&response.function_calls),
+            validation: grounds.validate(&response.function_calls),
             response,
-            prompt: turn.prompt,
-            prompt_ids: turn.prompt_ids,
-            cached_tokens: turn.cached,
-            tokens: turn.tokens,
+            prompt: prompt.text,
+            prompt_ids: prompt.ids,
+            cached_tokens: prompt.cached,
+            tokens: out.tokens,
             confidence,
             stop_reason,
         })
@@ -479,6 +308,11 @@ impl<'a> Engine<'a> {
         }
         self.finish()
     }
+}
+
+/// The refusal of a call that needs a request in flight.
+fn no_request(name: &'static str) -> Error {
+    Error::InvalidArgument { name, reason: "no request in flight" }
 }
 
 /// The tool list of a request, OpenAI-style entries unwrapped (`None`: no tool list).

@@ -1,13 +1,17 @@
 //! The session: where the model generations meet the text layer.
 //!
 //! [`Engine`] (engine.rs) runs one request at a time over the generation-agnostic model
-//! and state (net.rs); [`Request`], [`Token`] and [`Completion`] (request.rs) are what
-//! crosses its edge; options.rs names a request's options and load_options.rs a load's (the
-//! JS objects and the CLI flags read them); value search (search.rs) is a decoding mode of the engine; unemittable.rs holds the
+//! and state (net.rs), its decode loop as named stages: a request's start (begin.rs), the
+//! per-token stages (decode.rs), the request in flight between them (turn.rs); [`Request`],
+//! [`Token`] and [`Completion`] (request.rs) are what crosses its edge; options.rs names a
+//! request's options and load_options.rs a load's (the JS objects and the CLI flags read
+//! them); value search (search.rs) is a decoding mode of the engine; unemittable.rs holds the
 //! ids no decoding mode may pick; prefix.rs lets consecutive requests reuse what the state
 //! holds, and snapshot.rs saves and loads its system + tools copy as bytes; [`Conversation`]
 //! (conversation.rs) keeps the turns above the engine.
+mod begin;
 mod conversation;
+mod decode;
 mod engine;
 mod load_options;
 mod net;
@@ -16,6 +20,7 @@ mod prefix;
 mod request;
 mod search;
 mod snapshot;
+mod turn;
 mod unemittable;
 
 pub use conversation::{Conversation, UNRESET_TURNS};

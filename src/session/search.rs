@@ -131,14 +131,10 @@ impl Tree<'_> {
 impl Engine<'_> {
     /// The tokens of the most likely value from here (the completion is at or inside an
     /// argument value): every token up to the one that leaves the value. The sequence, the
-    /// logits and the constraint are left as they were.
-    pub(super) fn search_value(&mut self) -> Result<Vec<u32>> {
-        let Engine { net, logits, token_table, turn, info, never, .. } = self;
-        let (Some(constraint), Some(table)) =
-            (turn.as_mut().and_then(|t| t.constraint.as_mut()), token_table.as_ref())
-        else {
-            return Ok(Vec::new());
-        };
+    /// logits and `constraint` (the request's) are left as they were.
+    pub(super) fn search_value(&mut self, constraint: &mut Constraint) -> Result<Vec<u32>> {
+        let Engine { net, logits, token_table, info, never, .. } = self;
+        let Some(table) = token_table.as_ref() else { return Ok(Vec::new()) };
         let (start, mark, start_at) = (logits.clone(), net.mark(), constraint.checkpoint());
         let room = info.capacity - net.position();
         let mut tree = Tree {
