@@ -31,5 +31,4 @@ mod state;
 pub use crate::blocks::{KvPrecision, Numerics};
 pub use crate::container::V2HeadKind as HeadKind;
 pub use geometry::Geometry;
-pub use model::Model;
-pub use state::{Needle2, Options, State};
+pub use state::{Model, Needle2, Options, State};

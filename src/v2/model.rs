@@ -1,24 +1,20 @@
-//! The Needle 2 model ([`model::Model`] over [`Needle2`]): how it is built from its container,
-//! its default options and its probe heads' readout.
+//! How a Needle 2 [`Model`] (the shared model over [`Needle2`](super::Needle2)) is built from its
+//! container; its default options and its probe heads' readout.
 use alloc::vec::Vec;
 
 use super::geometry::Geometry;
 use super::heads::ProbeHead;
 use super::mlp::WalshMlp;
-use super::state::{Needle2, Options, State};
+use super::state::{Model, Options, State};
 use super::{HeadKind, KvPrecision, Numerics};
 use crate::blocks::attention::{Attention, AttnTensors, Heads};
 use crate::blocks::engram::Site;
 use crate::blocks::mhc;
-use crate::blocks::model;
 use crate::blocks::sigmoid;
 use crate::blocks::stack::{Layer, Stack};
 use crate::blocks::tensors::{cq, floats, gain};
 use crate::container::V2Container;
 use crate::{Error, Result};
-
-/// A Needle 2 model over the bytes of its container.
-pub type Model<'a> = model::Model<'a, Needle2>;
 
 impl<'a> Model<'a> {
     /// Builds the model over a parsed container (which it borrows from, zero-copy).

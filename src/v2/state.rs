@@ -1,13 +1,16 @@
 //! Everything one Needle 2 sequence needs: the shared [`state::State`] (KV rings that grow with
 //! the sequence, Engram tails, chunk scratch, the streamed head pools) over Needle 2's types,
 //! how one is made, and its switchable attention window.
+//!
+//! [`Needle2`] is the generation the shared model and state are instantiated with: this file
+//! names both ([`Model`], [`State`]).
 use alloc::vec::Vec;
 
 use super::geometry::Geometry;
 use super::heads::{Pool, ProbeHead};
 use super::mlp::WalshMlp;
-use super::model::Model;
 use super::{KvPrecision, Numerics};
+use crate::blocks::model;
 use crate::blocks::state::{self, Generation};
 use crate::Result;
 
@@ -39,6 +42,9 @@ impl Generation for Needle2 {
     type Head<'a> = ProbeHead<'a>;
     type Pool = Pool;
 }
+
+/// A Needle 2 model over the bytes of its container (built in `model.rs`).
+pub type Model<'a> = model::Model<'a, Needle2>;
 
 /// The sequence state of one [`Model`].
 pub type State = state::State<Needle2>;

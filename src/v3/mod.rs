@@ -29,5 +29,4 @@ pub use crate::blocks::{KvPrecision, Numerics};
 pub use crate::container::HeadKind;
 pub use geometry::Geometry;
 pub use ladder::{ladder_layer_indices, ladder_order};
-pub use model::Model;
-pub use state::{Needle3, Options, State};
+pub use state::{Model, Needle3, Options, State};

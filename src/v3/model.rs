@@ -1,25 +1,21 @@
-//! The Needle 3 model ([`model::Model`] over [`Needle3`]): how it is built from its container,
-//! its default options, depth rungs and its probe heads' readout.
+//! How a Needle 3 [`Model`] (the shared model over [`Needle3`](super::Needle3)) is built from its
+//! container; its default options, depth rungs and its probe heads' readout.
 use alloc::vec::Vec;
 
 use super::geometry::Geometry;
 use super::heads::ProbeHead;
 use super::ladder::ladder_layer_indices;
 use super::mlp::{HadamardMlp, Permutations};
-use super::state::{Needle3, Options, State};
+use super::state::{Model, Options, State};
 use super::{KvPrecision, Numerics};
 use crate::blocks::attention::{Attention, AttnTensors, Heads};
 use crate::blocks::engram::Site;
 use crate::blocks::mhc;
-use crate::blocks::model;
 use crate::blocks::sigmoid;
 use crate::blocks::stack::{Layer, Stack};
 use crate::blocks::tensors::{cq, floats, gain};
 use crate::container::{HeadKind, TensorView, V3Container};
 use crate::{Error, Result};
-
-/// A Needle 3 model over the bytes of its container.
-pub type Model<'a> = model::Model<'a, Needle3>;
 
 /// A permutation of `0..n` stored as f32 (`hada_p1`, `hada_p2`).
 fn permutation(view: &TensorView<'_>, n: usize) -> Result<Vec<u32>> {

@@ -1,13 +1,16 @@
 //! Everything one Needle 3 sequence needs: the shared [`state::State`] (KV rings that grow with
 //! the sequence, conv and Engram tails, chunk scratch, the streamed head pools) over Needle 3's
 //! types, and how one is made.
+//!
+//! [`Needle3`] is the generation the shared model and state are instantiated with: this file
+//! names both ([`Model`], [`State`]).
 use alloc::vec::Vec;
 
 use super::geometry::Geometry;
 use super::heads::{Pool, ProbeHead};
 use super::mlp::HadamardMlp;
-use super::model::Model;
 use super::{KvPrecision, Numerics};
+use crate::blocks::model;
 use crate::blocks::state::{self, Generation};
 use crate::Result;
 
@@ -37,6 +40,9 @@ impl Generation for Needle3 {
     type Head<'a> = ProbeHead<'a>;
     type Pool = Pool;
 }
+
+/// A Needle 3 model over the bytes of its container (built in `model.rs`).
+pub type Model<'a> = model::Model<'a, Needle3>;
 
 /// The sequence state of one [`Model`].
 pub type State = state::State<Needle3>;
