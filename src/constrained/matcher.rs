@@ -168,147 +168,168 @@ impl Matcher {
             Phase::Start if g.tools.is_empty() => {
                 b == b'<' && self.go(Phase::Literal(Literal::ToolCallOpen, 1))
             }
-            Phase::Start => match b {
-                _ if ws => true,
-                b'<' => self.go(Phase::ThinkOpen(1)),
-                _ => false,
-            },
-            Phase::ThinkOpen(at) => {
-                let at = at as usize;
-                if THINK_OPEN[at] == b {
-                    return self.go(if at + 1 == THINK_OPEN.len() {
-                        Phase::Think(0, Watch::default())
-                    } else {
-                        Phase::ThinkOpen(at as u8 + 1)
-                    });
-                }
-                // Not `<think>` after all: the same bytes may still spell `<tool_call>`.
-                let tool_call = Literal::ToolCallOpen.bytes();
-                if tool_call[..at] == THINK_OPEN[..at] && tool_call[at] == b {
-                    return self.go(Phase::Literal(Literal::ToolCallOpen, at as u8 + 1));
-                }
-                false
-            }
-            Phase::Think(at, mut marker) => {
-                if !marker.step(markers::IN_REASONING, b) {
-                    return false;
-                }
-                let at = if THINK_CLOSE[at as usize] == b {
-                    at + 1
-                } else {
-                    (b == THINK_CLOSE[0]) as u8
-                };
-                if at as usize == THINK_CLOSE.len() {
-                    return self.go(Phase::Literal(Literal::ToolCallOpen, 0));
-                }
-                self.go(Phase::Think(at, marker))
-            }
-            Phase::Literal(literal, at) => {
-                if at == 0 && ws {
-                    return true;
-                }
-                let text = literal.bytes();
-                if text[at as usize] != b {
-                    return false;
-                }
-                if at as usize + 1 < text.len() {
-                    return self.go(Phase::Literal(literal, at + 1));
-                }
-                self.after(g, literal)
-            }
-            Phase::ListStart | Phase::ListNext => match b {
-                _ if ws => true,
-                b']' if matches!(self.phase, Phase::ListNext) || !g.require_call => {
-                    self.go(Phase::Literal(Literal::ToolCallClose, 0))
-                }
-                b'{' if matches!(self.phase, Phase::ListStart) && !g.tools.is_empty() => {
-                    self.go(Phase::Literal(Literal::NameKey, 0))
-                }
-                b',' if matches!(self.phase, Phase::ListNext) => self.go(Phase::CallOpen),
-                _ => false,
-            },
-            Phase::CallOpen => match b {
-                _ if ws => true,
-                b'{' => self.go(Phase::Literal(Literal::NameKey, 0)),
-                _ => false,
-            },
-            Phase::Name(at) => {
-                let Some(at) = g.names.advance(at, b) else { return false };
-                match g.names.complete(at) {
-                    Some(tool) => {
-                        self.tool = tool;
-                        self.used = 0;
-                        self.go(Phase::Literal(Literal::NameComma, 0))
-                    }
-                    None => self.go(Phase::Name(at)),
-                }
-            }
-            Phase::ArgumentsStart | Phase::ArgumentsNext => match b {
-                _ if ws => true,
-                b'"' if matches!(self.phase, Phase::ArgumentsStart) && self.unused_keys(g) => {
-                    self.start_key(g)
-                }
-                b',' if matches!(self.phase, Phase::ArgumentsNext) && self.unused_keys(g) => {
-                    self.go(Phase::KeyOpen)
-                }
-                b'}' if self.required_written(g) => self.go(Phase::Literal(Literal::CallClose, 0)),
-                _ => false,
-            },
-            Phase::KeyOpen => match b {
-                _ if ws => true,
-                b'"' => self.start_key(g),
-                _ => false,
-            },
-            Phase::Key(at) => {
-                let keys = &g.tools[self.tool as usize].keys;
-                let Some(at) = keys.advance(at, b) else { return false };
-                if keys.tags(at).iter().all(|&k| self.used & (1 << k) != 0) {
-                    return false;
-                }
-                match keys.complete(at) {
-                    Some(key) => {
-                        self.key = key;
-                        self.used |= 1 << key;
-                        self.go(Phase::Literal(Literal::KeyColon, 0))
-                    }
-                    None => self.go(Phase::Key(at)),
-                }
-            }
-            Phase::EnumValue(at) => {
-                let Some(values) = self.enum_values(g) else { return false };
-                let at = match at {
-                    None if ws => return true,
-                    None if b == b'"' => return self.go(Phase::EnumValue(Some(values.start()))),
-                    None => return false,
-                    Some(at) => at,
-                };
-                let Some(at) = values.advance(at, b) else { return false };
-                if values.complete(at).is_some() {
-                    return self.go(Phase::ArgumentsNext);
-                }
-                self.go(Phase::EnumValue(Some(at)))
-            }
-            Phase::Value(mut value) => match value.step(b, g.source.as_ref()) {
-                ValueStep::Consumed => self.go(Phase::Value(value)),
-                ValueStep::Rejected => false,
-                ValueStep::Done => self.go(self.after_value(g)),
-                ValueStep::DoneReprocess => {
-                    self.phase = self.after_value(g);
-                    self.whitespace = 0;
-                    self.advance(g, b)
-                }
-            },
-            Phase::Full(mut value) => match g.full.as_ref().map(|full| value.step(full, b)) {
-                Some(ValueStep::Consumed) => self.go(Phase::Full(value)),
-                Some(ValueStep::Done) => self.go(Phase::Literal(Literal::CallClose, 0)),
-                Some(ValueStep::DoneReprocess) => {
-                    self.phase = Phase::Literal(Literal::CallClose, 0);
-                    self.whitespace = 0;
-                    self.advance(g, b)
-                }
-                Some(ValueStep::Rejected) | None => false,
-            },
+            Phase::Start => ws || (b == b'<' && self.go(Phase::ThinkOpen(1))),
+            Phase::ThinkOpen(at) => self.think_open(at as usize, b),
+            Phase::Think(at, marker) => self.think(at, marker, b),
+            Phase::Literal(literal, at) => self.literal(g, literal, at, b, ws),
+            Phase::ListStart | Phase::ListNext => self.list(g, b, ws),
+            Phase::CallOpen => ws || (b == b'{' && self.go(Phase::Literal(Literal::NameKey, 0))),
+            Phase::Name(at) => self.name(g, at, b),
+            Phase::ArgumentsStart | Phase::ArgumentsNext => self.arguments(g, b, ws),
+            Phase::KeyOpen => ws || (b == b'"' && self.start_key(g)),
+            Phase::Key(at) => self.key(g, at, b),
+            Phase::EnumValue(at) => self.enum_value(g, at, b, ws),
+            Phase::Value(value) => self.value(g, value, b),
+            Phase::Full(value) => self.full(g, value, b),
             Phase::Done => false,
+        }
+    }
+
+    /// `<think>` matched up to `at`.
+    fn think_open(&mut self, at: usize, b: u8) -> bool {
+        if THINK_OPEN[at] == b {
+            return self.go(if at + 1 == THINK_OPEN.len() {
+                Phase::Think(0, Watch::default())
+            } else {
+                Phase::ThinkOpen(at as u8 + 1)
+            });
+        }
+        // Not `<think>` after all: the same bytes may still spell `<tool_call>`.
+        let tool_call = Literal::ToolCallOpen.bytes();
+        if tool_call[..at] == THINK_OPEN[..at] && tool_call[at] == b {
+            return self.go(Phase::Literal(Literal::ToolCallOpen, at as u8 + 1));
+        }
+        false
+    }
+
+    /// Inside the reasoning, `</think>` matched up to `at`.
+    fn think(&mut self, at: u8, mut marker: Watch, b: u8) -> bool {
+        if !marker.step(markers::IN_REASONING, b) {
+            return false;
+        }
+        let at = if THINK_CLOSE[at as usize] == b { at + 1 } else { (b == THINK_CLOSE[0]) as u8 };
+        if at as usize == THINK_CLOSE.len() {
+            return self.go(Phase::Literal(Literal::ToolCallOpen, 0));
+        }
+        self.go(Phase::Think(at, marker))
+    }
+
+    /// `literal` matched up to `at` (whitespace may come before it).
+    fn literal(&mut self, g: &Grammar, literal: Literal, at: u8, b: u8, ws: bool) -> bool {
+        if at == 0 && ws {
+            return true;
+        }
+        let text = literal.bytes();
+        if text[at as usize] != b {
+            return false;
+        }
+        if at as usize + 1 < text.len() {
+            return self.go(Phase::Literal(literal, at + 1));
+        }
+        self.after(g, literal)
+    }
+
+    /// In the call list: after `[` (a call, or `]` where no call is required) or after a call.
+    fn list(&mut self, g: &Grammar, b: u8, ws: bool) -> bool {
+        match b {
+            _ if ws => true,
+            b']' if matches!(self.phase, Phase::ListNext) || !g.require_call => {
+                self.go(Phase::Literal(Literal::ToolCallClose, 0))
+            }
+            b'{' if matches!(self.phase, Phase::ListStart) && !g.tools.is_empty() => {
+                self.go(Phase::Literal(Literal::NameKey, 0))
+            }
+            b',' if matches!(self.phase, Phase::ListNext) => self.go(Phase::CallOpen),
+            _ => false,
+        }
+    }
+
+    /// A tool's name, matched up to `at`.
+    fn name(&mut self, g: &Grammar, at: Cursor, b: u8) -> bool {
+        let Some(at) = g.names.advance(at, b) else { return false };
+        match g.names.complete(at) {
+            Some(tool) => {
+                self.tool = tool;
+                self.used = 0;
+                self.go(Phase::Literal(Literal::NameComma, 0))
+            }
+            None => self.go(Phase::Name(at)),
+        }
+    }
+
+    /// In the arguments object: after `{` or after an argument's value.
+    fn arguments(&mut self, g: &Grammar, b: u8, ws: bool) -> bool {
+        match b {
+            _ if ws => true,
+            b'"' if matches!(self.phase, Phase::ArgumentsStart) && self.unused_keys(g) => {
+                self.start_key(g)
+            }
+            b',' if matches!(self.phase, Phase::ArgumentsNext) && self.unused_keys(g) => {
+                self.go(Phase::KeyOpen)
+            }
+            b'}' if self.required_written(g) => self.go(Phase::Literal(Literal::CallClose, 0)),
+            _ => false,
+        }
+    }
+
+    /// An argument's key, matched up to `at`: one of the tool's, not written yet.
+    fn key(&mut self, g: &Grammar, at: Cursor, b: u8) -> bool {
+        let keys = &g.tools[self.tool as usize].keys;
+        let Some(at) = keys.advance(at, b) else { return false };
+        if keys.tags(at).iter().all(|&k| self.used & (1 << k) != 0) {
+            return false;
+        }
+        match keys.complete(at) {
+            Some(key) => {
+                self.key = key;
+                self.used |= 1 << key;
+                self.go(Phase::Literal(Literal::KeyColon, 0))
+            }
+            None => self.go(Phase::Key(at)),
+        }
+    }
+
+    /// An enum argument's value: before its `"` (`None`), or matched up to `at`.
+    fn enum_value(&mut self, g: &Grammar, at: Option<Cursor>, b: u8, ws: bool) -> bool {
+        let Some(values) = self.enum_values(g) else { return false };
+        let at = match at {
+            None if ws => return true,
+            None if b == b'"' => return self.go(Phase::EnumValue(Some(values.start()))),
+            None => return false,
+            Some(at) => at,
+        };
+        let Some(at) = values.advance(at, b) else { return false };
+        if values.complete(at).is_some() {
+            return self.go(Phase::ArgumentsNext);
+        }
+        self.go(Phase::EnumValue(Some(at)))
+    }
+
+    /// An argument's value (or an open tool's arguments) of a JSON type.
+    fn value(&mut self, g: &Grammar, mut value: JsonValue, b: u8) -> bool {
+        match value.step(b, g.source.as_ref()) {
+            ValueStep::Consumed => self.go(Phase::Value(value)),
+            ValueStep::Rejected => false,
+            ValueStep::Done => self.go(self.after_value(g)),
+            ValueStep::DoneReprocess => {
+                self.phase = self.after_value(g);
+                self.whitespace = 0;
+                self.advance(g, b)
+            }
+        }
+    }
+
+    /// The arguments held to the tool's whole schema.
+    fn full(&mut self, g: &Grammar, mut value: FullValue, b: u8) -> bool {
+        match g.full.as_ref().map(|full| value.step(full, b)) {
+            Some(ValueStep::Consumed) => self.go(Phase::Full(value)),
+            Some(ValueStep::Done) => self.go(Phase::Literal(Literal::CallClose, 0)),
+            Some(ValueStep::DoneReprocess) => {
+                self.phase = Phase::Literal(Literal::CallClose, 0);
+                self.whitespace = 0;
+                self.advance(g, b)
+            }
+            Some(ValueStep::Rejected) | None => false,
         }
     }
 
