@@ -83,165 +83,186 @@ impl FullValue {
                 self.at = At::Free(value);
                 self.after_leaf(s, b, step)
             }
-            At::Literal(node, at) => {
-                let Node::Literals(set) = &s.nodes[node as usize] else {
-                    return Step::Rejected;
-                };
-                let Some(at) = set.advance(at, b) else {
-                    return Step::Rejected;
-                };
-                // In a unique array, only items not written yet.
-                let unique = match self.top() {
-                    Some(Open::Array { node, used, .. })
-                        if matches!(s.nodes[node as usize], Node::Array { unique: true, .. }) =>
-                    {
-                        Some(used)
-                    }
-                    _ => None,
-                };
-                let used = unique.unwrap_or(0);
-                if set.tags(at).iter().all(|&tag| used.checked_shr(tag).unwrap_or(0) & 1 == 1) {
-                    return Step::Rejected;
-                }
-                if let Some(tag) = set.complete(at) {
-                    if let (Some(used), Some(Open::Array { node, count, .. })) =
-                        (unique, self.top())
-                    {
-                        self.open[self.depth as usize - 1] =
-                            Open::Array { node, count, used: used | 1 << tag };
-                    }
-                    return self.value_done();
-                }
-                self.at = At::Literal(node, at);
-                Step::Consumed
-            }
-            At::Tag(node, at) => {
-                let Node::Tagged { head, values, .. } = &s.nodes[node as usize] else {
-                    return Step::Rejected;
-                };
-                if head.get(at as usize) != Some(&b) {
-                    return Step::Rejected;
-                }
-                self.go(if at as usize + 1 == head.len() {
-                    At::TagValue(node, values.start())
-                } else {
-                    At::Tag(node, at + 1)
-                })
-            }
-            At::TagValue(node, at) => {
-                let Node::Tagged { values, alts, .. } = &s.nodes[node as usize] else {
-                    return Step::Rejected;
-                };
-                let Some(at) = values.advance(at, b) else {
-                    return Step::Rejected;
-                };
-                match values.complete(at) {
-                    Some(tag) => {
-                        let (object, key) = alts[tag as usize];
-                        self.push(Open::Object { node: object, used: 1 << key }, At::ObjectNext)
-                    }
-                    None => self.go(At::TagValue(node, at)),
-                }
-            }
-            At::Number(node, mut number) => {
-                let Node::Number(bounds) = &s.nodes[node as usize] else {
-                    return Step::Rejected;
-                };
-                let step = number.step(b, bounds);
-                self.at = At::Number(node, number);
-                self.after_leaf(s, b, step)
-            }
-            At::Pattern { node, state, chars } => {
-                let Node::Pattern(dfa, length) = &s.nodes[node as usize] else {
-                    return Step::Rejected;
-                };
-                if b == b'"' {
-                    return if dfa.can_close(state, chars, *length) {
-                        self.value_done()
-                    } else {
-                        Step::Rejected
-                    };
-                }
-                match dfa.advance(state, b).filter(|&t| dfa.fits(t, chars + 1, *length)) {
-                    Some(state) => self.go(At::Pattern { node, state, chars: chars + 1 }),
-                    None => Step::Rejected,
-                }
-            }
-            At::ObjectStart | At::ObjectNext | At::KeyOpen => {
-                let Some(Open::Object { node, used }) = self.top() else {
-                    return Step::Rejected;
-                };
-                let Node::Object { keys, required, .. } = &s.nodes[node as usize] else {
-                    return Step::Rejected;
-                };
-                let unused = keys.tags(keys.start()).iter().any(|&k| used & (1 << k) == 0);
-                match (self.at, b) {
-                    (At::ObjectStart | At::KeyOpen, b'"') if unused => {
-                        self.go(At::Key(keys.start()))
-                    }
-                    (At::ObjectNext, b',') if unused => self.go(At::KeyOpen),
-                    (At::ObjectStart | At::ObjectNext, b'}') if used & required == *required => {
-                        self.close()
-                    }
-                    _ => Step::Rejected,
-                }
-            }
-            At::Key(at) => {
-                let Some(Open::Object { node, used }) = self.top() else {
-                    return Step::Rejected;
-                };
-                let Node::Object { keys, .. } = &s.nodes[node as usize] else {
-                    return Step::Rejected;
-                };
-                let Some(at) = keys.advance(at, b) else {
-                    return Step::Rejected;
-                };
-                if keys.tags(at).iter().all(|&k| used & (1 << k) != 0) {
-                    return Step::Rejected;
-                }
-                match keys.complete(at) {
-                    Some(key) => {
-                        self.open[self.depth as usize - 1] =
-                            Open::Object { node, used: used | 1 << key };
-                        self.go(At::Colon(key))
-                    }
-                    None => self.go(At::Key(at)),
-                }
-            }
-            At::Colon(key) => {
-                let Some(Open::Object { node, .. }) = self.top() else {
-                    return Step::Rejected;
-                };
-                let Node::Object { children, .. } = &s.nodes[node as usize] else {
-                    return Step::Rejected;
-                };
-                match b {
-                    b':' => self.go(At::Value(children[key as usize])),
-                    _ => Step::Rejected,
-                }
-            }
-            At::ArrayStart | At::ArrayNext => {
-                let Some(Open::Array { node, count, used }) = self.top() else {
-                    return Step::Rejected;
-                };
-                let Node::Array { items, min, max, .. } = s.nodes[node as usize] else {
-                    return Step::Rejected;
-                };
-                match (self.at, b) {
-                    (_, b']') if count >= min => self.close(),
-                    (At::ArrayNext, b',') if count < max => {
-                        self.open[self.depth as usize - 1] =
-                            Open::Array { node, count: count + 1, used };
-                        self.go(At::Value(items))
-                    }
-                    (At::ArrayStart, _) if max > 0 => {
-                        self.open[self.depth as usize - 1] = Open::Array { node, count: 1, used };
-                        self.begin(s, items, b)
-                    }
-                    _ => Step::Rejected,
-                }
-            }
+            At::Literal(node, at) => self.literal(s, node, at, b),
+            At::Tag(node, at) => self.tag(s, node, at, b),
+            At::TagValue(node, at) => self.tag_value(s, node, at, b),
+            At::Number(node, number) => self.number(s, node, number, b),
+            At::Pattern { node, state, chars } => self.pattern(s, node, state, chars, b),
+            At::ObjectStart | At::ObjectNext | At::KeyOpen => self.object(s, b),
+            At::Key(at) => self.key(s, at, b),
+            At::Colon(key) => self.colon(s, key, b),
+            At::ArrayStart | At::ArrayNext => self.array(s, b),
             At::Done => Step::Rejected,
+        }
+    }
+
+    /// One of a set of literals (consts and enums), matched up to `at`.
+    fn literal(&mut self, s: &FullSchemas, node: u32, at: Cursor, b: u8) -> Step {
+        let Node::Literals(set) = &s.nodes[node as usize] else {
+            return Step::Rejected;
+        };
+        let Some(at) = set.advance(at, b) else {
+            return Step::Rejected;
+        };
+        // In a unique array, only items not written yet.
+        let unique = match self.top() {
+            Some(Open::Array { node, used, .. })
+                if matches!(s.nodes[node as usize], Node::Array { unique: true, .. }) =>
+            {
+                Some(used)
+            }
+            _ => None,
+        };
+        let used = unique.unwrap_or(0);
+        if set.tags(at).iter().all(|&tag| used.checked_shr(tag).unwrap_or(0) & 1 == 1) {
+            return Step::Rejected;
+        }
+        if let Some(tag) = set.complete(at) {
+            if let (Some(used), Some(Open::Array { node, count, .. })) = (unique, self.top()) {
+                self.open[self.depth as usize - 1] =
+                    Open::Array { node, count, used: used | 1 << tag };
+            }
+            return self.value_done();
+        }
+        self.at = At::Literal(node, at);
+        Step::Consumed
+    }
+
+    /// A tagged union's head (`{"tag":"`) matched up to `at`.
+    fn tag(&mut self, s: &FullSchemas, node: u32, at: u8, b: u8) -> Step {
+        let Node::Tagged { head, values, .. } = &s.nodes[node as usize] else {
+            return Step::Rejected;
+        };
+        if head.get(at as usize) != Some(&b) {
+            return Step::Rejected;
+        }
+        self.go(if at as usize + 1 == head.len() {
+            At::TagValue(node, values.start())
+        } else {
+            At::Tag(node, at + 1)
+        })
+    }
+
+    /// A tagged union's tag value matched up to `at`: once whole, its alternative's object.
+    fn tag_value(&mut self, s: &FullSchemas, node: u32, at: Cursor, b: u8) -> Step {
+        let Node::Tagged { values, alts, .. } = &s.nodes[node as usize] else {
+            return Step::Rejected;
+        };
+        let Some(at) = values.advance(at, b) else {
+            return Step::Rejected;
+        };
+        match values.complete(at) {
+            Some(tag) => {
+                let (object, key) = alts[tag as usize];
+                self.push(Open::Object { node: object, used: 1 << key }, At::ObjectNext)
+            }
+            None => self.go(At::TagValue(node, at)),
+        }
+    }
+
+    /// A number within the node's bounds.
+    fn number(&mut self, s: &FullSchemas, node: u32, mut number: BoundedNumber, b: u8) -> Step {
+        let Node::Number(bounds) = &s.nodes[node as usize] else {
+            return Step::Rejected;
+        };
+        let step = number.step(b, bounds);
+        self.at = At::Number(node, number);
+        self.after_leaf(s, b, step)
+    }
+
+    /// A string held to the node's automaton (formats, patterns, lengths): `chars` written.
+    fn pattern(&mut self, s: &FullSchemas, node: u32, state: u8, chars: u32, b: u8) -> Step {
+        let Node::Pattern(dfa, length) = &s.nodes[node as usize] else {
+            return Step::Rejected;
+        };
+        if b == b'"' {
+            return if dfa.can_close(state, chars, *length) {
+                self.value_done()
+            } else {
+                Step::Rejected
+            };
+        }
+        match dfa.advance(state, b).filter(|&t| dfa.fits(t, chars + 1, *length)) {
+            Some(state) => self.go(At::Pattern { node, state, chars: chars + 1 }),
+            None => Step::Rejected,
+        }
+    }
+
+    /// In an object: after `{`, after a member, or after `,` (a key, `,` or `}`).
+    fn object(&mut self, s: &FullSchemas, b: u8) -> Step {
+        let Some(Open::Object { node, used }) = self.top() else {
+            return Step::Rejected;
+        };
+        let Node::Object { keys, required, .. } = &s.nodes[node as usize] else {
+            return Step::Rejected;
+        };
+        let unused = keys.tags(keys.start()).iter().any(|&k| used & (1 << k) == 0);
+        match (self.at, b) {
+            (At::ObjectStart | At::KeyOpen, b'"') if unused => self.go(At::Key(keys.start())),
+            (At::ObjectNext, b',') if unused => self.go(At::KeyOpen),
+            (At::ObjectStart | At::ObjectNext, b'}') if used & required == *required => {
+                self.close()
+            }
+            _ => Step::Rejected,
+        }
+    }
+
+    /// An object's key matched up to `at`: one of its keys, not written yet.
+    fn key(&mut self, s: &FullSchemas, at: Cursor, b: u8) -> Step {
+        let Some(Open::Object { node, used }) = self.top() else {
+            return Step::Rejected;
+        };
+        let Node::Object { keys, .. } = &s.nodes[node as usize] else {
+            return Step::Rejected;
+        };
+        let Some(at) = keys.advance(at, b) else {
+            return Step::Rejected;
+        };
+        if keys.tags(at).iter().all(|&k| used & (1 << k) != 0) {
+            return Step::Rejected;
+        }
+        match keys.complete(at) {
+            Some(key) => {
+                self.open[self.depth as usize - 1] = Open::Object { node, used: used | 1 << key };
+                self.go(At::Colon(key))
+            }
+            None => self.go(At::Key(at)),
+        }
+    }
+
+    /// After key `key`: `:`, then its value.
+    fn colon(&mut self, s: &FullSchemas, key: u32, b: u8) -> Step {
+        let Some(Open::Object { node, .. }) = self.top() else {
+            return Step::Rejected;
+        };
+        let Node::Object { children, .. } = &s.nodes[node as usize] else {
+            return Step::Rejected;
+        };
+        match b {
+            b':' => self.go(At::Value(children[key as usize])),
+            _ => Step::Rejected,
+        }
+    }
+
+    /// In an array: after `[` (an item or `]`) or after an item (`,` or `]`), within its counts.
+    fn array(&mut self, s: &FullSchemas, b: u8) -> Step {
+        let Some(Open::Array { node, count, used }) = self.top() else {
+            return Step::Rejected;
+        };
+        let Node::Array { items, min, max, .. } = s.nodes[node as usize] else {
+            return Step::Rejected;
+        };
+        match (self.at, b) {
+            (_, b']') if count >= min => self.close(),
+            (At::ArrayNext, b',') if count < max => {
+                self.open[self.depth as usize - 1] = Open::Array { node, count: count + 1, used };
+                self.go(At::Value(items))
+            }
+            (At::ArrayStart, _) if max > 0 => {
+                self.open[self.depth as usize - 1] = Open::Array { node, count: 1, used };
+                self.begin(s, items, b)
+            }
+            _ => Step::Rejected,
         }
     }
 
