@@ -3,9 +3,9 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::attention::AttnScratch;
+use super::attention::{AttnScratch, Heads};
+use super::engram::EngramGeometry;
 use super::project::Projector;
-use super::stack::{Mlp, Stack};
 
 /// Buffers of one chunk of `b` tokens (row-major, one row per token).
 pub(super) struct Scratch {
@@ -55,26 +55,19 @@ pub(super) struct Scratch {
 }
 
 impl Scratch {
-    pub(super) fn new<M: Mlp>(stack: &Stack<'_, M>, b: usize, deploy: bool) -> Self {
-        let h = &stack.heads;
-        let (d, lanes) = (stack.d_model, stack.lanes);
+    /// Buffers for `b` tokens of a stack of width `d` with `lanes` mHC lanes, attention `h`,
+    /// Engram `engram`, whose widest CQ matrix takes `rot` rotated floats.
+    pub(super) fn new(
+        h: &Heads,
+        d: usize,
+        lanes: usize,
+        engram: &EngramGeometry,
+        rot: usize,
+        b: usize,
+        deploy: bool,
+    ) -> Self {
         let (qd, kd, vd, od) = (h.heads * h.qk, h.kv_heads * h.qk, h.kv_heads * h.v, h.heads * h.v);
-        let e_width = stack.engram.tables * stack.engram.sub_dim;
-        let mut rot = stack.lm_head.cols_padded();
-        for l in &stack.layers {
-            let (m, a) = (&l.mhc, &l.attn);
-            for cols in [m.phi_pre.cols_padded(), m.phi_post.cols_padded(), m.phi_res.cols_padded()]
-            {
-                rot = rot.max(cols);
-            }
-            let attn = [&a.q_proj, &a.k_proj, &a.v_proj, &a.gate_proj, &a.out_proj];
-            for cols in attn.map(|m| m.cols_padded()) {
-                rot = rot.max(cols);
-            }
-        }
-        for s in &stack.sites {
-            rot = rot.max(s.key_proj.cols_padded()).max(s.value_proj.cols_padded());
-        }
+        let e_width = engram.tables * engram.sub_dim;
         Self {
             b,
             stream: vec![0.0; b * lanes * d],
@@ -98,7 +91,7 @@ impl Scratch {
             attn: AttnScratch::new(h),
             normed: vec![0.0; b * d],
             mlp_out: vec![0.0; b * d],
-            slots: vec![None; b * stack.engram.tables],
+            slots: vec![None; b * engram.tables],
             e: vec![0.0; b * e_width],
             ek: vec![0.0; b * d],
             ev: vec![0.0; b * d],
@@ -106,7 +99,7 @@ impl Scratch {
             conv_out: vec![0.0; d],
             unit_x: vec![0.0; d],
             unit_k: vec![0.0; d],
-            grams: vec![0; stack.engram.max_order().saturating_sub(1) + b],
+            grams: vec![0; engram.max_order().saturating_sub(1) + b],
             cell: vec![0.0; b * d],
         }
     }

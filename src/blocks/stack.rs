@@ -163,6 +163,27 @@ impl<'a, M: Mlp> Stack<'a, M> {
         self.lm_head.rows()
     }
 
+    /// Floats the widest rotated input of any of the stack's CQ matrices takes (one rotation
+    /// buffer serves them all).
+    fn widest_rotation(&self) -> usize {
+        let mut rot = self.lm_head.cols_padded();
+        for l in &self.layers {
+            let (m, a) = (&l.mhc, &l.attn);
+            for cols in [m.phi_pre.cols_padded(), m.phi_post.cols_padded(), m.phi_res.cols_padded()]
+            {
+                rot = rot.max(cols);
+            }
+            let attn = [&a.q_proj, &a.k_proj, &a.v_proj, &a.gate_proj, &a.out_proj];
+            for cols in attn.map(|m| m.cols_padded()) {
+                rot = rot.max(cols);
+            }
+        }
+        for s in &self.sites {
+            rot = rot.max(s.key_proj.cols_padded()).max(s.value_proj.cols_padded());
+        }
+        rot
+    }
+
     /// A fresh sequence running `plan` (ascending layers), `capacity` tokens at most (the
     /// caller has checked it against the model's context).
     pub(crate) fn sequence(
@@ -201,7 +222,15 @@ impl<'a, M: Mlp> Stack<'a, M> {
             recent: vec![0; self.engram.max_order().saturating_sub(1)],
             pos: 0,
             capacity,
-            s: Scratch::new(self, chunk, deploy),
+            s: Scratch::new(
+                &self.heads,
+                self.d_model,
+                self.lanes,
+                &self.engram,
+                self.widest_rotation(),
+                chunk,
+                deploy,
+            ),
             mlp: (0..chunk)
                 .map(|_| M::scratch(plan.iter().map(|p| &self.layers[p.layer].mlp)))
                 .collect(),
