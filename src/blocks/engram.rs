@@ -56,16 +56,20 @@ impl EngramGeometry {
         }
     }
 
-    /// The Engram fields of either generation's header, in the forward pass's units (none
-    /// without sites); `seed_heads` is Needle 3's seed stride (0 in Needle 2, whose hashes of
-    /// each order are seeded after the previous order's tables).
-    pub(crate) fn from_header(e: &EngramFields<'_>, seed_heads: u32) -> Self {
+    /// The Engram fields of either generation's header for a stack `d_model` wide, in the
+    /// forward pass's units (none without sites); `seed_heads` is Needle 3's seed stride (0 in
+    /// Needle 2, whose hashes of each order are seeded after the previous order's tables).
+    pub(crate) fn from_header<const N: usize>(
+        e: &EngramFields<N>,
+        d_model: u32,
+        seed_heads: u32,
+    ) -> Self {
         let us = |v: u32| v as usize;
         if e.sites().is_empty() {
-            return Self::none(us(e.d_model));
+            return Self::none(us(d_model));
         }
         EngramGeometry {
-            d_model: us(e.d_model),
+            d_model: us(d_model),
             slots: us(e.slots),
             sub_dim: us(e.sub_dim),
             tables: us(e.num_tables),

@@ -92,7 +92,7 @@ pub(crate) struct Stack {
 }
 
 impl Stack {
-    pub(crate) fn new(g: &Core, e: &EngramFields<'_>) -> Result<Self> {
+    pub(crate) fn new<const N: usize>(g: &Core, e: &EngramFields<N>) -> Result<Self> {
         Ok(Self {
             d: dim(g.d_model.into(), "must equal d_model"),
             vocab: dim(g.vocab.into(), "must equal vocab_size"),

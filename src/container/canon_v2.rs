@@ -72,7 +72,7 @@ impl<'a> V2Container<'a> {
 
 /// Records through `final_norm`, from the header alone.
 fn model_records(h: &V2Header) -> u64 {
-    1 + u64::from(h.num_layers) * 14 + 9 + 4 * u64::from(h.num_engram_sites) + 1
+    1 + u64::from(h.num_layers) * 14 + 9 + 4 * u64::from(h.engram.num_sites) + 1
 }
 
 /// Every shape the geometry predicts, computed once with overflow checks.
@@ -87,7 +87,7 @@ struct Canon {
 
 impl Canon {
     fn new(h: &V2Header) -> Result<Self> {
-        let stack = Stack::new(&h.core(), &h.engram())?;
+        let stack = Stack::new(&h.core(), &h.engram)?;
         Ok(Self {
             stack,
             q_out: dim(
@@ -114,7 +114,7 @@ impl Canon {
         let layers =
             (0..header.num_layers).map(|i| self.layer(&mut w, i)).collect::<Result<Vec<_>>>()?;
         let mhc = self.stack.mhc(&mut w)?;
-        let engram = (0..header.num_engram_sites)
+        let engram = (0..header.engram.num_sites)
             .map(|s| self.stack.engram_site(&mut w, s))
             .collect::<Result<Vec<_>>>()?;
         let final_norm = self.stack.final_norm(&mut w)?;

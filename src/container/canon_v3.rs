@@ -94,7 +94,7 @@ impl<'a> V3Container<'a> {
 /// Records through `final_norm`, from the header alone.
 fn model_records(h: &V3Header) -> u64 {
     let per_layer = if h.qkv_conv_taps > 0 { 27 } else { 24 };
-    1 + u64::from(h.num_layers) * per_layer + 9 + 2 + 4 * u64::from(h.num_engram_sites) + 1
+    1 + u64::from(h.num_layers) * per_layer + 9 + 2 + 4 * u64::from(h.engram.num_sites) + 1
 }
 
 /// Hadamard block sizes for `n`: upstream's `_hada_blocks`, `a = 2^(bitlen(n-1) / 2)`, `b = n / a`.
@@ -122,7 +122,7 @@ struct Canon {
 impl Canon {
     fn new(h: &V3Header) -> Result<Self> {
         let (block_a, block_b) = hada_blocks(h.hada_n);
-        let stack = Stack::new(&h.core(), &h.engram())?;
+        let stack = Stack::new(&h.core(), &h.engram)?;
         Ok(Self {
             stack,
             q_out: dim(
@@ -165,7 +165,7 @@ impl Canon {
         permutation::check(&hada_p1)?;
         let hada_p2 = w.expect(TensorName::model("hada_p2"), Kind::Float, &[self.n])?;
         permutation::check(&hada_p2)?;
-        let engram = (0..header.num_engram_sites)
+        let engram = (0..header.engram.num_sites)
             .map(|s| self.stack.engram_site(&mut w, s))
             .collect::<Result<Vec<_>>>()?;
         let final_norm = self.stack.final_norm(&mut w)?;

@@ -38,9 +38,9 @@ pub(crate) fn nonzero(field: &'static str, value: u32) -> Result<()> {
     Ok(())
 }
 
-/// The views and accessors both header structs derive alike from their same-named fields
+/// The view both header structs derive alike from their same-named fields
 /// (`$qk`: the field of the query/key head width, `head_dim` in v2, `qk_head_dim` in v3).
-macro_rules! shared_fields {
+macro_rules! shared_core {
     ($header:ty, $qk:ident) => {
         impl $header {
             /// The fields both generations check alike, and size the shared canon pieces by.
@@ -60,39 +60,13 @@ macro_rules! shared_fields {
                     rope_theta: self.rope_theta,
                 }
             }
-
-            pub(crate) fn engram(&self) -> $crate::container::header::EngramFields<'_> {
-                $crate::container::header::EngramFields {
-                    d_model: self.d_model,
-                    num_layers: self.num_layers,
-                    slots: self.engram_slots,
-                    sub_dim: self.engram_sub_dim,
-                    num_tables: self.num_engram_tables,
-                    conv_taps: self.engram_conv_taps,
-                    conv_dilation: self.engram_conv_dilation,
-                    num_orders: self.num_engram_orders,
-                    orders: &self.engram_orders,
-                    num_sites: self.num_engram_sites,
-                    sites: &self.engram_sites,
-                }
-            }
-
-            /// The n-gram orders in use.
-            pub fn orders(&self) -> &[u32] {
-                self.engram().orders()
-            }
-
-            /// The layers that host an Engram site, in site order.
-            pub fn sites(&self) -> &[u32] {
-                self.engram().sites()
-            }
         }
     };
 }
-pub(crate) use shared_fields;
+pub(crate) use shared_core;
 
 /// `N` consecutive header words from word `first` (the Engram order and site arrays).
-pub(crate) fn words<const N: usize>(le: &Le<'_>, first: usize) -> Result<[u32; N]> {
+fn words<const N: usize>(le: &Le<'_>, first: usize) -> Result<[u32; N]> {
     let mut out = [0u32; N];
     for (i, w) in out.iter_mut().enumerate() {
         *w = le.u32(4 * (first + i))?;
@@ -171,35 +145,54 @@ impl Core {
     }
 }
 
-/// Engram geometry. Upstream derives it as `heads = num_tables / num_orders`,
-/// `sub_dim = d_model / num_tables` (floor), `dilation = max(orders)`.
-pub(crate) struct EngramFields<'h> {
-    pub d_model: u32,
-    pub num_layers: u32,
+/// A header's Engram fields; `N` site slots (4 in Needle 2, 16 in Needle 3). Only the first
+/// `num_orders` / `num_sites` array entries are meaningful. Upstream derives the geometry as
+/// `heads = num_tables / num_orders`, `sub_dim = d_model / num_tables` (floor),
+/// `dilation = max(orders)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EngramFields<const N: usize> {
     pub slots: u32,
     pub sub_dim: u32,
     pub num_tables: u32,
     pub conv_taps: u32,
     pub conv_dilation: u32,
     pub num_orders: u32,
-    pub orders: &'h [u32],
+    pub orders: [u32; 4],
     pub num_sites: u32,
-    pub sites: &'h [u32],
+    pub sites: [u32; N],
 }
 
-impl<'h> EngramFields<'h> {
+impl<const N: usize> EngramFields<N> {
+    /// Reads the fields: slots, sub_dim, tables, conv taps and dilation from word `sizes`; the
+    /// order count, the 4 orders, the site count and the `N` sites from word `lists`.
+    pub(crate) fn read(le: &Le<'_>, sizes: usize, lists: usize) -> Result<Self> {
+        let u = |i: usize| le.u32(4 * i);
+        Ok(Self {
+            slots: u(sizes)?,
+            sub_dim: u(sizes + 1)?,
+            num_tables: u(sizes + 2)?,
+            conv_taps: u(sizes + 3)?,
+            conv_dilation: u(sizes + 4)?,
+            num_orders: u(lists)?,
+            orders: words(le, lists + 1)?,
+            num_sites: u(lists + 5)?,
+            sites: words(le, lists + 6)?,
+        })
+    }
+
     /// The n-gram orders in use.
-    pub(crate) fn orders(&self) -> &'h [u32] {
-        &self.orders[..(self.num_orders as usize).min(self.orders.len())]
+    pub fn orders(&self) -> &[u32] {
+        &self.orders[..(self.num_orders as usize).min(4)]
     }
 
     /// The layers that host an Engram site, in site order.
-    pub(crate) fn sites(&self) -> &'h [u32] {
-        &self.sites[..(self.num_sites as usize).min(self.sites.len())]
+    pub fn sites(&self) -> &[u32] {
+        &self.sites[..(self.num_sites as usize).min(N)]
     }
 
-    pub(crate) fn check(&self) -> Result<()> {
-        if self.num_sites as usize > self.sites.len() {
+    /// Refuses fields no stack `d_model` wide and `num_layers` deep can run.
+    pub(crate) fn check(&self, d_model: u32, num_layers: u32) -> Result<()> {
+        if self.num_sites as usize > N {
             return Err(bad(
                 "num_engram_sites",
                 self.num_sites.into(),
@@ -214,7 +207,7 @@ impl<'h> EngramFields<'h> {
             return Ok(());
         }
         for &site in &self.sites[..self.num_sites as usize] {
-            if site >= self.num_layers {
+            if site >= num_layers {
                 return Err(bad("engram_layers", site.into(), "site is not a layer of the stack"));
             }
         }
@@ -235,7 +228,7 @@ impl<'h> EngramFields<'h> {
                 "must be a multiple of num_engram_orders",
             ));
         }
-        if self.sub_dim == 0 || self.sub_dim != self.d_model / self.num_tables {
+        if self.sub_dim == 0 || self.sub_dim != d_model / self.num_tables {
             return Err(bad(
                 "engram_sub_dim",
                 self.sub_dim.into(),

@@ -1,13 +1,13 @@
 //! The Needle 2 header: 29 little-endian u32 then an f32 (`<29If`, 120 bytes).
 use super::bytes::Le;
-use super::header::{self, Field};
+use super::header::{self, EngramFields, Field};
 use crate::Result;
 
 pub const V2_TAG: u32 = 0x05E1_2A83;
 pub const V2_HEADER_LEN: u64 = 120;
 
-/// Every Needle 2 header field, by name. Query, key and value heads share one `head_dim`; only
-/// the first `num_engram_orders` / `num_engram_sites` array entries are meaningful.
+/// Every Needle 2 header field, by name (the Engram ones in [`EngramFields`]). Query, key and
+/// value heads share one `head_dim`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct V2Header {
     pub num_tensors: u32,
@@ -25,19 +25,11 @@ pub struct V2Header {
     pub max_seq_len: u32,
     pub hada_n: u32,
     pub mhc_lanes: u32,
-    pub engram_slots: u32,
-    pub engram_sub_dim: u32,
-    pub num_engram_tables: u32,
-    pub engram_conv_taps: u32,
-    pub engram_conv_dilation: u32,
-    pub num_engram_orders: u32,
-    pub engram_orders: [u32; 4],
-    pub num_engram_sites: u32,
-    pub engram_sites: [u32; 4],
+    pub engram: EngramFields<4>,
     pub rope_theta: f32,
 }
 
-header::shared_fields!(V2Header, head_dim);
+header::shared_core!(V2Header, head_dim);
 
 impl V2Header {
     /// Reads and range-checks the header (the tag has already been matched).
@@ -58,15 +50,7 @@ impl V2Header {
             max_seq_len: u(11)?,
             hada_n: u(12)?,
             mhc_lanes: u(13)?,
-            engram_slots: u(14)?,
-            engram_sub_dim: u(15)?,
-            num_engram_tables: u(16)?,
-            engram_conv_taps: u(17)?,
-            engram_conv_dilation: u(18)?,
-            num_engram_orders: u(19)?,
-            engram_orders: header::words(&le, 20)?,
-            num_engram_sites: u(24)?,
-            engram_sites: header::words(&le, 25)?,
+            engram: EngramFields::read(&le, 14, 19)?,
             rope_theta: le.f32(4 * 29)?,
         };
         h.check()?;
@@ -75,7 +59,7 @@ impl V2Header {
 
     fn check(&self) -> Result<()> {
         self.core().check()?;
-        self.engram().check()
+        self.engram.check(self.d_model, self.num_layers)
     }
 
     /// Every field under upstream's `read_export` name, in header order.
@@ -96,13 +80,13 @@ impl V2Header {
             ("max_seq_len", int(self.max_seq_len)),
             ("hada_n", int(self.hada_n)),
             ("mhc_lanes", int(self.mhc_lanes)),
-            ("engram_slots", int(self.engram_slots)),
-            ("engram_sub_dim", int(self.engram_sub_dim)),
-            ("num_engram_tables", int(self.num_engram_tables)),
-            ("engram_conv_taps", int(self.engram_conv_taps)),
-            ("engram_conv_dilation", int(self.engram_conv_dilation)),
-            ("engram_orders", List(self.orders())),
-            ("engram_layers", List(self.sites())),
+            ("engram_slots", int(self.engram.slots)),
+            ("engram_sub_dim", int(self.engram.sub_dim)),
+            ("num_engram_tables", int(self.engram.num_tables)),
+            ("engram_conv_taps", int(self.engram.conv_taps)),
+            ("engram_conv_dilation", int(self.engram.conv_dilation)),
+            ("engram_orders", List(self.engram.orders())),
+            ("engram_layers", List(self.engram.sites())),
             ("rope_theta", Real(self.rope_theta)),
         ]
     }

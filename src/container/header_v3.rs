@@ -1,13 +1,13 @@
 //! The Needle 3 header: 48 little-endian u32 then an f32 (`<48If`, 196 bytes).
 use super::bytes::Le;
-use super::header::{self, bad, Field};
+use super::header::{self, bad, EngramFields, Field};
 use crate::Result;
 
 pub const V3_TAG: u32 = 0x05E1_2A84;
 pub const V3_HEADER_LEN: u64 = 196;
 
-/// Every Needle 3 header field, by name. Only the first `num_engram_orders` / `num_engram_sites` entries of the
-/// arrays are meaningful.
+/// Every Needle 3 header field, by name (the Engram ones, but the seed stride, in
+/// [`EngramFields`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct V3Header {
     pub num_tensors: u32,
@@ -34,20 +34,12 @@ pub struct V3Header {
     pub global_layers: u64,
     /// Causal depthwise conv width on q, k, v (0 = none).
     pub qkv_conv_taps: u32,
-    pub engram_slots: u32,
-    pub engram_sub_dim: u32,
-    pub num_engram_tables: u32,
-    pub engram_conv_taps: u32,
-    pub engram_conv_dilation: u32,
     pub engram_seed_heads: u32,
-    pub num_engram_orders: u32,
-    pub engram_orders: [u32; 4],
-    pub num_engram_sites: u32,
-    pub engram_sites: [u32; 16],
+    pub engram: EngramFields<16>,
     pub rope_theta: f32,
 }
 
-header::shared_fields!(V3Header, qk_head_dim);
+header::shared_core!(V3Header, qk_head_dim);
 
 impl V3Header {
     /// Reads and range-checks the header (the tag has already been matched).
@@ -73,16 +65,8 @@ impl V3Header {
             sliding_window: u(16)?,
             global_layers: u64::from(u(17)?) | u64::from(u(18)?) << 32,
             qkv_conv_taps: u(19)?,
-            engram_slots: u(20)?,
-            engram_sub_dim: u(21)?,
-            num_engram_tables: u(22)?,
-            engram_conv_taps: u(23)?,
-            engram_conv_dilation: u(24)?,
             engram_seed_heads: u(25)?,
-            num_engram_orders: u(26)?,
-            engram_orders: header::words(&le, 27)?,
-            num_engram_sites: u(31)?,
-            engram_sites: header::words(&le, 32)?,
+            engram: EngramFields::read(&le, 20, 26)?,
             rope_theta: le.f32(4 * 48)?,
         };
         h.check()?;
@@ -99,7 +83,7 @@ impl V3Header {
         if self.out_vocab > self.vocab {
             return Err(bad("out_vocab", self.out_vocab.into(), "exceeds vocab_size"));
         }
-        self.engram().check()
+        self.engram.check(self.d_model, self.num_layers)
     }
 
     /// Whether `layer` attends over the whole context (always, without a sliding window).
@@ -139,14 +123,14 @@ impl V3Header {
             ("sliding_window", int(self.sliding_window)),
             ("global_layers", LayerMask(self.global_layers)),
             ("qkv_conv_taps", int(self.qkv_conv_taps)),
-            ("engram_slots", int(self.engram_slots)),
-            ("engram_sub_dim", int(self.engram_sub_dim)),
-            ("num_engram_tables", int(self.num_engram_tables)),
-            ("engram_conv_taps", int(self.engram_conv_taps)),
-            ("engram_conv_dilation", int(self.engram_conv_dilation)),
+            ("engram_slots", int(self.engram.slots)),
+            ("engram_sub_dim", int(self.engram.sub_dim)),
+            ("num_engram_tables", int(self.engram.num_tables)),
+            ("engram_conv_taps", int(self.engram.conv_taps)),
+            ("engram_conv_dilation", int(self.engram.conv_dilation)),
             ("engram_seed_heads", int(self.engram_seed_heads)),
-            ("engram_orders", List(self.orders())),
-            ("engram_layers", List(self.sites())),
+            ("engram_orders", List(self.engram.orders())),
+            ("engram_layers", List(self.engram.sites())),
             ("rope_theta", Real(self.rope_theta)),
         ]
     }

@@ -50,8 +50,8 @@ impl Geometry {
             mhc_lanes: us(h.mhc_lanes),
             kv_window: us(h.kv_window),
             kv_bits: h.kv_bits,
-            engram: EngramGeometry::from_header(&h.engram(), 0),
-            engram_sites: h.sites().iter().map(|&s| us(s)).collect(),
+            engram: EngramGeometry::from_header(&h.engram, h.d_model, 0),
+            engram_sites: h.engram.sites().iter().map(|&s| us(s)).collect(),
             rope_theta: h.rope_theta,
         };
         g.check()?;

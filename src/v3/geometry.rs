@@ -57,8 +57,8 @@ impl Geometry {
             sliding_window: us(h.sliding_window),
             global_layers: h.global_layers,
             qkv_conv_taps: us(h.qkv_conv_taps),
-            engram: EngramGeometry::from_header(&h.engram(), h.engram_seed_heads),
-            engram_sites: h.sites().iter().map(|&s| us(s)).collect(),
+            engram: EngramGeometry::from_header(&h.engram, h.d_model, h.engram_seed_heads),
+            engram_sites: h.engram.sites().iter().map(|&s| us(s)).collect(),
             rope_theta: h.rope_theta,
             kv_bits: h.kv_bits,
         };
