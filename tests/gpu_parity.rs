@@ -13,13 +13,21 @@ use needle_web::gpu::{self, Needle3Gpu};
 use needle_web::session::GpuKernels;
 use needle_web::v3::{KvPrecision, Model, Numerics, Options};
 
-/// Each kernel variant with its own prefill chunk and a chunk of 5 (chunks end mid-tile).
-const VARIANTS: [(GpuKernels, usize); 4] = [
+/// Each kernel variant with its own prefill chunk and a chunk of 5 (chunks end mid-tile). The
+/// subgroup ones run where the adapter offers subgroups (`gpu::subgroups_or_skip` says when not).
+const VARIANTS: [(GpuKernels, usize); 6] = [
     (GpuKernels::Plain, 16),
     (GpuKernels::Plain, 5),
     (GpuKernels::Tiled, 64),
     (GpuKernels::Tiled, 5),
+    (GpuKernels::Subgroup, 64),
+    (GpuKernels::Subgroup, 5),
 ];
+
+/// The variants this adapter runs: the subgroup kernels only where it offers subgroups.
+fn runs_here(kernels: GpuKernels, subgroups: bool) -> bool {
+    kernels != GpuKernels::Subgroup || subgroups
+}
 
 fn options(case: &Case, kv: KvPrecision, chunk: usize) -> Options {
     let container = V3Container::parse(&case.bytes).unwrap();
@@ -56,8 +64,12 @@ fn check_all(mode: &str, kv: KvPrecision) {
         return;
     }
     let mut seen = 0;
+    let subgroups = gpu::subgroups_or_skip();
     for case in common::cases("v3") {
         for variant @ (kernels, chunk) in VARIANTS {
+            if !runs_here(kernels, subgroups) {
+                continue;
+            }
             if let Some((worst, bar, tokens)) = run(&case, mode, kv, variant) {
                 eprintln!(
                     "gpu v3 {mode:4} {kernels:?} chunk {chunk:2} {:24} worst row deviation {worst:.3e} (bar {bar:.3e}), greedy tokens checked: {tokens}",
@@ -121,7 +133,11 @@ fn requests_on_the_gpu_backend_write_the_cpu_backends_tokens() {
         assert!(with_values, "{q}: a call with argument values, got {calls:?}");
     }
     assert!(cpu[1].1 > 0, "the second request reused the cached prefix");
-    for kernels in [GpuKernels::Plain, GpuKernels::Tiled] {
+    let subgroups = gpu::subgroups_or_skip();
+    for kernels in [GpuKernels::Plain, GpuKernels::Tiled, GpuKernels::Subgroup] {
+        if !runs_here(kernels, subgroups) {
+            continue;
+        }
         let (gpu, gpu_conf, gpu_bytes) = run(Backend::Gpu, Some(kernels));
         eprintln!("gpu session {kernels:?}: device_bytes {gpu_bytes}");
         assert!(gpu_bytes > bytes.len() as u64, "GPU buffers {gpu_bytes} B");
@@ -135,7 +151,7 @@ fn requests_on_the_gpu_backend_write_the_cpu_backends_tokens() {
 }
 
 /// The probe heads pool the cells the GPU reads back with the logits: their outputs match
-/// upstream's, prefilled in chunks of 16 (plain kernels) and of 3 (tiled).
+/// upstream's, prefilled in chunks of 16 (plain kernels) and of 3 (tiled, subgroup).
 #[test]
 fn probe_heads_on_the_gpu_match_the_reference() {
     use common::{deviation, floats, F32_BAR};
@@ -144,6 +160,7 @@ fn probe_heads_on_the_gpu_match_the_reference() {
         return;
     }
     let mut present = 0;
+    let subgroups = gpu::subgroups_or_skip();
     for case in common::cases("v3") {
         let heads = get(&case.json, "heads");
         for (name, kind) in [
@@ -154,7 +171,12 @@ fn probe_heads_on_the_gpu_match_the_reference() {
             let Some(h) = heads.get(name) else { continue };
             let tokens = ids(get(h, "tokens"));
             let want = floats(get(h, "output"));
-            for (kernels, chunk) in [(GpuKernels::Plain, 16), (GpuKernels::Tiled, 3)] {
+            for (kernels, chunk) in
+                [(GpuKernels::Plain, 16), (GpuKernels::Tiled, 3), (GpuKernels::Subgroup, 3)]
+            {
+                if !runs_here(kernels, subgroups) {
+                    continue;
+                }
                 let opts = Options { track_heads: true, ..options(&case, KvPrecision::F32, chunk) };
                 let mut net = Needle3Gpu::load_with(&case.bytes, &opts, kernels).unwrap();
                 let mut row = vec![0.0f32; net.model().logits_len()];

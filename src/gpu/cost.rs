@@ -129,20 +129,8 @@ pub fn model(
 ) -> Result<Report> {
     let c = V3Container::parse(bytes)?;
     let model = Model::new(&c)?;
-    let state = model.new_state(options)?;
-    let mut w = Weights::new(bytes);
-    let plan = state.seq.plan.clone();
-    let listening = !state.pools.is_empty();
+    let (rec, codes_bytes, device_bytes) = footprint(bytes, &model, options)?;
     let b = options.prefill_chunk;
-    let rec =
-        stages::record(&model.stack, &mut w, &plan, options.kv, options.max_tokens, b, listening)?;
-    let (v, d) = (model.logits_len(), model.geometry.d_model);
-    let cell_rows = if listening { plan.len() + 1 } else { 0 };
-    let codes_bytes = w.code_words().len() as u64;
-    let device_bytes = codes_bytes
-        + 4 * (w.floats.len() + rec.act_len + rec.state_len + rec.ids_len) as u64
-        + 4 * (b * (v + cell_rows * d)) as u64
-        + rec.program.params.len() as u64 * 4;
     let mut prompt = Cost::default();
     let chunks = prompt_tokens.div_ceil(b);
     for ci in 0..chunks {
@@ -161,6 +149,32 @@ pub fn model(
         prompt,
         decode,
     })
+}
+
+/// `model`'s pass recorded for `options` (its chunk the prefill chunk), with the bytes of its
+/// codes buffer and of every GPU buffer as `Runner::new` allocates them
+/// (`Engine::device_bytes`): codes, float weights, activations, state, ids, the readback of a
+/// chunk's logits and probe cells, the parameter slots.
+pub(crate) fn footprint<'a>(
+    bytes: &'a [u8],
+    model: &Model<'a>,
+    options: &Options,
+) -> Result<(Recorded, u64, u64)> {
+    let state = model.new_state(options)?;
+    let mut w = Weights::new(bytes);
+    let plan = state.seq.plan.clone();
+    let listening = !state.pools.is_empty();
+    let b = options.prefill_chunk;
+    let rec =
+        stages::record(&model.stack, &mut w, &plan, options.kv, options.max_tokens, b, listening)?;
+    let (v, d) = (model.logits_len(), model.geometry.d_model);
+    let cell_rows = if listening { plan.len() + 1 } else { 0 };
+    let codes_bytes = w.code_words().len() as u64;
+    let device_bytes = codes_bytes
+        + 4 * (w.floats.len() + rec.act_len + rec.state_len + rec.ids_len) as u64
+        + 4 * (b * (v + cell_rows * d)) as u64
+        + rec.program.params.len() as u64 * 4;
+    Ok((rec, codes_bytes, device_bytes))
 }
 
 /// One chunk of `tokens` from position `pos`, the head on `head` rows: every dispatch and the
@@ -188,7 +202,7 @@ fn dispatch(d: &Dispatch, p: &[u32], kernels: GpuKernels, n: u32, pos: u64) -> C
     let log2 = |v: u64| u64::from(v.max(1).ilog2());
     let mut c = Cost { dispatches: 1, ..Cost::default() };
     match kernel {
-        Kernel::Matmul | Kernel::MatvecTiled | Kernel::MatmulTiled => {
+        Kernel::Matmul | Kernel::MatvecTiled | Kernel::MatvecSubgroup | Kernel::MatmulTiled => {
             // 1 row bits, 2 bits, 4 groups, 5 group, 6 rows.
             let (rows, groups, cp) = (w(6), w(4), w(4) * w(5));
             let row = w(1) / 8 + 2 * groups;

@@ -22,6 +22,8 @@ pub(crate) const WORKGROUP: u32 = 64;
 struct Family {
     source: &'static str,
     entries: &'static [Kernel],
+    /// Uses subgroup operations: compiled only on a device created with `Features::SUBGROUP`.
+    subgroups: bool,
 }
 
 /// The kernels, by entry-point name.
@@ -31,6 +33,7 @@ pub(crate) enum Kernel {
     Matmul,
     MatvecTiled,
     MatmulTiled,
+    MatvecSubgroup,
     GatherRows,
     LaneMean,
     CopyRows,
@@ -57,32 +60,52 @@ const COMMON: &str = include_str!("shaders/common.wgsl");
 const HADAMARD: &str = include_str!("shaders/hadamard.wgsl");
 
 const FAMILIES: &[Family] = &[
-    Family { source: HADAMARD, entries: &[Kernel::Rotate] },
+    Family { source: HADAMARD, entries: &[Kernel::Rotate], subgroups: false },
     Family {
         source: include_str!("shaders/cq.wgsl"),
         entries: &[Kernel::Matmul, Kernel::GatherRows],
+        subgroups: false,
     },
     // The tiled variant's matmuls (`super::variant`), over cq.wgsl's code and norm readers.
     Family {
         source: concat!(include_str!("shaders/cq.wgsl"), include_str!("shaders/cq_tiled.wgsl")),
         entries: &[Kernel::MatvecTiled, Kernel::MatmulTiled],
+        subgroups: false,
     },
-    Family { source: include_str!("shaders/norm.wgsl"), entries: &[Kernel::LaneMean] },
+    // The subgroup variant's decode matvec, over cq_tiled.wgsl's readers and table.
+    Family {
+        source: concat!(
+            include_str!("shaders/cq.wgsl"),
+            include_str!("shaders/cq_tiled.wgsl"),
+            include_str!("shaders/cq_subgroup.wgsl")
+        ),
+        entries: &[Kernel::MatvecSubgroup],
+        subgroups: true,
+    },
+    Family {
+        source: include_str!("shaders/norm.wgsl"),
+        entries: &[Kernel::LaneMean],
+        subgroups: false,
+    },
     Family {
         source: include_str!("shaders/rows.wgsl"),
         entries: &[Kernel::CopyRows, Kernel::TailWrite],
+        subgroups: false,
     },
     Family {
         source: include_str!("shaders/mhc.wgsl"),
         entries: &[Kernel::Coefficients, Kernel::Collapse, Kernel::Expand],
+        subgroups: false,
     },
     Family {
         source: include_str!("shaders/engram.wgsl"),
         entries: &[Kernel::EngramGate, Kernel::EngramConv],
+        subgroups: false,
     },
     Family {
         source: include_str!("shaders/attention.wgsl"),
         entries: &[Kernel::QkvConv, Kernel::QkNormRope, Kernel::KvWrite, Kernel::Attend],
+        subgroups: false,
     },
     Family {
         source: include_str!("shaders/mlp.wgsl"),
@@ -95,6 +118,7 @@ const FAMILIES: &[Family] = &[
             Kernel::MlpMid,
             Kernel::MlpOut,
         ],
+        subgroups: false,
     },
 ];
 
@@ -105,6 +129,7 @@ impl Kernel {
             Kernel::Matmul => "matmul",
             Kernel::MatvecTiled => "matvec_tiled",
             Kernel::MatmulTiled => "matmul_tiled",
+            Kernel::MatvecSubgroup => "matvec_subgroup",
             Kernel::GatherRows => "gather_rows",
             Kernel::LaneMean => "lane_mean",
             Kernel::CopyRows => "copy_rows",
@@ -135,6 +160,9 @@ pub(crate) struct Gpu {
     pub(crate) queue: wgpu::Queue,
     pub(crate) layout: wgpu::BindGroupLayout,
     pipelines: Vec<(Kernel, wgpu::ComputePipeline)>,
+    /// The device has `Features::SUBGROUP` (requested where the adapter offers it) and the
+    /// subgroup families' pipelines.
+    pub(crate) subgroups: bool,
     /// Set by the device-lost callback.
     lost: Arc<AtomicBool>,
     lost_reason: Arc<Mutex<String>>,
@@ -176,9 +204,15 @@ impl Gpu {
             max_storage_buffers_per_shader_stage: have.max_storage_buffers_per_shader_stage.min(8),
             ..wgpu::Limits::downlevel_defaults()
         };
+        let subgroups = adapter.features().contains(wgpu::Features::SUBGROUP);
         let (device, queue) = block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("needle"),
             required_limits: limits,
+            required_features: if subgroups {
+                wgpu::Features::SUBGROUP
+            } else {
+                wgpu::Features::empty()
+            },
             ..Default::default()
         }))
         .map_err(unavailable)?;
@@ -200,12 +234,13 @@ impl Gpu {
             flag.store(true, Ordering::SeqCst);
         }));
         let layout = bind_group_layout(&device);
-        let pipelines = pipelines(&device, &layout)?;
+        let pipelines = pipelines(&device, &layout, subgroups)?;
         Ok(Self {
             device,
             queue,
             layout,
             pipelines,
+            subgroups,
             lost,
             lost_reason,
             adapter: std::format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type),
@@ -217,8 +252,10 @@ impl Gpu {
         self.device.destroy();
     }
 
+    /// `k`'s pipeline; every kernel has one, but a subgroup family's only on a device with
+    /// `subgroups` (`Runner::new` refuses those kernels elsewhere).
     pub(crate) fn pipeline(&self, k: Kernel) -> &wgpu::ComputePipeline {
-        &self.pipelines.iter().find(|(p, _)| *p == k).expect("every kernel has a pipeline").1
+        &self.pipelines.iter().find(|(p, _)| *p == k).expect("the kernel's pipeline was built").1
     }
 
     /// Largest buffer a binding may hold.
@@ -292,17 +329,20 @@ fn validated<T>(device: &wgpu::Device, make: impl FnOnce() -> T) -> Result<T> {
     }
 }
 
-/// Every family's module (common prelude + the Hadamard helpers + the family) and pipelines.
+/// Every family's module (common prelude + the Hadamard helpers + the family) and pipelines;
+/// the subgroup families only where `subgroups`.
 fn pipelines(
     device: &wgpu::Device,
     layout: &wgpu::BindGroupLayout,
+    subgroups: bool,
 ) -> Result<Vec<(Kernel, wgpu::ComputePipeline)>> {
-    validated(device, || compile(device, layout))
+    validated(device, || compile(device, layout, subgroups))
 }
 
 fn compile(
     device: &wgpu::Device,
     layout: &wgpu::BindGroupLayout,
+    subgroups: bool,
 ) -> Vec<(Kernel, wgpu::ComputePipeline)> {
     let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: Some("needle"),
@@ -310,7 +350,7 @@ fn compile(
         immediate_size: 0,
     });
     let mut out = Vec::new();
-    for f in FAMILIES {
+    for f in FAMILIES.iter().filter(|f| subgroups || !f.subgroups) {
         let source = if f.source == HADAMARD {
             std::format!("{COMMON}\n{HADAMARD}")
         } else {
@@ -356,6 +396,6 @@ mod tests {
         assert_eq!(err.code(), "gpu_unavailable", "{err}");
         assert!(err.to_string().contains("shader compilation failed"), "{err}");
         // The device stays usable for a shader that compiles.
-        assert!(validated(&gpu.device, || compile(&gpu.device, &gpu.layout)).is_ok());
+        assert!(validated(&gpu.device, || compile(&gpu.device, &gpu.layout, gpu.subgroups)).is_ok());
     }
 }

@@ -13,6 +13,7 @@
 //! [`wait`] is the one place a GPU future or buffer map is waited for (natively by polling, in
 //! the browser's `gpu` wasm variant through JSPI); [`probe`] opens a device and proves it
 //! computes.
+mod chunk;
 pub mod cost;
 mod device;
 pub mod probe;
@@ -34,6 +35,7 @@ use crate::container::V3Container;
 use crate::session::GpuKernels;
 use crate::v3::{Model, Numerics, Options, State};
 use crate::{Error, Result};
+pub use chunk::tiled_chunk;
 use runner::{ChunkInputs, Runner};
 pub use variant::{from_env as kernels_from_env, TILED_CHUNK};
 
@@ -215,6 +217,21 @@ pub fn missing_adapter() -> Result<Option<String>> {
         return Ok(Some(std::format!("{e}")));
     }
     device::Gpu::new().map(|_| None)
+}
+
+/// For the GPU test suites: whether the adapter offers subgroups, where the `subgroup` kernels
+/// run (and are compiled); `false`, saying so, elsewhere: those kernels are then untested here.
+#[doc(hidden)]
+pub fn subgroups_or_skip() -> bool {
+    let offered = device::adapter().ok().map(|a| (a.get_info(), a.features()));
+    match offered {
+        Some((_, f)) if f.contains(wgpu::Features::SUBGROUP) => true,
+        Some((info, _)) => {
+            std::eprintln!("SKIPPED: subgroup kernels untested: {} offers no subgroups", info.name);
+            false
+        }
+        None => false,
+    }
 }
 
 /// For the GPU test suites: `true` when the GPU backend runs here; `false`, saying why, where no

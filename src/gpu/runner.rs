@@ -61,6 +61,14 @@ impl Runner {
         (cell_rows, d): (usize, usize),
         kernels: GpuKernels,
     ) -> Result<Self> {
+        if kernels == GpuKernels::Subgroup && !gpu.subgroups {
+            return Err(Error::GpuUnavailable {
+                reason: std::format!(
+                    "{} offers no subgroups (NEEDLE_GPU_KERNELS=subgroup)",
+                    gpu.adapter
+                ),
+            });
+        }
         let max = gpu.max_binding();
         let sizes = [
             ("container", code_bytes.len() as u64),

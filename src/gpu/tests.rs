@@ -95,21 +95,27 @@ fn close(got: &[f32], want: &[f32], what: &str) {
     }
 }
 
-/// Both variants: `plain`'s `matmul`; `tiled`'s `matvec_tiled` (one token) and `matmul_tiled`
-/// (3 tokens: one partial tile; 70: two token tiles), over 37 rows (a partial row block and
-/// row tile) and inputs whose padded width is not a whole number of slices (48).
+/// Every variant: `plain`'s `matmul`; `tiled`'s `matvec_tiled` (one token) and `matmul_tiled`
+/// (3 tokens: one partial tile; 70: two token tiles); `subgroup`'s `matvec_subgroup` (one
+/// token; where the adapter offers subgroups), over 37 rows (a partial row block and row tile)
+/// and inputs whose padded width is not a whole number of slices (48).
 #[test]
 fn rotate_and_matmul_equal_the_cpu_matvec_at_every_width_in_every_variant() {
     if !super::adapter_or_skip() {
         return;
     }
     let rows = 37;
+    let subgroups = super::subgroups_or_skip();
     for (kernels, b) in [
         (GpuKernels::Plain, 3),
         (GpuKernels::Tiled, 1),
         (GpuKernels::Tiled, 3),
         (GpuKernels::Tiled, 70),
+        (GpuKernels::Subgroup, 1),
     ] {
+        if kernels == GpuKernels::Subgroup && !subgroups {
+            continue;
+        }
         for width in WIDTHS {
             for (group, cols) in [(16usize, 40usize), (64, 128), (64, 72)] {
                 let cp = cols.div_ceil(group) * group;

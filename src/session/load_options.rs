@@ -24,8 +24,8 @@ pub struct LoadOptions {
     /// Where the forward pass runs (not in the table: the package picks it by build, the
     /// CLI by `--backend`).
     pub backend: Backend,
-    /// The GPU backend's kernel shapes; `None`: `NEEDLE_GPU_KERNELS` (`plain` or `tiled`) where
-    /// the build reads an environment, else plain.
+    /// The GPU backend's kernel shapes; `None`: `NEEDLE_GPU_KERNELS` (`plain`, `tiled` or
+    /// `subgroup`) where the build reads an environment, else plain.
     pub gpu_kernels: Option<GpuKernels>,
 }
 
@@ -35,8 +35,12 @@ pub enum GpuKernels {
     /// The first kernels: one invocation per output row and token, prefill in the CPU's chunks.
     Plain,
     /// Shaped for a GPU: decode's projections a workgroup per row block, prefill's tiles of
-    /// rows x tokens decoding each code once per chunk, prefill chunks of 64.
+    /// rows x tokens decoding each code once per chunk, prefill chunks of up to 64 sized
+    /// against the GPU memory bound (`gpu::tiled_chunk`).
     Tiled,
+    /// Tiled, with decode's row sums a subgroup reduction: only on an adapter that offers
+    /// subgroups (elsewhere the load is refused).
+    Subgroup,
 }
 
 /// Where a model's forward pass runs.

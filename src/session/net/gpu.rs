@@ -19,8 +19,8 @@ pub(super) fn load<'a>(
     let model = Model::new(c)?;
     let mut opts = super::v3::state_options(&model, options);
     let kernels = options.gpu_kernels.map_or_else(crate::gpu::kernels_from_env, Ok)?;
-    if kernels == GpuKernels::Tiled {
-        opts.prefill_chunk = crate::gpu::TILED_CHUNK;
+    if kernels != GpuKernels::Plain {
+        opts.prefill_chunk = crate::gpu::tiled_chunk(bytes, &model, &opts)?;
     }
     Needle3Gpu::from_model(bytes, model, &opts, kernels)
 }
