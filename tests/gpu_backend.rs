@@ -1,11 +1,12 @@
 //! The GPU backend's refusals and failures, each a typed error, never a panic or a hang: no
-//! adapter, an unknown `NEEDLE_GPU_KERNELS`, a buffer over the adapter's binding limit, Needle 2,
-//! deploy numerics, snapshots, and a device lost between steps. One test: the environment variables that force the
+//! adapter, an unknown `NEEDLE_GPU_KERNELS`, the subgroup kernels on an adapter without
+//! subgroups, a buffer over the adapter's binding limit, Needle 2, deploy numerics, snapshots,
+//! and a device lost between steps. One test: the environment variables that force the
 //! failures are process-wide.
 mod common;
 
 use needle_web::gpu::{self, Needle3Gpu};
-use needle_web::session::{Backend, Engine, LoadOptions, Numerics, Request};
+use needle_web::session::{Backend, Engine, GpuKernels, LoadOptions, Numerics, Request};
 use needle_web::v3::KvPrecision;
 use needle_web::Error;
 
@@ -52,6 +53,17 @@ fn every_gpu_failure_is_a_typed_error() {
     std::env::remove_var("NEEDLE_GPU_MAX_BINDING");
     assert_eq!(err.code(), "gpu_unavailable", "{err}");
     assert!(err.to_string().contains("binding limit"), "{err}");
+
+    // The subgroup kernels where the adapter offers no subgroups: refused, saying so; tiled
+    // (the workgroup reduction) still loads there.
+    std::env::set_var("NEEDLE_GPU_SUBGROUPS", "none");
+    let kernels = |k| LoadOptions { gpu_kernels: Some(k), ..gpu_options() };
+    let err = Engine::load(&bytes, &kernels(GpuKernels::Subgroup)).err().expect("refused");
+    let tiled = code(Engine::load(&bytes, &kernels(GpuKernels::Tiled)));
+    std::env::remove_var("NEEDLE_GPU_SUBGROUPS");
+    assert_eq!(err.code(), "gpu_unavailable", "{err}");
+    assert!(err.to_string().contains("offers no subgroups"), "{err}");
+    assert_eq!(tiled, "ok");
 
     let mut engine = Engine::load(&bytes, &gpu_options()).unwrap();
     let tools = r#"[{"name":"set_timer","description":"Starts a timer.","parameters":{"type":"object","properties":{"minutes":{"type":"integer"}},"required":["minutes"]}}]"#;

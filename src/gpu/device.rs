@@ -189,6 +189,13 @@ pub(crate) fn adapter() -> Result<wgpu::Adapter> {
     .map_err(unavailable)
 }
 
+/// Whether `adapter` offers subgroups (wgpu's `SUBGROUP`), unless `NEEDLE_GPU_SUBGROUPS=none`,
+/// which tests use to stand for an adapter without them.
+pub(crate) fn offers_subgroups(adapter: &wgpu::Adapter) -> bool {
+    adapter.features().contains(wgpu::Features::SUBGROUP)
+        && !std::env::var("NEEDLE_GPU_SUBGROUPS").is_ok_and(|v| v == "none")
+}
+
 impl Gpu {
     /// The first adapter wgpu offers (high performance preferred), with the largest storage
     /// buffer limits it supports, and every pipeline compiled.
@@ -204,7 +211,7 @@ impl Gpu {
             max_storage_buffers_per_shader_stage: have.max_storage_buffers_per_shader_stage.min(8),
             ..wgpu::Limits::downlevel_defaults()
         };
-        let subgroups = adapter.features().contains(wgpu::Features::SUBGROUP);
+        let subgroups = offers_subgroups(&adapter);
         let (device, queue) = block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("needle"),
             required_limits: limits,
