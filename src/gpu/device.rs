@@ -189,6 +189,16 @@ pub(crate) fn adapter() -> Result<wgpu::Adapter> {
     .map_err(unavailable)
 }
 
+/// The adapter as the reports name it: name, backend, kind, and its subgroup sizes where the
+/// subgroup kernels can run (what a device run's `subgroup` figures ran on).
+fn describe(info: &wgpu::AdapterInfo, subgroups: bool) -> String {
+    let mut s = std::format!("{} ({:?}, {:?}", info.name, info.backend, info.device_type);
+    if subgroups {
+        s += &std::format!(", subgroups of {}..{}", info.subgroup_min_size, info.subgroup_max_size);
+    }
+    s + ")"
+}
+
 /// Whether `adapter` offers subgroups (wgpu's `SUBGROUP`), unless `NEEDLE_GPU_SUBGROUPS=none`,
 /// which tests use to stand for an adapter without them.
 pub(crate) fn offers_subgroups(adapter: &wgpu::Adapter) -> bool {
@@ -250,7 +260,7 @@ impl Gpu {
             subgroups,
             lost,
             lost_reason,
-            adapter: std::format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type),
+            adapter: describe(&info, subgroups),
         })
     }
 
