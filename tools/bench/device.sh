@@ -81,7 +81,10 @@ run() {
   local bench=(bench --model "$model" --requests "$req")
   [ -f "$req" ] || { echo "no $req: run 'prepare' here first" >&2; exit 1; }
   : >"$OUT/results.jsonl"
-  measure native-gpu target/gpu/release/needle "${bench[@]}" --backend gpu
+  # Every kernel variant (src/gpu/README.md): the cost model chose the shapes, this measures them.
+  for k in plain tiled subgroup; do
+    NEEDLE_GPU_KERNELS=$k measure "native-gpu-$k" target/gpu/release/needle "${bench[@]}" --backend gpu
+  done
   measure native target/release/needle "${bench[@]}"
   for t in "${THREADS[@]}"; do
     RAYON_NUM_THREADS=$t measure "native-threaded-t$t" target/native-threads/release/needle "${bench[@]}"

@@ -89,11 +89,12 @@ const RATIOS = [
 
 // A threaded variant (any pool size, `-tN`) against its single-threaded twin (same build
 // otherwise, same environment), and the native GPU path against the native CPU path on one
-// thread (issue 40's targets: prefill >= 20x, decode >= 2x).
+// thread, per GPU kernel variant (`-plain`, `-tiled`, `-subgroup`; issue 40's targets:
+// prefill >= 20x, decode >= 2x).
 const TWINS = [
   [/^native-threaded(-t\d+)?$/, 'native'],
   [/^chromium-threaded(-t\d+)?$/, 'chromium-simd'],
-  [/^native-gpu$/, 'native'],
+  [/^native-gpu(-\w+)?$/, 'native'],
 ];
 const SPEEDUPS = ['short_prefill', 'short_decode', 'long_prefill', 'long_decode', 'ttft_repeat'];
 
