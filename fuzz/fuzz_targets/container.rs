@@ -6,7 +6,7 @@ use needle_web::session::{Engine, LoadOptions};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(mut engine) =
-        Engine::load(data, &LoadOptions { max_tokens: Some(8), ..LoadOptions::default() })
+        Engine::load(data, &LoadOptions { context: Some(8), ..LoadOptions::default() })
     else {
         return;
     };

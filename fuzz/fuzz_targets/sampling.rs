@@ -17,7 +17,7 @@ const TOOLS: &str = r#"[{"name":"send_message","description":"Send a text.","par
 fn engine() -> &'static Mutex<Engine<'static>> {
     static ENGINE: OnceLock<Mutex<Engine<'static>>> = OnceLock::new();
     ENGINE.get_or_init(|| {
-        let options = LoadOptions { max_tokens: Some(192), ..LoadOptions::default() };
+        let options = LoadOptions { context: Some(192), ..LoadOptions::default() };
         Mutex::new(Engine::load(common::DEFAULT_MODEL, &options).unwrap())
     })
 }
