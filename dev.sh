@@ -54,7 +54,6 @@ cmd_test() {
   step "fuzz smoke run: every target ${FUZZ_SECONDS:-20} s under capped memory (./dev.sh fuzz for longer)"
   ensure_cargo_fuzz
   fuzz/run.sh "${FUZZ_SECONDS:-20}"
-  node fuzz/protocol.mjs "${FUZZ_SECONDS:-20}"   # the engine's message protocol (issue 51)
   step "core builds without std: wasm32 and bare metal"
   cargo rustc --lib --no-default-features --target wasm32-unknown-unknown --crate-type rlib
   cargo rustc --lib --no-default-features --target thumbv7em-none-eabihf --crate-type rlib
@@ -68,6 +67,8 @@ cmd_test() {
   ./build.sh
   step "size budget: the wasm modules within the fixed limits of tools/size-budget.json"
   node tools/size-budget.mjs
+  step "protocol fuzz smoke: random messages to the engine host and an extension (${FUZZ_SECONDS:-20} s)"
+  node fuzz/protocol.mjs "${FUZZ_SECONDS:-20}" # needs the wasm packages: after ./build.sh
   # --- JS package and browser tests (web helper): compare against the native CLI ---
   step "JS package tests (node --test, wasm vs native CLI)"
   cargo build --release --features cli --bin needle
@@ -131,7 +132,7 @@ cmd_fuzz() {
     ensure_cargo_fuzz
     fuzz/run.sh "$seconds" "${rust[@]}"
   fi
-  [ "$js" = 0 ] || node fuzz/protocol.mjs "$seconds"
+  [ "$js" = 0 ] || { ./build.sh && node fuzz/protocol.mjs "$seconds"; }
 }
 
 cmd_soak() {
