@@ -84,7 +84,12 @@ const SOURCE = check(
 const REQUEST_JSON = check(
   `an object of JSON data (at most ${MAX_REQUEST_JSON} characters)`,
   (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && jsonProblem(v) === null,
-  (v) => (v !== null && typeof v === 'object' ? jsonProblem(v).message : typeof v),
+  (v) =>
+    Array.isArray(v)
+      ? 'an array'
+      : v !== null && typeof v === 'object'
+        ? jsonProblem(v).message
+        : typeof v,
 );
 
 /**

@@ -58,6 +58,7 @@ const MALFORMED = [
   { type: 'complete', engine: { kv: 5 }, request: { query: QUERY } },
   { type: 'complete', engine: { numerics: {} }, request: { query: QUERY } },
   { type: 'complete', engine: null, request: { query: QUERY } },
+  { type: 'complete', engine: {}, request: [QUERY] }, // once answered `internal` (protocol fuzz)
   { type: 'complete', engine: {}, request: 'not an object' },
   { type: 'complete', engine: {}, request: { query: QUERY, seed: 10n ** 30n } },
   { type: 'prefix', tools: 7 },
