@@ -1,7 +1,7 @@
 // Keeps the demo working offline: the page, its scripts and the wasm are served from this cache
 // when the network is unavailable (network first, so a rebuilt page is picked up when online).
 // Models are not handled here: the package keeps them in its own cache, with integrity checks.
-const SHELL = 'needle-demo-shell-v9';
+const SHELL = 'needle-demo-shell-v10';
 const ASSETS = [
   './',
   './index.html',
@@ -38,6 +38,7 @@ const ASSETS = [
   './pkg/tools.js',
   './pkg/conversation.js',
   './pkg/agent.js',
+  './pkg/repeats.js',
   './pkg/extract.js',
   './pkg/openai.js',
   './pkg/openai-fields.js',
