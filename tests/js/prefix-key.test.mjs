@@ -9,7 +9,7 @@ import { test } from 'node:test';
 
 import { Needle } from '../../pkg/index.js';
 import { bringIn } from '../../pkg/engine/prefix.js';
-import { SNAPSHOT_URL } from '../../pkg/storage/snapshots.js';
+import { memoryStore, snapshotsIn } from './memory-store.mjs';
 import { defaultModel } from './helpers.mjs';
 
 const BYTES = readFileSync(defaultModel());
@@ -17,19 +17,6 @@ const ENV = JSON.parse(readFileSync(new URL('../../www/presets/smart_home.json',
 const OPTS = { tools: ENV.tools, system: ENV.system, maxTokens: 24 };
 const QUERY = 'Turn off the kitchen lights';
 
-/** The caller's store (storage/index.js's interface) over a Map. */
-function memoryStore() {
-  const entries = new Map();
-  return {
-    entries,
-    get: async (url) => entries.get(url),
-    put: async (url, e) => void entries.set(url, { ...e, bytes: e.bytes.slice() }),
-    delete: async (url) => entries.delete(url),
-    keys: async () => [...entries.keys()],
-  };
-}
-
-const snapshotsIn = (store) => [...store.entries].filter(([url]) => url.startsWith(SNAPSHOT_URL));
 
 test('a stored snapshot of another prefix is refused snapshot_mismatch and the prefix prefilled', async () => {
   const load = (options) => Needle.load(new Uint8Array(BYTES), options);

@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { before, test } from 'node:test';
 
 import { Needle } from '../../pkg/index.js';
-import { SNAPSHOT_URL } from '../../pkg/storage/snapshots.js';
+import { memoryStore, snapshotsIn } from './memory-store.mjs';
 import { cli, defaultModel, tempDir } from './helpers.mjs';
 
 const MODEL = defaultModel();
@@ -24,19 +24,6 @@ const ENV = preset('smart_home');
 const OPTS = { tools: ENV.tools, system: ENV.system, maxTokens: 24 };
 const QUERY = 'Turn off the kitchen lights and dim the bedroom to 30 percent';
 
-/** The caller's store: the interface storage/index.js takes, over a Map. */
-function memoryStore() {
-  const entries = new Map();
-  return {
-    entries,
-    get: async (url) => entries.get(url),
-    put: async (url, e) => void entries.set(url, { ...e, bytes: e.bytes.slice() }),
-    delete: async (url) => entries.delete(url),
-    keys: async () => [...entries.keys()],
-  };
-}
-
-const snapshotsIn = (store) => [...store.entries].filter(([url]) => url.startsWith(SNAPSHOT_URL));
 
 /** A logger that keeps its warnings. */
 function collector() {
