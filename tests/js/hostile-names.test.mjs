@@ -2,38 +2,28 @@
 // Hub listing entry are refused before anything is fetched (they resolve out of the repository's
 // `resolve/{revision}/` folder: `GET /good`, `/etc/x.cact`, `/secret.cact` on the same host);
 // a snapshot the engine refuses in `loadSnapshot()` leaves the one given at load for its prefix.
-import { test, before, after, beforeEach } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 
 import { Needle } from '../../pkg/index.js';
 import { SNAPSHOT_URL } from '../../pkg/storage/snapshots.js';
-import { octets, rawServer } from './raw-server.mjs';
+import { octets, routedServer, settle } from './raw-server.mjs';
 
 const MODEL = new Uint8Array(readFileSync(new URL('../../pkg/models/default.cact', import.meta.url)));
 const QUERY = 'Turn on the kitchen lights';
 
-let server;
-let routes; // path -> (n) => response
-before(async () => {
-  server = await rawServer((path, n) => (routes[path] ? routes[path](n) : { status: 404 }));
-});
-after(() => server.close());
-beforeEach(() => {
-  server.log.length = 0;
-  routes = {};
-});
+const server = routedServer();
 
-const settle = (p) => p.then((v) => (v?.dispose?.(), { ok: true }), (e) => e);
 
 test('., .. and empty segments in revisions, files and listing entries are invalid_argument, never fetched', async () => {
-  routes['/api/models/o/evil/tree/main'] = () => {
+  server.routes['/api/models/o/evil/tree/main'] = () => {
     const body = new TextEncoder().encode(JSON.stringify([{ type: 'file', path: '../../../../secret.cact', size: 10 }]));
     return { body, headers: { 'Content-Type': 'application/json', 'Content-Length': body.length } };
   };
-  routes['/good'] = () => octets(MODEL);
-  routes['/etc/x.cact'] = () => octets(MODEL);
-  routes['/secret.cact'] = () => octets(MODEL);
+  server.routes['/good'] = () => octets(MODEL);
+  server.routes['/etc/x.cact'] = () => octets(MODEL);
+  server.routes['/secret.cact'] = () => octets(MODEL);
   const named = (name, options) =>
     settle(Needle.load(name, { modelHost: server.url, worker: false, cache: 'none', ...options }));
   const cases = [

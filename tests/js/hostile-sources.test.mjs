@@ -4,37 +4,29 @@
 // answer is never served from storage again (refused before it is stored, or evicted once the
 // engine refuses its bytes); a download never takes more than its ceiling (`maxBytes`, the Hub
 // listing's size, the announced length) and is not retried past it.
-import { test, before, after, beforeEach } from 'node:test';
+import { test, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 
 import { Needle } from '../../pkg/index.js';
 import { CACHE_NAME } from '../../pkg/storage/index.js';
 import { FakeCaches } from './helpers.mjs';
-import { octets, rawServer } from './raw-server.mjs';
+import { octets, routedServer, settle } from './raw-server.mjs';
 
 const MODEL = new Uint8Array(readFileSync(new URL('../../pkg/models/default.cact', import.meta.url)));
 
-let server;
-let routes; // path -> (n) => response
-before(async () => {
-  server = await rawServer((path, n) => (routes[path] ? routes[path](n) : { status: 404 }));
-});
-after(() => server.close());
+const server = routedServer();
 beforeEach(() => {
   globalThis.caches = new FakeCaches();
-  server.log.length = 0;
-  routes = {};
 });
 
 const requests = (path) => server.log.filter((r) => r.path === path).length;
 const stored = async () => [...(await caches.open(CACHE_NAME)).entries.keys()];
 const load = (path, options = {}) => Needle.load(server.url + path, { worker: false, ...options });
-const settle = (p) => p.then((v) => (v?.dispose?.(), { ok: true }), (e) => e);
 
 test('an HTML page answered with 200 is refused before it is stored; the next load fetches', async () => {
   const page = new TextEncoder().encode('<html>rate limited</html>');
-  routes['/m.cact'] = (n) =>
+  server.routes['/m.cact'] = (n) =>
     n === 1 ? { body: page, headers: { 'Content-Type': 'text/html; charset=utf-8', 'Content-Length': page.length } } : octets(MODEL);
   const e = await settle(load('/m.cact'));
   assert.equal(e.code, 'fetch_failed', e.message);
@@ -49,7 +41,7 @@ test('an HTML page answered with 200 is refused before it is stored; the next lo
 test('bytes the engine refuses (a file cut short) are evicted; the next load fetches the model', async () => {
   // Whole answers, chunked: nothing tells the cut copy from the file until the engine reads it.
   const cut = MODEL.subarray(0, 300_000);
-  routes['/cut.cact'] = (n) => (n === 1 ? { body: cut, chunked: true } : octets(MODEL));
+  server.routes['/cut.cact'] = (n) => (n === 1 ? { body: cut, chunked: true } : octets(MODEL));
   const warnings = [];
   const e = await settle(load('/cut.cact', { logger: { warn: (m) => warnings.push(m) } }));
   assert.ok(['bad_tag', 'truncated', 'bad_header', 'bad_tensor', 'bad_tokenizer'].includes(e.code), `${e.code}: ${e.message}`);
@@ -67,7 +59,7 @@ test('bytes the engine refuses (a file cut short) are evicted; the next load fet
     delete: async (u) => store.delete(u),
     keys: async () => [...store.keys()],
   };
-  routes['/cut2.cact'] = () => ({ body: cut, chunked: true });
+  server.routes['/cut2.cact'] = () => ({ body: cut, chunked: true });
   const again = await settle(load('/cut2.cact', { cache: custom }));
   assert.match(again.code, /^(bad_|truncated)/, again.message);
   assert.deepEqual([...store.keys()], []);
@@ -88,7 +80,7 @@ test('a body longer than its Content-Length is refused before it is stored, and 
 });
 
 test('an endless body stops at maxBytes with too_large, once; the memory it held is bounded by it', { timeout: 60_000 }, async () => {
-  routes['/endless.cact'] = () => ({ endless: true, headers: { 'Content-Type': 'application/octet-stream' } });
+  server.routes['/endless.cact'] = () => ({ endless: true, headers: { 'Content-Type': 'application/octet-stream' } });
   const maxBytes = 4 * 1024 * 1024;
   const e = await settle(load('/endless.cact', { maxBytes }));
   assert.equal(e.code, 'too_large', e.message);
@@ -103,7 +95,7 @@ test('an endless body stops at maxBytes with too_large, once; the memory it held
 });
 
 test('Content-Length: 1e12 is refused at once (the 2 GiB default), not believed or retried', { timeout: 60_000 }, async () => {
-  routes['/huge.cact'] = () => ({
+  server.routes['/huge.cact'] = () => ({
     endless: true,
     headers: { 'Content-Type': 'application/octet-stream', 'Content-Length': '1000000000000' },
   });
@@ -119,11 +111,11 @@ test('Content-Length: 1e12 is refused at once (the 2 GiB default), not believed 
 });
 
 test("a Hub listing's size is the ceiling of a named model's download", { timeout: 60_000 }, async () => {
-  routes['/api/models/o/listed/tree/main'] = () => {
+  server.routes['/api/models/o/listed/tree/main'] = () => {
     const body = new TextEncoder().encode(JSON.stringify([{ type: 'file', path: 'm.cact', size: 1000 }]));
     return { body, headers: { 'Content-Type': 'application/json', 'Content-Length': body.length } };
   };
-  routes['/o/listed/resolve/main/m.cact'] = () => ({ body: MODEL, chunked: true });
+  server.routes['/o/listed/resolve/main/m.cact'] = () => ({ body: MODEL, chunked: true });
   const e = await settle(Needle.load('o/listed', { modelHost: server.url, worker: false, cache: 'none' }));
   assert.equal(e.code, 'too_large', e.message);
   assert.equal(e.maxBytes, 1000);

@@ -2,6 +2,7 @@
 // headers and body byte for byte (an HTML page with 200, a length it does not keep, a body that
 // never ends), which node:http refuses to send.
 import { createServer } from 'node:net';
+import { after, before, beforeEach } from 'node:test';
 
 /**
  * A raw HTTP/1.1 server: `route(path, n)` (n: this path's request count, from 1) returns
@@ -55,3 +56,26 @@ export const octets = (bytes, extra = {}) => ({
   body: bytes,
   headers: { 'Content-Type': 'application/octet-stream', 'Content-Length': bytes.length, ...extra },
 });
+
+/**
+ * One raw server for a test file, routed by exact path (404 elsewhere): `server.routes[path] =
+ * (n) => answer`; the routes and the request log start empty in each test.
+ */
+export function routedServer() {
+  const served = { url: '', log: [], routes: {} };
+  let raw;
+  before(async () => {
+    raw = await rawServer((path, n) => (served.routes[path] ? served.routes[path](n) : { status: 404 }));
+    served.url = raw.url;
+    served.log = raw.log;
+  });
+  after(() => raw.close());
+  beforeEach(() => {
+    served.log.length = 0;
+    served.routes = {};
+  });
+  return served;
+}
+
+/** A load's outcome without throwing: the error, or `{ ok: true }` (the handle disposed). */
+export const settle = (p) => p.then((v) => (v?.dispose?.(), { ok: true }), (e) => e);
