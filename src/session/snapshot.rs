@@ -22,7 +22,7 @@ use alloc::vec::Vec;
 
 use super::engine::{parse_tools, Engine, ModelInfo};
 use super::request::Request;
-use super::{Backend, KvPrecision, Numerics};
+use super::{KvPrecision, Numerics};
 use crate::sha256::sha256;
 use crate::{context, grounding, prompt, Error, Result};
 
@@ -71,7 +71,7 @@ impl Engine<'_> {
     /// The ids of `req`'s system prompt and tool list that a snapshot holds: where the prefix
     /// cache keeps its copy after the tools. The query and turns are not rendered in.
     pub fn snapshot_ids(&self, req: &Request) -> Result<Vec<u32>> {
-        self.check_generation()?;
+        self.net.snapshots()?;
         let tools = parse_tools(req.tools_json)?;
         let dated =
             req.date.map(|d| grounding::with_date_fact(req.system.unwrap_or(""), d)).transpose()?;
@@ -186,18 +186,6 @@ impl Engine<'_> {
         Ok(n)
     }
 
-    /// Refuses Needle 2: its confidence head pools every row of a chunk into one softmax,
-    /// row by row, so its bits depend on where a prompt is split (by ULPs), and a snapshot
-    /// splits the prompt where a fresh prefill may not. Needle 3 pools each row apart. Refuses
-    /// the GPU backend too: its sequence state lives in GPU buffers the core does not save.
-    fn check_generation(&self) -> Result<()> {
-        match (self.info.generation, self.info.backend) {
-            (3, Backend::Cpu) => Ok(()),
-            (3, Backend::Gpu) => Err(Error::Unsupported { what: "prefix snapshots on the GPU" }),
-            _ => Err(Error::Unsupported { what: "prefix snapshots of a Needle 2 model" }),
-        }
-    }
-
     /// The length in bytes of the snapshot that begins with `header` (its first [`HEADER`]
     /// bytes, or all of a shorter file) if this engine can load it: a host reading a file
     /// refuses a snapshot of another model or option, or a file that is not one, from its
@@ -230,9 +218,9 @@ impl Engine<'_> {
         Ok(ids)
     }
 
-    /// The generation, magic, format version and a whole header.
+    /// The net's support, magic, format version and a whole header.
     fn check_framing(&self, bytes: &[u8]) -> Result<()> {
-        self.check_generation()?;
+        self.net.snapshots()?;
         if bytes.len() < 12 || &bytes[..8] != MAGIC {
             return Err(bad("not a prefix snapshot"));
         }

@@ -25,7 +25,7 @@ pub(super) fn load<'a>(
     Needle3Gpu::from_model(bytes, model, &opts, kernels)
 }
 
-const NO_SNAPSHOTS: Error = Error::Unsupported { what: "snapshots on the GPU backend" };
+const NO_SNAPSHOTS: Error = Error::Unsupported { what: "prefix snapshots on the GPU" };
 
 impl Net for Needle3Gpu<'_> {
     fn info(&self) -> ModelInfo {
@@ -83,6 +83,10 @@ impl Net for Needle3Gpu<'_> {
 
     fn load_state(&mut self, _bytes: &[u8]) -> Result<()> {
         self.reset();
+        Err(NO_SNAPSHOTS)
+    }
+
+    fn snapshots(&self) -> Result<()> {
         Err(NO_SNAPSHOTS)
     }
 }

@@ -55,6 +55,9 @@ pub(super) trait Net: Send {
     /// Goes to where [`Net::save_state`] of a net of the same model and options was; on a
     /// refusal the sequence is reset.
     fn load_state(&mut self, bytes: &[u8]) -> Result<()>;
+    /// Whether a prefix snapshot of this net loads back with a fresh prefill's bits: `Ok`, or
+    /// `Unsupported` saying why not. Asked before a snapshot is made, keyed or read.
+    fn snapshots(&self) -> Result<()>;
 }
 
 /// A saved position of a [`Net`] (a [`state::Mark`] of its generation).
@@ -65,6 +68,8 @@ pub(super) struct NetMark(Box<dyn Any + Send>);
 trait NetGeneration: Generation + Sized + 'static {
     fn info(model: &Model<'_, Self>, state: &State<Self>) -> ModelInfo;
     fn confidence(model: &Model<'_, Self>, state: &State<Self>, ids: &[u32]) -> Result<f32>;
+    /// [`Net::snapshots`] for the generation on the CPU.
+    fn snapshots() -> Result<()>;
 }
 
 /// A model with the state it runs.
@@ -153,5 +158,9 @@ where
 
     fn load_state(&mut self, bytes: &[u8]) -> Result<()> {
         self.state.load(bytes)
+    }
+
+    fn snapshots(&self) -> Result<()> {
+        G::snapshots()
     }
 }

@@ -60,4 +60,11 @@ impl NetGeneration for Needle2 {
         };
         logit.first().copied().ok_or(Error::Unsupported { what: "empty confidence head output" })
     }
+
+    /// Refused: the confidence head pools every row of a chunk into one softmax, row by row,
+    /// so its bits depend on where a prompt is split (by ULPs), and a snapshot splits the
+    /// prompt where a fresh prefill may not.
+    fn snapshots() -> Result<()> {
+        Err(Error::Unsupported { what: "prefix snapshots of a Needle 2 model" })
+    }
 }
