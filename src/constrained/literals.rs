@@ -22,7 +22,7 @@ pub struct Cursor {
 
 impl LiteralSet {
     pub fn new(mut entries: Vec<(Vec<u8>, u32)>) -> LiteralSet {
-        entries.sort();
+        crate::sort::sort(&mut entries);
         let (items, tags) = entries.into_iter().unzip();
         LiteralSet { items, tags }
     }
