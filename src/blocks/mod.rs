@@ -12,6 +12,7 @@
 pub(crate) mod a8;
 pub(crate) mod attention;
 pub(crate) mod engram;
+pub(crate) mod geometry;
 pub(crate) mod kv;
 pub(crate) mod mhc;
 pub(crate) mod model;

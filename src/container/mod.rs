@@ -33,6 +33,7 @@ pub use canon_v2::{V2Container, V2Layer};
 pub use canon_v3::{V3Container, V3Layer};
 pub use codebooks::{Codebooks, CODEBOOK_LEN};
 pub use directory::{RECORD_LEN, TERNARY_BITS};
+pub(crate) use header::Core;
 pub use header::{EngramFields, Field, MAX_ENGRAM_ORDER, MAX_LAYERS, MAX_SEQ_LEN};
 pub use header_v2::{V2Header, V2_HEADER_LEN, V2_TAG};
 pub use header_v3::{V3Header, V3_HEADER_LEN, V3_TAG};

@@ -30,5 +30,5 @@ mod state;
 
 pub use crate::blocks::{KvPrecision, Numerics};
 pub use crate::container::V2HeadKind as HeadKind;
-pub use geometry::Geometry;
+pub use geometry::{Geometry, Window};
 pub use state::{Model, Needle2, Options, State};

@@ -31,7 +31,7 @@ impl<'a> Model<'a> {
         }
         let embedding = cq(&c.embedding, cbs, g.vocab, d)?;
         let mut mhc = mhc::load(&c.mhc, cbs, g.num_layers, g.mhc_lanes, d)?.into_iter();
-        let heads = Heads::new(g.num_heads, g.num_kv_heads, g.head_dim, g.head_dim);
+        let heads = Heads::new(g.num_heads, g.num_kv_heads, g.qk_head_dim, g.v_head_dim);
         let mut layers = Vec::with_capacity(g.num_layers);
         for (i, l) in c.layers.iter().enumerate() {
             let attn = AttnTensors {
@@ -95,7 +95,7 @@ impl<'a> Model<'a> {
             kv: KvPrecision::F32,
             numerics: Numerics::Exact,
             max_tokens: self.geometry.max_seq_len,
-            window: self.geometry.kv_window,
+            window: self.geometry.attention.kv_window,
             prefill_chunk: 16,
             track_heads: false,
         }

@@ -27,6 +27,6 @@ mod state;
 
 pub use crate::blocks::{KvPrecision, Numerics};
 pub use crate::container::HeadKind;
-pub use geometry::Geometry;
+pub use geometry::{Geometry, Layers};
 pub use ladder::{ladder_layer_indices, ladder_order};
 pub use state::{Model, Needle3, Options, State};

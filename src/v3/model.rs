@@ -57,7 +57,7 @@ impl<'a> Model<'a> {
         let mut layers = Vec::with_capacity(g.num_layers);
         for (i, l) in c.layers.iter().enumerate() {
             let conv = match (&l.q_taps, &l.k_taps, &l.v_taps) {
-                (Some(q), Some(k), Some(v)) => Some((g.qkv_conv_taps, [q, k, v])),
+                (Some(q), Some(k), Some(v)) => Some((g.attention.qkv_conv_taps, [q, k, v])),
                 _ => None,
             };
             let attn = AttnTensors {
