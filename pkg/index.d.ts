@@ -156,6 +156,15 @@ export interface LoadOptions {
    */
   backend?: 'auto' | 'webgpu' | 'cpu';
   /**
+   * The GPU engine's kernels (the gpu build only; `info.gpu_kernels`): 'plain' (default), the
+   * first kernels, an invocation per output row and token; 'tiled', shaped for a GPU (a
+   * workgroup per row block for one token, tiles of rows x tokens decoding each weight once per
+   * prefill chunk, chunks of up to 64 tokens). Both meet the same parity bars; which is faster
+   * is unmeasured on a real GPU. Native builds also have 'subgroup', which no browser build can
+   * run yet: a load that asks for it rejects with `unsupported` on every backend.
+   */
+  gpuKernels?: 'plain' | 'tiled';
+  /**
    * For an `ArrayBuffer` (or a view on a whole one) handed to a Worker engine: transfer it instead
    * of copying it (default false). The buffer is detached (length 0) once `load` is called.
    */
@@ -642,6 +651,9 @@ export interface ModelInfo {
   variant: 'threaded' | 'simd' | 'baseline' | 'gpu';
   /** Where the forward pass runs: 'webgpu' only when it does run on the GPU. */
   backend: 'webgpu' | 'cpu';
+  /** The kernel variant the forward pass runs when `backend` is 'webgpu' (`gpuKernels`); else
+   *  null. */
+  gpu_kernels: 'plain' | 'tiled' | null;
   /** The WebGPU adapter the gpu build holds a device on (null on the CPU builds). */
   adapter: { vendor: string; architecture: string; device: string; description: string } | null;
   /**

@@ -140,7 +140,7 @@ export class Needle {
    * options: { onProgress({phase, loaded, total}), integrity, cache = 'auto', fetch, logger, logLevel, worker = 'auto',
    *            kv: 'f32' | 'int8', numerics: 'exact' | 'deploy', layers, maxContext,
    *            simd: 'auto' | boolean, threads: 'auto' | number | false, transfer = false, signal,
-   *            backend: 'auto' | 'webgpu' | 'cpu' (engine/backend.js),
+   *            backend: 'auto' | 'webgpu' | 'cpu' (engine/backend.js), gpuKernels: 'plain' | 'tiled',
    *            stallTimeout = 120000 (ms without progress, then the load fails: code 'timeout'),
    *            assetBase (the folder of worker.js and wasm/), workerUrl (spawn.js),
    *            snapshots: true | false | [url | bytes] (prefix snapshots, and ones made ahead of
@@ -204,6 +204,7 @@ export class Needle {
       numerics: options.numerics,
       layers: options.layers,
       context: options.maxContext,
+      gpu_kernels: options.gpuKernels,
       simd: options.simd === 'auto' ? undefined : options.simd,
       threads: options.threads,
       backend: options.backend,

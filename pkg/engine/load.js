@@ -19,6 +19,7 @@ export function engineConfig(o = {}) {
     numerics: o.numerics ?? undefined,
     layers: o.layers ?? undefined,
     context: o.context ?? undefined,
+    gpu_kernels: o.gpu_kernels ?? undefined,
   };
 }
 
@@ -37,6 +38,7 @@ export async function loadSession(
   { post, signal, lent, before, spawnThreads, env },
 ) {
   const want = backendOption(options.backend);
+  refuseSubgroups(options);
   const log = (level) => (message) => post({ type: Reply.LOG, level, message });
   // WebGPU's preconditions are checked, and the module compiles (its threads start), while the
   // model downloads.
@@ -79,7 +81,7 @@ export async function loadSession(
   const declined = want === 'auto' && g ? (g.reason ?? g.software) : null;
   if (declined) declineGpu(want, declined, log('info'));
   const base = {
-    ...engineFacts(build, session, want === 'webgpu' ? g.adapter : null),
+    ...engineFacts(build, session, config, want === 'webgpu' ? g.adapter : null),
     backend_choice: want !== 'auto' ? null : declined ? 'declined' : 'preparing',
     backend_reason: declined,
     calibration: null,
@@ -110,6 +112,21 @@ export async function loadSession(
   };
 }
 
+/**
+ * The subgroup kernels, which no browser build can run, refused before the download whatever
+ * the backend: wgpu's WebGPU backend does not map WebGPU's `subgroups` feature, so the gpu
+ * build never offers them (src/gpu/README.md, Kernel variants). Other values are the core's to
+ * check (`invalid_argument`).
+ */
+function refuseSubgroups(options) {
+  if (options.gpu_kernels === 'subgroup')
+    throw new NeedleError(
+      'unsupported',
+      "gpuKernels 'subgroup' cannot run in a browser: wgpu 30's WebGPU backend does not expose " +
+        "WebGPU's subgroups feature ('tiled' is the same kernels with a workgroup reduction)",
+    );
+}
+
 /** `promise`'s value if it has settled by now, else `pending`. */
 async function settledOr(promise, pending) {
   const marker = {};
@@ -123,13 +140,19 @@ function construct(glue, bytes, config) {
   return new glue.Session(bytes, JSON.stringify(config));
 }
 
-/** info's facts of the engine `session` of `build` (`adapter`: the gpu build's, else null). */
-function engineFacts(build, session, adapter) {
+/**
+ * info's facts of the engine `session` of `build`, loaded with `config` (`adapter`: the gpu
+ * build's, else null).
+ */
+function engineFacts(build, session, config, adapter) {
   const onGpu = build.variant === 'gpu' ? session.gpu_info() : null;
   return {
     variant: build.variant,
     threads: build.threads,
     backend: onGpu ? onGpu.backend : 'cpu',
+    // The GPU engine's kernel variant (src/gpu/README.md, Kernel variants): the one asked for,
+    // else plain (a browser has no NEEDLE_GPU_KERNELS); null on a CPU.
+    gpu_kernels: onGpu && onGpu.backend === 'webgpu' ? (config.gpu_kernels ?? 'plain') : null,
     adapter,
     // Every buffer the forward pass holds on the GPU (weights as stored, activations, state).
     gpu_bytes: onGpu && onGpu.backend === 'webgpu' ? onGpu.gpu_bytes : null,
@@ -154,7 +177,7 @@ export async function prepareGpu({ here, bytes, config, between, warn }) {
     session.free();
     throw e;
   }
-  return { session, call, base: engineFacts(build, session, here.adapter) };
+  return { session, call, base: engineFacts(build, session, config, here.adapter) };
 }
 
 /**

@@ -58,6 +58,7 @@ const LOAD_OPTIONS = fields({
   numerics: optional(TEXT),
   layers: optional(NUMBER),
   context: optional(NUMBER),
+  gpu_kernels: optional(TEXT),
   maxBytes: optional(NUMBER),
 });
 

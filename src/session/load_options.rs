@@ -4,7 +4,8 @@
 //!
 //! `context` is the session's capacity in tokens everywhere (the request's `maxTokens` is how
 //! many a completion may take); the package's `Needle.load` spells it `maxContext` and the CLI
-//! `--max-context`, as they did before this table.
+//! `--max-context`, as they did before this table. `gpu_kernels` is the package's `gpuKernels`;
+//! the package refuses `"subgroup"`, which no browser build can run (pkg/engine/load.js).
 use super::options::{bad, count, text, Kind};
 use super::{KvPrecision, Numerics};
 use crate::json::Value;
@@ -24,8 +25,8 @@ pub struct LoadOptions {
     /// Where the forward pass runs (not in the table: the package picks it by build, the
     /// CLI by `--backend`).
     pub backend: Backend,
-    /// The GPU backend's kernel shapes; `None`: `NEEDLE_GPU_KERNELS` (`plain`, `tiled` or
-    /// `subgroup`) where the build reads an environment, else plain.
+    /// The GPU backend's kernel shapes (`"plain"`, `"tiled"` or `"subgroup"`; read only by a
+    /// GPU load); `None`: `NEEDLE_GPU_KERNELS` where the build reads an environment, else plain.
     pub gpu_kernels: Option<GpuKernels>,
 }
 
@@ -41,6 +42,20 @@ pub enum GpuKernels {
     /// Tiled, with decode's row sums a subgroup reduction: only on an adapter that offers
     /// subgroups (elsewhere the load is refused).
     Subgroup,
+}
+
+impl GpuKernels {
+    /// Every variant.
+    pub const ALL: [GpuKernels; 3] = [GpuKernels::Plain, GpuKernels::Tiled, GpuKernels::Subgroup];
+
+    /// The variant's name, as the load option and `NEEDLE_GPU_KERNELS` spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            GpuKernels::Plain => "plain",
+            GpuKernels::Tiled => "tiled",
+            GpuKernels::Subgroup => "subgroup",
+        }
+    }
 }
 
 /// Where a model's forward pass runs.
@@ -97,6 +112,12 @@ pub const LOAD_OPTIONS: &[LoadOption] = &[
         flag: "--max-context",
         set: |o, v| count("context", v).map(|x| o.context = Some(x)),
     },
+    LoadOption {
+        name: "gpu_kernels",
+        kind: Kind::Text,
+        flag: "--gpu-kernels",
+        set: |o, v| gpu_kernels(v).map(|x| o.gpu_kernels = Some(x)),
+    },
 ];
 
 impl LoadOptions {
@@ -136,6 +157,14 @@ fn numerics(v: &Value) -> Result<Numerics> {
     }
 }
 
+fn gpu_kernels(v: &Value) -> Result<GpuKernels> {
+    let name = text("gpu_kernels", v)?;
+    GpuKernels::ALL
+        .into_iter()
+        .find(|k| k.name() == name)
+        .ok_or(bad("gpu_kernels", "expected \"plain\", \"tiled\" or \"subgroup\""))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,6 +188,17 @@ mod tests {
     }
 
     #[test]
+    fn gpu_kernels_are_named_as_their_variants() {
+        for kernels in GpuKernels::ALL {
+            let v = json::parse(&alloc::format!(r#"{{"gpu_kernels":"{}"}}"#, kernels.name()));
+            let want = LoadOptions { gpu_kernels: Some(kernels), ..LoadOptions::default() };
+            assert_eq!(LoadOptions::from_options(&v.unwrap()).unwrap(), want);
+        }
+        let v = json::parse(r#"{"gpu_kernels":null}"#).unwrap();
+        assert_eq!(LoadOptions::from_options(&v).unwrap().gpu_kernels, None);
+    }
+
+    #[test]
     fn unknown_and_mistyped_options_are_invalid_arguments() {
         for (text, name) in [
             (r#"{"maxContext":7}"#, "load"),
@@ -169,6 +209,9 @@ mod tests {
             (r#"{"layers":-1}"#, "layers"),
             (r#"{"context":1.5}"#, "context"),
             (r#"{"context":"512"}"#, "context"),
+            (r#"{"gpu_kernels":"fast"}"#, "gpu_kernels"),
+            (r#"{"gpu_kernels":"Tiled"}"#, "gpu_kernels"),
+            (r#"{"gpu_kernels":1}"#, "gpu_kernels"),
             (r#"[]"#, "load"),
         ] {
             let v = json::parse(text).unwrap();

@@ -39,7 +39,11 @@ export async function main() {
   // @ts-expect-error not a storage backend
   await Needle.load('x.cact', { cache: 'localStorage' });
   await Needle.load('x.cact', { fetch: { headers: { Authorization: 'Bearer t' } }, worker: false });
+  const onGpu = await Needle.load('x.cact', { backend: 'webgpu', gpuKernels: 'tiled' });
+  const kernels: 'plain' | 'tiled' | null = onGpu.info.gpu_kernels;
+  // @ts-expect-error the subgroup kernels run in no browser build
+  await Needle.load('x.cact', { gpuKernels: 'subgroup' });
   const usage = await Needle.cacheUsage();
   const backend: 'cache-api' | 'indexeddb' | 'none' | 'custom' = usage.backend;
-  return [flat, typo, badType, notObject, badEnum, name, wrong, anyName, backend];
+  return [flat, typo, badType, notObject, badEnum, name, wrong, anyName, kernels, backend];
 }

@@ -17,7 +17,7 @@ use needle_web::session::{Engine, Request};
 use crate::model::{self, ms_since};
 use crate::{Args, Failure};
 
-pub const USAGE: &str = "bench --model F --requests R.json [--ids] [--kv f32|int8] [--numerics exact|deploy] [--max-context N] [--backend cpu|gpu]   \
+pub const USAGE: &str = "bench --model F --requests R.json [--ids] [--kv f32|int8] [--numerics exact|deploy] [--max-context N] [--backend cpu|gpu] [--gpu-kernels plain|tiled|subgroup]   \
 (R.json: [{name, query, system, tools, max_tokens}]; one JSON record per line)";
 
 /// One request of the benchmark's workload, owned.

@@ -1,6 +1,6 @@
 //! What the model-running subcommands share: reading the container (a file, or the embedded
 //! default model), the load options (`--kv`, `--numerics`, `--layers`, `--max-context`,
-//! `--backend`) and the flags of an options object.
+//! `--gpu-kernels`, `--backend`) and the flags of an options object.
 use std::borrow::Cow;
 use std::time::Instant;
 
@@ -38,7 +38,8 @@ pub fn read(args: &mut Args) -> Result<Model, Failure> {
 }
 
 /// Takes the load options' flags (`session::LOAD_OPTIONS`: `--kv f32|int8`, `--numerics
-/// exact|deploy`, `--layers N`, `--max-context N`) into an options object, the one a JS load
+/// exact|deploy`, `--layers N`, `--max-context N`, `--gpu-kernels plain|tiled|subgroup`, which
+/// overrides `NEEDLE_GPU_KERNELS`) into an options object, the one a JS load
 /// sends, read by `LoadOptions::from_options` with the same checks and defaults; and `--backend
 /// cpu|gpu` (gpu: builds with the `gpu` feature).
 pub fn options(args: &mut Args) -> Result<LoadOptions, Failure> {

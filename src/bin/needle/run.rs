@@ -12,7 +12,7 @@ use crate::{Args, Failure};
 
 pub const USAGE: &str = "run [--model F] (--query Q | --query-file F) [--preset NAME | --tools T.json] [--system S] [--date D | --auto-date] [--max-tokens N] \
 [--temperature X --seed N] [--top-k K] [--top-p P] [--constrained] [--extractive] [--value-search] [--require-call] [--full-schema] [--raw-markers] [--kv f32|int8] [--numerics exact|deploy] \
-[--layers N] [--max-context N] [--backend cpu|gpu] [--snapshot F] [--json]";
+[--layers N] [--max-context N] [--backend cpu|gpu] [--gpu-kernels plain|tiled|subgroup] [--snapshot F] [--json]";
 
 pub fn run(mut args: Args) -> Result<(), Failure> {
     let model = model::read(&mut args)?;
