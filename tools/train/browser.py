@@ -21,6 +21,8 @@ PRESET = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "w
 # Share of the training examples drawn from this environment (`datagen.py --browser`); the rest
 # keep the six environments' weights. At 0 the environment is not registered at all.
 SHARE = 0.0
+# Share of its training examples shown a short tool list (datagen.py --browser-subset, phase 55).
+SUBSET = 0.0
 # Free-text slots copied into the call (datagen's FREE: no filler words after them).
 FREE = {"url", "tab", "folder", "find", "group", "tlabel"}
 # The intents, here and in the environments with a timer tool too, that ask for a timer: never

@@ -40,12 +40,15 @@ of the time, while negations and the unsupported and off-topic refusals are most
 bareness alone could predict `[]`. `--browser B` (phase 54) adds the browser environment
 (browser.py) as a seventh: a share B of the training examples, one in seven of the validation
 examples; its requests become the six environments' refusals and theirs its own.
+`--browser-subset S` (phase 55) shows a share S of the browser training examples only the tools
+they need (a refusal: the tools its intent would call) plus 0-3 others, ~250-400 tokens instead of
+the full list's ~900; without it nothing extra is drawn.
 
 Usage: python datagen.py --out DIR [--train N] [--val N] [--seed S] [--values curated|mixed]
        [--paraphrase P] [--env-weights W,W,W,W,W,W] [--parallel-share S]
        [--more-phrasings [1|2|3]] [--wide-words W] [--vocab-words V --tokenizer PATH] [--wide-verbs]
        [--near-miss M] [--name-miss N] [--codes C] [--spoken-durations D] [--unsupported-ops U]
-       [--plain P] [--browser B]
+       [--plain P] [--browser B [--browser-subset S]]
 """
 import argparse
 import json
@@ -194,6 +197,8 @@ class Generator:
     def _tools(self, env, needed, absent=None):
         rng = self.rng
         base = list(self.catalogue[env]["tools"])
+        if env == B.NAME and B.SUBSET and self.split == "train" and rng.random() < B.SUBSET:
+            return self._short_list(base, needed, absent)
         if absent is not None:
             keep = [t for t in base if t["name"] != absent]
             rng.shuffle(keep) if rng.random() < 0.3 else None
@@ -213,6 +218,25 @@ class Generator:
         for tool in rng.sample(foreign, rng.randint(1, 2)):
             tools.insert(rng.randint(0, len(tools)), tool)
         return tools
+
+    def _short_list(self, base, needed, absent):
+        """The needed tools (a refusal's: the ones its intent would call) plus 0-3 others, at
+        least one tool in all: a browser prompt of ~250-400 tokens instead of ~900 (phase 55)."""
+        rng = self.rng
+        others = [t["name"] for t in base if t["name"] not in needed and t["name"] != absent]
+        chosen = (set(needed) - {absent}) | set(rng.sample(others, rng.randint(0 if needed else 1, 3)))
+        subset = [t for t in base if t["name"] in chosen]
+        return rng.sample(subset, len(subset)) if rng.random() < 0.5 else subset
+
+    def _intent_tools(self, name):
+        """The tools a browser intent calls, so its refusals (missing, negation, invalid) keep
+        them in a short list. Filled once with a throwaway rng: the example stream is unchanged."""
+        if not hasattr(self, "_browser_tools"):
+            saved, self.rng = self.rng, random.Random(0)
+            self._browser_tools = {i.name: {c["name"] for c in i.calls(self._fill(i, i.imp[0])[1])}
+                                   for i in B.INTENTS}
+            self.rng = saved
+        return self._browser_tools.get(name, set())
 
     # ------------------------------------------------------------ categories
 
@@ -303,6 +327,8 @@ class Generator:
                     "tools": self._tools(env, set(), absent=absent)}
         query, calls, name = getattr(self, category)(env)
         needed = {c["name"] for c in calls}
+        if env == B.NAME and B.SUBSET and category in ("missing", "negation", "invalid"):
+            needed = self._intent_tools(name)
         return {"query": query, "answers": calls, "intent": name, "tools": self._tools(env, needed)}
 
     def generate(self, n, env_weights=None, parallel_share=None):
@@ -387,6 +413,9 @@ def main():
                         help="share of dressed requests left bare: no opener, request form, filler or suffix (phase 53)")
     parser.add_argument("--browser", type=float, default=0.0,
                         help="share of training examples from the browser environment (browser.py, phase 54)")
+    parser.add_argument("--browser-subset", type=float, default=0.0,
+                        help="share of the browser training examples shown only the needed tools "
+                             "plus 0-3 others (phase 55)")
     parser.add_argument("--tokenizer", help="the SentencePiece model whose pieces --vocab-words draws")
     parser.add_argument("--more-phrasings", type=int, nargs="?", const=1, default=0, choices=(0, 1, 2, 3),
                         help="add more_phrasings.py's rounds of phrasings: 1 = productivity and data_capture "
@@ -415,6 +444,9 @@ def main():
     if not 0 <= args.browser < 1:
         raise SystemExit("--browser must be in [0, 1)")
     B.SHARE = args.browser
+    if not 0 <= args.browser_subset <= 1 or args.browser_subset and not args.browser:
+        raise SystemExit("--browser-subset must be in [0, 1] and needs --browser")
+    B.SUBSET = args.browser_subset
     if B.SHARE:
         B.register()
     if not 0 <= args.vocab_words <= 1 - args.wide_words:

@@ -7,7 +7,8 @@ straight-through) and `quant=True` after `configure_deploy(act_bits=8, kv_bits=8
 so the exported 4-bit container keeps the float model's accuracy.
 
 Examples longer than `--max-len` are dropped; when it exceeds `--short-len`, batches of
-examples that all fit the shorter length are padded to it only (two length buckets).
+examples that all fit the shorter length are padded to it only (two length buckets), and
+`--mid-len` adds a third between them (phase 55: short browser prompts of ~300 tokens).
 
 A checkpoint (params, optimiser state, step) is written atomically every
 `--save-every` steps; rerunning the same command resumes from it. `--init FILE`
@@ -69,6 +70,8 @@ def main():
                         help="longest example kept (longer ones are dropped)")
     parser.add_argument("--short-len", type=int, default=192,
                         help="batches whose examples all fit are padded to this length only")
+    parser.add_argument("--mid-len", type=int, default=0,
+                        help="a third length bucket between --short-len and --max-len (0: none)")
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--warmup", type=int, default=100)
     parser.add_argument("--save-every", type=int, default=100)
@@ -148,19 +151,22 @@ def main():
 
     total = args.steps
     qat_from = total - args.qat_steps
-    # Two length buckets: most examples fit short_len, so only batches of long ones pay for the
-    # full max_len (two compiled shapes). With max_len == short_len this is one plain shuffle.
-    is_long = lengths > short_len
-    per_epoch = int((~is_long).sum()) // args.batch + int(is_long.sum()) // args.batch
+    # Length buckets: most examples fit short_len, so only batches of long ones pay for a wider
+    # shape (one compiled shape per bucket). With max_len == short_len this is one plain shuffle.
+    widths = sorted({short_len, args.max_len}
+                    | ({args.mid_len} if short_len < args.mid_len < args.max_len else set()))
+    bucket = np.searchsorted(widths, lengths)  # the narrowest width each example fits
+    per_epoch = sum(int((bucket == b).sum()) // args.batch for b in range(len(widths)))
     orders = {}
 
     def epoch_batches(epoch):
         rng = np.random.default_rng([args.seed, epoch])  # depends on the epoch only: resuming replays it
         order = rng.permutation(len(seqs))
         batches = []
-        for pool in (order[~is_long[order]], order[is_long[order]]):
+        for b in range(len(widths)):
+            pool = order[bucket[order] == b]
             batches += [pool[k:k + args.batch] for k in range(0, len(pool) - args.batch + 1, args.batch)]
-        if not is_long.any():  # one pool: the plain shuffle earlier phases were trained with
+        if not bucket.any():  # one pool: the plain shuffle earlier phases were trained with
             return batches
         return [batches[j] for j in rng.permutation(len(batches))]
 
@@ -169,7 +175,7 @@ def main():
         if epoch not in orders:
             orders[epoch] = epoch_batches(epoch)
         idx = orders[epoch][k]
-        width = args.max_len if is_long[idx].any() else short_len
+        width = widths[bucket[idx].max()]
         return jnp.asarray(seqs[idx, :width]), jnp.asarray(masks[idx, :width])
 
     def val(quant):
