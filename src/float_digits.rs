@@ -2,12 +2,11 @@
 //! same f64, and of those the nearest to it (ties to the even digit).
 //!
 //! Worked out from the double's exact decimal expansion, rounded to 1, 2, ... 17 significant
-//! digits until one reads back, checked with the float parser the JSON reader carries anyway.
+//! digits until one reads back, checked with the JSON reader's float parser (`float_parse`).
 //! core's `{:e}` (Grisu with a Dragon fallback and their tables) was 14 KB of the wasm module;
 //! this is a small bignum. Only the JSON writer and grounding format floats, a few per request.
 use alloc::string::String;
 use alloc::vec::Vec;
-use core::fmt::Write;
 
 /// `(digits, exponent)` of a positive finite `x`: `x` reads back from `d.ddd` × 10^exponent,
 /// `digits` without trailing zeros.
@@ -33,11 +32,27 @@ fn shortest_ascii(x: f64) -> (Vec<u8>, i32) {
 }
 
 /// The exact decimal expansion of a positive finite `x` as ASCII digits and the exponent of the
-/// first: `x = m × 2^e` is the integer `m × 2^e` for `e >= 0`, else `m × 5^-e` scaled by 10^e.
+/// first.
 fn exact_digits(x: f64) -> (Vec<u8>, i32) {
+    let (m, e) = binary(x);
+    exact(m, e)
+}
+
+/// `(m, e)` with `x = m × 2^e` for a non-negative finite `x`: the significand with its implicit
+/// bit, and the exponent of its last bit.
+pub(crate) fn binary(x: f64) -> (u64, i32) {
     let bits = x.to_bits();
     let (biased, fraction) = ((bits >> 52) as i32 & 0x7ff, bits & ((1 << 52) - 1));
-    let (m, e) = if biased == 0 { (fraction, -1074) } else { (fraction | 1 << 52, biased - 1075) };
+    if biased == 0 {
+        (fraction, -1074)
+    } else {
+        (fraction | 1 << 52, biased - 1075)
+    }
+}
+
+/// The exact decimal expansion of `m × 2^e` (`m > 0`) as ASCII digits and the exponent of the
+/// first: the integer `m × 2^e` for `e >= 0`, else `m × 5^-e` scaled by 10^e.
+pub(crate) fn exact(m: u64, e: i32) -> (Vec<u8>, i32) {
     let mut n = Big(alloc::vec![m as u32, (m >> 32) as u32]);
     let (base, mut power) = if e >= 0 { (2, e) } else { (5, -e) };
     // The largest powers of 2 and of 5 that fit a u32 multiplier.
@@ -87,12 +102,7 @@ fn rounded(exact: &[u8], exp: i32, len: usize) -> ((Vec<u8>, i32), (Vec<u8>, i32
 }
 
 fn reads_back(digits: &[u8], exp: i32, x: f64) -> bool {
-    let mut text = String::with_capacity(digits.len() + 8);
-    text.push(digits[0] as char);
-    text.push('.');
-    text.extend(digits[1..].iter().map(|&d| d as char));
-    let _ = write!(text, "e{exp}");
-    text.parse::<f64>() == Ok(x)
+    crate::float_parse::nearest(digits, exp) == x
 }
 
 fn trim_zeros(digits: &mut Vec<u8>) {

@@ -461,10 +461,9 @@ impl<'a> Parser<'a> {
         }
         let literal = &self.text[start..self.pos];
         if is_float {
-            // Rust's parser is correctly rounded, like CPython's; overflow gives infinity.
-            let x: f64 = literal
-                .parse()
-                .map_err(|_| Error::BadJson { offset: start, reason: "invalid number" })?;
+            // Correctly rounded, like CPython's parser; overflow gives infinity.
+            let x = crate::float_parse::parse(literal)
+                .ok_or(Error::BadJson { offset: start, reason: "invalid number" })?;
             return Ok(Value::Float(x));
         }
         if int_digits > MAX_INT_DIGITS {

@@ -13,6 +13,7 @@ pub mod container;
 pub mod context;
 pub mod error;
 pub(crate) mod float_digits;
+pub(crate) mod float_parse;
 #[cfg(feature = "gpu")]
 pub mod gpu;
 pub mod grounding;

@@ -362,7 +362,7 @@ impl<'a> Compiler<'a, '_> {
     fn number(&mut self, schema: &Value, integer: bool) -> Result<u32> {
         let bound = |key| match schema.get(key) {
             None => Ok(None),
-            Some(Value::Int(d)) => Ok(d.parse::<f64>().ok()),
+            Some(Value::Int(d)) => Ok(crate::float_parse::parse(d)),
             Some(&Value::Float(x)) if !x.is_nan() => Ok(Some(x)),
             Some(_) => Err(self.malformed("numeric bounds that are not numbers")),
         };

@@ -152,7 +152,7 @@ fn flag(name: &'static str, v: &Value) -> Result<bool> {
 
 fn num(name: &'static str, v: &Value) -> Result<f64> {
     let n = match v {
-        Value::Int(digits) => digits.parse().ok(),
+        Value::Int(digits) => crate::float_parse::parse(digits),
         Value::Float(x) => Some(*x),
         _ => None,
     };
