@@ -2,7 +2,9 @@
 // 'webgpu'`, held as tests/v3_parity.rs holds the CPU path: f32 KV within 1e-4 of each row's
 // largest value with every greedy token identical; int8 KV within the reference's own noise with
 // tokens identical over its robust prefix. The rows come back through the suspending call path
-// (pkg/engine/call.js) from the GPU forward pass (src/gpu/, info.backend 'webgpu').
+// (pkg/engine/call.js) from the GPU forward pass (src/gpu/, info.backend 'webgpu'), on each
+// kernel variant a browser can run (`gpuKernels`; src/gpu/README.md, Kernel variants), to the
+// same bars.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -69,56 +71,65 @@ function referenceRows(name, logits) {
 // (`tolerance`, plus FP16's quantum) with tokens identical over its robust prefix, as
 // tests/v3_parity.rs holds the CPU path.
 const MODES = { f32: 'f32', kv8: 'int8' };
+// 'subgroup' is refused in browsers (tests/js/load-options.test.mjs).
+const KERNELS = ['plain', 'tiled'];
 
 for (const name of readdirSync(join(FIXTURES, 'v3')).sort()) {
   for (const [modeName, kv] of Object.entries(MODES)) {
-    test(`${name}: ${modeName} logits and greedy tokens through the gpu build`, async () => {
-      const c = JSON.parse(readFileSync(join(FIXTURES, 'v3', name, 'case.json'), 'utf8'));
-      const mode = c.modes[modeName];
-      const ids = [...c.prompt_ids, ...mode.greedy].slice(0, mode.logits.rows);
-      const out = await page.evaluate(
-        async ({ name, ids, kv }) => {
-          const { Needle } = await import('/pkg/index.js');
-          const needle = await Needle.load(`/fixtures/v3/${name}/model.cact`, {
-            cache: false,
-            backend: 'webgpu',
-            kv,
-          });
-          const t = performance.now();
-          const rows = await needle.logits(ids);
-          const ms = performance.now() - t;
-          const info = needle.info;
-          await needle.dispose();
-          return { rows: Array.from(rows), info, ms };
-        },
-        { name, ids, kv },
-      );
-      assert.equal(out.info.variant, 'gpu');
-      assert.equal(out.info.backend, 'webgpu');
-      const { ref, quantum } = referenceRows(name, mode.logits);
-      const exact = modeName === 'f32';
-      const bar = exact ? F32_BAR : mode.tolerance + quantum;
-      const checked = exact ? mode.greedy.length : mode.robust_prefix;
-      const v = mode.logits.cols;
-      assert.equal(out.rows.length, ref.length);
-      let worst = 0;
-      const argmax = (row) => row.reduce((best, x, i) => (x > row[best] ? i : best), 0);
-      const ours = [];
-      for (let i = 0; i < mode.logits.rows; i++) {
-        const a = out.rows.slice(i * v, (i + 1) * v);
-        const r = ref.slice(i * v, (i + 1) * v);
-        const scale = r.reduce((m, x) => Math.max(m, Math.abs(x)), 0);
-        const dev = a.reduce((m, x, j) => Math.max(m, Math.abs(x - r[j])), 0) / scale;
-        assert.ok(dev <= bar, `row ${i} deviates by ${dev.toExponential(3)} > ${bar.toExponential(3)}`);
-        worst = Math.max(worst, dev);
-        if (i >= c.prompt_ids.length - 1) ours.push(argmax(a));
-      }
-      assert.deepEqual(ours.slice(0, checked), mode.greedy.slice(0, checked));
-      console.log(
-        `# ${name} ${modeName} on ${out.info.backend} (gpu build): worst ${worst.toExponential(2)} ` +
-          `(bar ${bar.toExponential(2)}), ${checked} greedy tokens, ${mode.logits.rows} rows in ` +
-          `${out.ms.toFixed(0)} ms`,
-      );
-    });
+    for (const kernels of KERNELS) checkFixture(name, modeName, kv, kernels);
   }
+}
+
+/** One fixture in one KV mode on one kernel variant, through the gpu build. */
+function checkFixture(name, modeName, kv, kernels) {
+  test(`${name}: ${modeName} logits and greedy tokens through the gpu build, ${kernels} kernels`, async () => {
+    const c = JSON.parse(readFileSync(join(FIXTURES, 'v3', name, 'case.json'), 'utf8'));
+    const mode = c.modes[modeName];
+    const ids = [...c.prompt_ids, ...mode.greedy].slice(0, mode.logits.rows);
+    const out = await page.evaluate(
+      async ({ name, ids, kv, kernels }) => {
+        const { Needle } = await import('/pkg/index.js');
+        const needle = await Needle.load(`/fixtures/v3/${name}/model.cact`, {
+          cache: false,
+          backend: 'webgpu',
+          kv,
+          gpuKernels: kernels,
+        });
+        const t = performance.now();
+        const rows = await needle.logits(ids);
+        const ms = performance.now() - t;
+        const info = needle.info;
+        await needle.dispose();
+        return { rows: Array.from(rows), info, ms };
+      },
+      { name, ids, kv, kernels },
+    );
+    assert.equal(out.info.variant, 'gpu');
+    assert.equal(out.info.backend, 'webgpu');
+    assert.equal(out.info.gpu_kernels, kernels);
+    const { ref, quantum } = referenceRows(name, mode.logits);
+    const exact = modeName === 'f32';
+    const bar = exact ? F32_BAR : mode.tolerance + quantum;
+    const checked = exact ? mode.greedy.length : mode.robust_prefix;
+    const v = mode.logits.cols;
+    assert.equal(out.rows.length, ref.length);
+    let worst = 0;
+    const argmax = (row) => row.reduce((best, x, i) => (x > row[best] ? i : best), 0);
+    const ours = [];
+    for (let i = 0; i < mode.logits.rows; i++) {
+      const a = out.rows.slice(i * v, (i + 1) * v);
+      const r = ref.slice(i * v, (i + 1) * v);
+      const scale = r.reduce((m, x) => Math.max(m, Math.abs(x)), 0);
+      const dev = a.reduce((m, x, j) => Math.max(m, Math.abs(x - r[j])), 0) / scale;
+      assert.ok(dev <= bar, `row ${i} deviates by ${dev.toExponential(3)} > ${bar.toExponential(3)}`);
+      worst = Math.max(worst, dev);
+      if (i >= c.prompt_ids.length - 1) ours.push(argmax(a));
+    }
+    assert.deepEqual(ours.slice(0, checked), mode.greedy.slice(0, checked));
+    console.log(
+      `# ${name} ${modeName} on ${out.info.backend} (gpu build, ${kernels} kernels): worst ${worst.toExponential(2)} ` +
+        `(bar ${bar.toExponential(2)}), ${checked} greedy tokens, ${mode.logits.rows} rows in ` +
+        `${out.ms.toFixed(0)} ms`,
+    );
+  });
 }
