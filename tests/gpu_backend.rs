@@ -5,9 +5,9 @@
 //! failures are process-wide.
 mod common;
 
-use needle_web::gpu::{self, Needle3Gpu};
+use needle_web::gpu;
 use needle_web::session::{Backend, Engine, GpuKernels, LoadOptions, Numerics, Request};
-use needle_web::v3::KvPrecision;
+use needle_web::v3::{KvPrecision, Needle3Gpu};
 use needle_web::Error;
 
 fn default_model() -> Vec<u8> {

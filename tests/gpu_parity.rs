@@ -9,9 +9,9 @@ mod common;
 
 use common::{argmax, check_rows, get, ids, Case};
 use needle_web::container::V3Container;
-use needle_web::gpu::{self, Needle3Gpu};
+use needle_web::gpu;
 use needle_web::session::GpuKernels;
-use needle_web::v3::{KvPrecision, Model, Numerics, Options};
+use needle_web::v3::{KvPrecision, Model, Needle3Gpu, Numerics, Options};
 
 /// Each kernel variant with its own prefill chunk and a chunk of 5 (chunks end mid-tile). The
 /// subgroup ones run where the adapter offers subgroups (`gpu::subgroups_or_skip` says when not).

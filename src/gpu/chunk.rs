@@ -6,8 +6,9 @@
 //! model whose state for its whole context outweighs its weights) the smallest is taken: the
 //! CPU's chunk, plain's, which the bound cannot ask to shrink further.
 use super::cost;
+use super::generation::GpuGeneration;
 use super::variant::TILED_CHUNK;
-use crate::v3::{Model, Options};
+use crate::blocks::model::Model;
 use crate::Result;
 
 /// GPU memory over the container's bytes that a larger chunk must stay within.
@@ -19,9 +20,13 @@ pub const CHUNKS: [usize; 7] = [TILED_CHUNK, 56, 48, 40, 32, 24, 16];
 
 /// The prefill chunk of the tiled kernels for `model` (over its container `bytes`) under
 /// `options` (all but its chunk).
-pub fn tiled_chunk<'a>(bytes: &'a [u8], model: &Model<'a>, options: &Options) -> Result<usize> {
+pub fn tiled_chunk<'a, G: GpuGeneration>(
+    bytes: &'a [u8],
+    model: &Model<'a, G>,
+    options: &G::Options,
+) -> Result<usize> {
     largest_within(MEMORY_BOUND * bytes.len() as f64, |b| {
-        Ok(cost::footprint(bytes, model, &Options { prefill_chunk: b, ..*options })?.2)
+        Ok(cost::footprint(bytes, model, &G::with_chunk(options, b))?.2)
     })
 }
 
@@ -35,31 +40,20 @@ fn largest_within(bound: f64, mut device_bytes: impl FnMut(usize) -> Result<u64>
     Ok(CHUNKS[CHUNKS.len() - 1])
 }
 
-#[cfg(all(test, not(target_arch = "wasm32")))]
+#[cfg(test)]
 mod tests {
     use super::*;
-    use crate::container::V3Container;
 
-    /// The chunk taken is the largest whose buffers fit the bound, over the default model's
-    /// own footprints; the default model itself fits none (its floats and 1,024-token state
-    /// alone are over 1.3x its 0.74 MB), so it takes 16.
+    /// The chunk taken is the largest whose bytes fit the bound, else the smallest; a footprint
+    /// that fails fails the choice. (The default model's own footprints: `v3/gpu.rs`.)
     #[test]
-    fn the_tiled_chunk_is_the_largest_within_the_memory_bound() {
-        let bytes =
-            std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/www/models/default.cact")).unwrap();
-        let c = V3Container::parse(&bytes).unwrap();
-        let model = Model::new(&c).unwrap();
-        let options = model.default_options();
-        let at =
-            |b| Ok(cost::footprint(&bytes, &model, &Options { prefill_chunk: b, ..options })?.2);
-        let f = |b| at(b).unwrap() as f64;
-        for w in CHUNKS.windows(2) {
-            assert!(f(w[0]) > f(w[1]), "a larger chunk costs more: {w:?}");
-        }
-        assert_eq!(largest_within(f(64), at).unwrap(), 64);
-        assert_eq!(largest_within((f(32) + f(40)) / 2.0, at).unwrap(), 32);
-        assert_eq!(largest_within(f(16) - 1.0, at).unwrap(), 16);
-        assert!(f(16) > MEMORY_BOUND * bytes.len() as f64);
-        assert_eq!(tiled_chunk(&bytes, &model, &options).unwrap(), 16);
+    fn the_chunk_taken_is_the_largest_within_the_bound() {
+        let bytes = |b: usize| Ok(1000 + 10 * b as u64);
+        assert_eq!(largest_within(1640.0, bytes).unwrap(), 64);
+        assert_eq!(largest_within(1639.0, bytes).unwrap(), 56);
+        assert_eq!(largest_within(1360.0, bytes).unwrap(), 32);
+        assert_eq!(largest_within(1159.0, bytes).unwrap(), 16);
+        let refused = crate::Error::Unsupported { what: "test" };
+        assert!(largest_within(1e9, |_| Err(refused.clone())).is_err());
     }
 }

@@ -1,10 +1,13 @@
-//! The GPU backend: Needle 3's whole forward pass as WGSL compute shaders through `wgpu`
+//! The GPU backend: the shared model's whole forward pass as WGSL compute shaders through `wgpu`
 //! (Vulkan, Metal, DX12 natively; lavapipe in CI). Design, figures and limits: `README.md`.
 //!
-//! [`Needle3Gpu`] is a Needle 3 model and one sequence on the GPU, with the CPU model's entry
-//! points (`prefill`, `prefill_rows`, `step`); the session reaches it through its `Net` when
-//! loaded with `backend: gpu`. The forward pass is [`stages`] (the CPU stages' GPU twins);
-//! the CQ weights stay 4-bit codes and FP16 norms, read in place from the container bytes.
+//! [`GpuModel`] is a model and one sequence on the GPU, with the CPU model's entry points
+//! (`prefill`, `prefill_rows`, `step`); the session reaches it through its `Net` when loaded
+//! with `backend: gpu`. It sits beneath the generations: it runs the shared
+//! [`Model`](crate::blocks::model::Model) of any generation that says what the backend needs
+//! ([`GpuGeneration`], [`GpuMlp`]; Needle 3 in `v3/gpu.rs`) and imports none. The forward pass
+//! is [`stages`] (the CPU stages' GPU twins); the CQ weights stay 4-bit codes and FP16 norms,
+//! read in place from the container bytes.
 //!
 //! What stays on the CPU: the input checks, the RoPE angles and Engram slot hashes (ids and
 //! positions alone, by the CPU stages themselves), and the probe heads' streamed pools (their
@@ -16,6 +19,7 @@
 mod chunk;
 pub mod cost;
 mod device;
+mod generation;
 pub mod probe;
 mod program;
 mod runner;
@@ -29,80 +33,64 @@ mod weights;
 use std::string::String;
 use std::vec;
 
+use crate::blocks::model::Model;
 use crate::blocks::pool::Tracked;
 use crate::blocks::stack::Logits;
-use crate::container::V3Container;
+use crate::blocks::state::{Generation, Mark, State};
+use crate::blocks::Numerics;
 use crate::session::GpuKernels;
-use crate::v3::{Model, Numerics, Options, State};
 use crate::{Error, Result};
-pub use chunk::tiled_chunk;
+pub use chunk::{tiled_chunk, CHUNKS, MEMORY_BOUND};
+pub use generation::{GpuGeneration, GpuMlp, Hadamard, Kron, Shape};
 use runner::{ChunkInputs, Runner};
 pub use variant::{from_env as kernels_from_env, TILED_CHUNK};
 
-/// A Needle 3 model and one sequence on the GPU. The CPU-side [`State`] keeps the position,
-/// the recent ids and the probe-head pools (its own KV rings stay empty).
-pub struct Needle3Gpu<'a> {
-    model: Model<'a>,
-    state: State,
+/// A model of generation `G` and one sequence on the GPU. The CPU-side [`State`] keeps the
+/// position, the recent ids and the probe-head pools (its own KV rings stay empty).
+pub struct GpuModel<'a, G: GpuGeneration> {
+    model: Model<'a, G>,
+    state: State<G>,
     runner: Runner,
 }
 
-/// A saved position of a [`Needle3Gpu`]: the CPU bookkeeping and a GPU copy of the sequence
+/// A saved position of a [`GpuModel`]: the CPU bookkeeping and a GPU copy of the sequence
 /// state.
-pub struct GpuMark {
-    cpu: crate::blocks::state::Mark<crate::v3::Needle3>,
+pub struct GpuMark<G: Generation> {
+    cpu: Mark<G>,
     gpu: wgpu::Buffer,
 }
 
-impl<'a> Needle3Gpu<'a> {
-    /// The model in `bytes` (a Needle 3 container) on the first GPU adapter, with a sequence
-    /// made from `options`, on the kernels `NEEDLE_GPU_KERNELS` names ([`kernels_from_env`]).
-    /// Deploy numerics are refused (CPU only for now).
-    pub fn load(bytes: &'a [u8], options: &Options) -> Result<Self> {
-        Self::load_with(bytes, options, kernels_from_env()?)
-    }
-
-    /// [`Self::load`] on the given kernel variant (prefill chunks stay `options.prefill_chunk`).
-    pub fn load_with(bytes: &'a [u8], options: &Options, kernels: GpuKernels) -> Result<Self> {
-        let c = V3Container::parse(bytes)?;
-        Self::from_model(bytes, Model::new(&c)?, options, kernels)
-    }
-
-    /// [`Self::load_with`] for a model already built over `bytes`.
-    pub(crate) fn from_model(
+impl<'a, G: GpuGeneration> GpuModel<'a, G> {
+    /// `model` (built over `bytes`) on the first GPU adapter, with a sequence made from
+    /// `options`, on `kernels` (prefill chunks stay the options' chunk). Deploy numerics are
+    /// refused (CPU only for now).
+    pub fn from_model(
         bytes: &'a [u8],
-        model: Model<'a>,
-        options: &Options,
+        model: Model<'a, G>,
+        options: &G::Options,
         kernels: GpuKernels,
     ) -> Result<Self> {
-        if options.numerics == Numerics::Deploy {
+        let shape = G::shape(options);
+        if shape.numerics == Numerics::Deploy {
             return Err(Error::Unsupported { what: "deploy numerics on the GPU backend" });
         }
-        let state = model.new_state(options)?;
+        let state = G::new_state(&model, options)?;
         let gpu = device::Gpu::new()?;
         let mut w = weights::Weights::new(bytes);
-        let plan = state.seq.plan.clone();
+        let plan = &state.seq.plan;
         let listening = !state.pools.is_empty();
-        let rec = stages::record(
-            &model.stack,
-            &mut w,
-            &plan,
-            options.kv,
-            options.max_tokens,
-            options.prefill_chunk,
-            listening,
-        )?;
+        let rec = stages::record(&model.stack, &mut w, plan, &shape, listening)?;
         let cell_rows = if listening { plan.len() + 1 } else { 0 };
-        let (v, d) = (model.logits_len(), model.geometry.d_model);
+        let (v, d) = (model.logits_len(), model.stack.d_model);
         let runner = Runner::new(gpu, rec, w.code_words(), &w.floats, v, (cell_rows, d), kernels)?;
         Ok(Self { model, state, runner })
     }
 
-    pub fn model(&self) -> &Model<'a> {
+    pub fn model(&self) -> &Model<'a, G> {
         &self.model
     }
 
-    pub fn state(&self) -> &State {
+    pub fn state(&self) -> &State<G> {
         &self.state
     }
 
@@ -160,18 +148,13 @@ impl<'a> Needle3Gpu<'a> {
         self.state.reset();
     }
 
-    pub fn mark(&self) -> GpuMark {
+    pub fn mark(&self) -> GpuMark<G> {
         GpuMark { cpu: self.state.mark(), gpu: self.runner.mark() }
     }
 
-    pub fn rewind(&mut self, mark: &GpuMark) {
+    pub fn rewind(&mut self, mark: &GpuMark<G>) {
         self.state.rewind(&mark.cpu);
         self.runner.rewind(&mark.gpu);
-    }
-
-    /// A probe head's output over the sequence (see [`Model::head`]).
-    pub fn head(&self, kind: crate::container::HeadKind) -> Result<std::vec::Vec<f32>> {
-        self.model.head(&self.state, kind)
     }
 
     /// Mirrors `Stack::advance`: the same checks, then each chunk as one GPU submission.
@@ -179,7 +162,7 @@ impl<'a> Needle3Gpu<'a> {
         let Self { model, state, runner } = self;
         let listening = !state.pools.is_empty();
         model.stack.check_tokens(&state.seq, tokens, listening)?;
-        let (b, v, d) = (state.options().prefill_chunk, model.logits_len(), model.geometry.d_model);
+        let (b, v, d) = (runner.chunk(), model.logits_len(), model.stack.d_model);
         let plan_rows: std::vec::Vec<usize> =
             core::iter::once(0).chain(state.seq.plan.iter().map(|p| p.layer + 1)).collect();
         let mut cells = vec![0.0f32; if listening { plan_rows.len() * b * d } else { 0 }];

@@ -51,40 +51,52 @@ fn floats(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|w| w.to_le_bytes()).collect()
 }
 
-impl Runner {
-    pub(crate) fn new(
-        gpu: Gpu,
-        rec: Recorded,
-        code_bytes: &[u8],
-        weight_floats: &[f32],
-        logits_len: usize,
-        (cell_rows, d): (usize, usize),
-        kernels: GpuKernels,
-    ) -> Result<Self> {
-        if kernels == GpuKernels::Subgroup && !gpu.subgroups {
+/// Refuses what the adapter cannot run: the subgroup kernels without subgroups, a buffer over
+/// its storage binding limit.
+fn check_adapter(
+    gpu: &Gpu,
+    kernels: GpuKernels,
+    rec: &Recorded,
+    code_bytes: &[u8],
+    weight_floats: &[f32],
+) -> Result<()> {
+    if kernels == GpuKernels::Subgroup && !gpu.subgroups {
+        return Err(Error::GpuUnavailable {
+            reason: std::format!(
+                "{} offers no subgroups (NEEDLE_GPU_KERNELS=subgroup)",
+                gpu.adapter
+            ),
+        });
+    }
+    let max = gpu.max_binding();
+    let sizes = [
+        ("container", code_bytes.len() as u64),
+        ("float weights", 4 * weight_floats.len() as u64),
+        ("activations", 4 * rec.act_len as u64),
+        ("sequence state", 4 * rec.state_len as u64),
+    ];
+    for (what, bytes) in sizes {
+        if bytes > max {
             return Err(Error::GpuUnavailable {
                 reason: std::format!(
-                    "{} offers no subgroups (NEEDLE_GPU_KERNELS=subgroup)",
-                    gpu.adapter
+                    "{what} ({bytes} bytes) exceeds the adapter's storage binding limit of {max}"
                 ),
             });
         }
-        let max = gpu.max_binding();
-        let sizes = [
-            ("container", code_bytes.len() as u64),
-            ("float weights", 4 * weight_floats.len() as u64),
-            ("activations", 4 * rec.act_len as u64),
-            ("sequence state", 4 * rec.state_len as u64),
-        ];
-        for (what, bytes) in sizes {
-            if bytes > max {
-                return Err(Error::GpuUnavailable {
-                    reason: std::format!(
-                        "{what} ({bytes} bytes) exceeds the adapter's storage binding limit of {max}"
-                    ),
-                });
-            }
-        }
+    }
+    Ok(())
+}
+
+impl Buffers {
+    /// The weights uploaded, the activations, state and ids buffers sized for `rec`, and a
+    /// readback buffer of `staging_bytes`.
+    fn new(
+        gpu: &Gpu,
+        rec: &Recorded,
+        code_bytes: &[u8],
+        weight_floats: &[f32],
+        staging_bytes: u64,
+    ) -> Self {
         let dev = &gpu.device;
         let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         let init = |label, contents: &[u8], usage| {
@@ -102,45 +114,84 @@ impl Runner {
                 mapped_at_creation: false,
             })
         };
-        let params = init("params", &words(&rec.program.params), wgpu::BufferUsages::UNIFORM);
-        let codes = init("codes", code_bytes, storage);
         let mut wf = floats(weight_floats);
         wf.resize(wf.len().max(16), 0);
-        let wf = init("weights", &wf, storage);
         let copies = wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
-        let act = empty("activations", 4 * rec.act_len as u64, storage | copies);
-        let state = empty("state", 4 * rec.state_len as u64, storage | copies);
-        let ids = empty("ids", 4 * rec.ids_len as u64, storage);
-        let staging_bytes = 4 * (rec.b * (logits_len + cell_rows * d)) as u64;
-        let staging = empty(
-            "readback",
-            staging_bytes,
-            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        );
+        Self {
+            params: init("params", &words(&rec.program.params), wgpu::BufferUsages::UNIFORM),
+            codes: init("codes", code_bytes, storage),
+            weights: init("weights", &wf, storage),
+            act: empty("activations", 4 * rec.act_len as u64, storage | copies),
+            state: empty("state", 4 * rec.state_len as u64, storage | copies),
+            ids: empty("ids", 4 * rec.ids_len as u64, storage),
+            staging: empty(
+                "readback",
+                staging_bytes,
+                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            ),
+        }
+    }
+
+    /// Binding 0: a parameter slot (a dynamic offset per dispatch); 1..=5: the storage buffers.
+    fn bind_group(&self, gpu: &Gpu) -> wgpu::BindGroup {
         fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
             wgpu::BindGroupEntry { binding, resource: buffer.as_entire_binding() }
         }
-        let bind = dev.create_bind_group(&wgpu::BindGroupDescriptor {
+        gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("needle"),
             layout: &gpu.layout,
             entries: &[
                 wgpu::BindGroupEntry {
                     binding: 0,
                     resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                        buffer: &params,
+                        buffer: &self.params,
                         offset: 0,
                         size: wgpu::BufferSize::new(SLOT_BYTES),
                     }),
                 },
-                entry(1, &codes),
-                entry(2, &wf),
-                entry(3, &act),
-                entry(4, &state),
-                entry(5, &ids),
+                entry(1, &self.codes),
+                entry(2, &self.weights),
+                entry(3, &self.act),
+                entry(4, &self.state),
+                entry(5, &self.ids),
             ],
-        });
-        let total_bytes =
-            [&params, &codes, &wf, &act, &state, &ids, &staging].iter().map(|b| b.size()).sum();
+        })
+    }
+}
+
+/// The buffers of one model and sequence, and the bind group over them.
+struct Buffers {
+    params: wgpu::Buffer,
+    codes: wgpu::Buffer,
+    weights: wgpu::Buffer,
+    act: wgpu::Buffer,
+    state: wgpu::Buffer,
+    ids: wgpu::Buffer,
+    staging: wgpu::Buffer,
+}
+
+impl Runner {
+    /// The recorded pass `rec` on `gpu` with its buffers made: the container's codes, the
+    /// float weights, `logits_len` floats a logits row and `cell_rows` probe-head cells of `d`
+    /// floats a token read back, on the `kernels` variant.
+    pub(crate) fn new(
+        gpu: Gpu,
+        rec: Recorded,
+        code_bytes: &[u8],
+        weight_floats: &[f32],
+        logits_len: usize,
+        (cell_rows, d): (usize, usize),
+        kernels: GpuKernels,
+    ) -> Result<Self> {
+        check_adapter(&gpu, kernels, &rec, code_bytes, weight_floats)?;
+        let staging_bytes = 4 * (rec.b * (logits_len + cell_rows * d)) as u64;
+        let buffers = Buffers::new(&gpu, &rec, code_bytes, weight_floats, staging_bytes);
+        let bind = buffers.bind_group(&gpu);
+        let Buffers { params, codes, weights, act, state, ids, staging } = buffers;
+        let total_bytes = [&params, &codes, &weights, &act, &state, &ids, &staging]
+            .iter()
+            .map(|b| b.size())
+            .sum();
         let state_bytes = state.size();
         gpu.wait()?;
         Ok(Self {
@@ -158,6 +209,11 @@ impl Runner {
             state_bytes,
             total_bytes,
         })
+    }
+
+    /// The largest chunk the pass was recorded for.
+    pub(crate) fn chunk(&self) -> usize {
+        self.rec.b
     }
 
     /// Dispatches of one chunk (with or without the head).

@@ -11,12 +11,13 @@
 use std::vec::Vec;
 
 use super::device::{Kernel, WORKGROUP};
+use super::generation::{GpuMlp, Shape};
 use super::program::{Arena, Program, Scope, P};
 use super::weights::{Cq, Weights};
-use crate::blocks::stack::{LayerPlan, Stack};
+use crate::blocks::attention::Heads;
+use crate::blocks::stack::{LayerPlan, Mlp, Stack};
 use crate::blocks::KvPrecision;
 use crate::blocks::EPS;
-use crate::v3::mlp::HadamardMlp;
 use crate::{Error, Result};
 
 /// Floats of the chunk header before the ids: tokens, first position, first head row.
@@ -81,8 +82,8 @@ pub(crate) struct Recorded {
     pub(crate) b: usize,
 }
 
-struct Recorder<'r, 'a> {
-    stack: &'r Stack<'a, HadamardMlp>,
+struct Recorder<'r, 'a, M: Mlp> {
+    stack: &'r Stack<'a, M>,
     w: &'r mut Weights<'a>,
     prog: Program,
     r: Regions,
@@ -91,22 +92,38 @@ struct Recorder<'r, 'a> {
     int8: bool,
 }
 
-/// Records the whole pass of `plan` for chunks of up to `b` tokens over a sequence of
-/// `capacity` tokens.
-pub(crate) fn record<'a>(
-    stack: &Stack<'a, HadamardMlp>,
+/// Records the whole pass of `plan` for a sequence of `shape` (chunks of up to `shape.chunk`
+/// tokens), with the probe heads' cells when `listening`.
+pub(crate) fn record<'a, M: GpuMlp>(
+    stack: &Stack<'a, M>,
     w: &mut Weights<'a>,
     plan: &[LayerPlan],
-    kv: KvPrecision,
-    capacity: usize,
-    b: usize,
+    shape: &Shape,
     listening: bool,
 ) -> Result<Recorded> {
-    let h = &stack.heads;
-    let (d, lanes) = (stack.d_model, stack.lanes);
-    let (nd, width, od) = (lanes * d, h.qkv_width(), h.heads * h.v);
-    let int8 = kv == KvPrecision::Int8;
-    // `attend` holds q's codes for 256 channels and mixes 4 value channels a lane.
+    let int8 = shape.kv == KvPrecision::Int8;
+    check_supported(&stack.heads, stack.lanes, int8)?;
+    let b = shape.chunk;
+    let (r, act_len) = regions(stack, plan.len(), b, listening);
+    let mut st = Arena::default();
+    let rings: Vec<Ring> =
+        plan.iter().map(|p| Ring::take(&mut st, stack, p, int8, b, shape.capacity)).collect();
+    let tails = SiteTails::take(&mut st, stack, plan, shape.capacity);
+    let mut rec = Recorder { stack, w, prog: Program::default(), r, b, listening, int8 };
+    rec.pass(plan, &rings, &tails)?;
+    Ok(Recorded {
+        program: rec.prog,
+        regions: rec.r,
+        act_len,
+        state_len: st.len,
+        ids_len: HEADER + b + b * stack.engram.tables,
+        b,
+    })
+}
+
+/// Refuses the shapes the kernels do not hold: `attend` keeps q's codes for 256 channels and
+/// mixes 4 value channels a lane; int8 KV packs 4 codes a word.
+fn check_supported(h: &Heads, lanes: usize, int8: bool) -> Result<()> {
     if lanes * lanes > 64 || h.qk > 256 || h.v > 256 || !h.qk.is_multiple_of(2) {
         return Err(Error::Unsupported {
             what: "GPU backend: more than 8 mHC lanes, or head widths over 256",
@@ -115,10 +132,23 @@ pub(crate) fn record<'a>(
     if int8 && (!h.qk.is_multiple_of(4) || !h.v.is_multiple_of(4)) {
         return Err(Error::Unsupported { what: "GPU int8 KV needs head widths divisible by 4" });
     }
-    let n = stack.layers.first().map_or(0, |l| l.mlp.d1.len());
-    let rank = stack.layers.iter().map(|l| l.mlp.rank).max().unwrap_or(0);
+    Ok(())
+}
+
+/// The activation regions of a chunk of up to `b` tokens over `blocks` planned blocks, and the
+/// floats they take.
+fn regions<M: GpuMlp>(
+    stack: &Stack<'_, M>,
+    blocks: usize,
+    b: usize,
+    listening: bool,
+) -> (Regions, usize) {
+    let h = &stack.heads;
+    let (d, lanes) = (stack.d_model, stack.lanes);
+    let (nd, width, od) = (lanes * d, h.qkv_width(), h.heads * h.v);
+    let n = stack.layers.first().map_or(0, |l| l.mlp.hadamard().d1.len());
+    let rank = stack.layers.iter().map(|l| l.mlp.hadamard().rank).max().unwrap_or(0);
     let e_width = stack.sites.first().map_or(0, |s| s.key_proj.cols());
-    let max_cp = max_cols_padded(stack);
     let mut a = Arena::default();
     let r = Regions {
         stream: [a.take(b * nd), a.take(b * nd)],
@@ -133,7 +163,7 @@ pub(crate) fn record<'a>(
         qkv: a.take(b * width),
         gate: a.take(b * od),
         o: a.take(b * od),
-        rot: a.take(b * max_cp),
+        rot: a.take(b * max_cols_padded(stack)),
         e: a.take(b * e_width),
         ek: a.take(b * d),
         ev: a.take(b * d),
@@ -146,60 +176,69 @@ pub(crate) fn record<'a>(
         lg: a.take(b * rank.max(1)),
         cos: a.take(b * h.qk / 2),
         sin: a.take(b * h.qk / 2),
-        cells: a.take(if listening { (plan.len() + 1) * b * d } else { 0 }),
+        cells: a.take(if listening { (blocks + 1) * b * d } else { 0 }),
         logits: a.take(b * stack.logits_len()),
         final_mean: a.take(b * d),
     };
-    let mut rec = Recorder { stack, w, prog: Program::default(), r, b, listening, int8 };
-    let mut st = Arena::default();
-    let rings: Vec<Ring> = plan
-        .iter()
-        .map(|p| {
-            let slots = (p.slots + b).min(capacity).max(1);
-            let (kw, vw) = if int8 { (h.qk / 4, h.v / 4) } else { (h.qk, h.v) };
-            let entries = slots * h.kv_heads;
-            let taps = stack.layers[p.layer].attn.conv_taps(h);
-            Ring {
-                slots: slots as u32,
-                keys: st.take(entries * kw),
-                values: st.take(entries * vw),
-                key_scales: st.take(if int8 { entries } else { 0 }),
-                value_scales: st.take(if int8 { entries } else { 0 }),
-                conv_tail: st.take(taps.saturating_sub(1) * width),
-            }
-        })
-        .collect();
-    let g = &stack.engram;
-    let tail_slots = g.conv_taps.saturating_sub(1).saturating_mul(g.conv_dilation).min(capacity);
-    let site_tails: Vec<Option<u32>> = stack
-        .sites
-        .iter()
-        .map(|s| plan.iter().any(|p| p.layer == s.layer).then(|| st.take(tail_slots * d)))
-        .collect();
+    (r, a.len)
+}
 
-    rec.embed()?;
-    for (ai, p) in plan.iter().enumerate() {
-        let cur = rec.r.stream[ai % 2];
-        rec.mix_in(p.layer, ai % lanes, cur)?;
-        rec.engram(p.layer, &site_tails, tail_slots)?;
-        rec.attention(p, &rings[ai])?;
-        rec.mlp_write_back(p.layer, cur, rec.r.stream[(ai + 1) % 2])?;
-        rec.probe_cells(ai, rec.r.stream[(ai + 1) % 2]);
+impl Ring {
+    /// The ring of planned block `p` in the state arena: its window plus a whole chunk of `b`
+    /// (at most `capacity`), int8 codes four to a word with a scale per entry.
+    fn take<M: GpuMlp>(
+        st: &mut Arena,
+        stack: &Stack<'_, M>,
+        p: &LayerPlan,
+        int8: bool,
+        b: usize,
+        capacity: usize,
+    ) -> Self {
+        let h = &stack.heads;
+        let slots = (p.slots + b).min(capacity).max(1);
+        let (kw, vw) = if int8 { (h.qk / 4, h.v / 4) } else { (h.qk, h.v) };
+        let entries = slots * h.kv_heads;
+        let taps = stack.layers[p.layer].attn.conv_taps(h);
+        Ring {
+            slots: slots as u32,
+            keys: st.take(entries * kw),
+            values: st.take(entries * vw),
+            key_scales: st.take(if int8 { entries } else { 0 }),
+            value_scales: st.take(if int8 { entries } else { 0 }),
+            conv_tail: st.take(taps.saturating_sub(1) * h.qkv_width()),
+        }
     }
-    rec.final_norm_head(rec.r.stream[plan.len() % 2])?;
-    let ids_len = HEADER + b + b * g.tables;
-    Ok(Recorded {
-        program: rec.prog,
-        regions: rec.r,
-        act_len: a.len,
-        state_len: st.len,
-        ids_len,
-        b,
-    })
+}
+
+/// The Engram sites' value tails in the state arena: the positions their dilated conv reaches
+/// back (`slots`), per site whose block runs (`None` otherwise).
+struct SiteTails {
+    at: Vec<Option<u32>>,
+    slots: usize,
+}
+
+impl SiteTails {
+    fn take<M: GpuMlp>(
+        st: &mut Arena,
+        stack: &Stack<'_, M>,
+        plan: &[LayerPlan],
+        capacity: usize,
+    ) -> Self {
+        let g = &stack.engram;
+        let slots = g.conv_taps.saturating_sub(1).saturating_mul(g.conv_dilation).min(capacity);
+        let at = stack
+            .sites
+            .iter()
+            .map(|s| {
+                plan.iter().any(|p| p.layer == s.layer).then(|| st.take(slots * stack.d_model))
+            })
+            .collect();
+        Self { at, slots }
+    }
 }
 
 /// The widest rotated input of any matrix the pass applies.
-fn max_cols_padded(stack: &Stack<'_, HadamardMlp>) -> usize {
+fn max_cols_padded<M: Mlp>(stack: &Stack<'_, M>) -> usize {
     let mut m = stack.lm_head.cols_padded();
     for l in &stack.layers {
         let a = &l.attn;
@@ -217,9 +256,24 @@ fn max_cols_padded(stack: &Stack<'_, HadamardMlp>) -> usize {
 /// Where a projection lands: the matrix, its output region and row stride.
 type Job<'m, 'a> = (&'m crate::kernels::CqMatrix<'a>, u32, usize);
 
-impl<'a> Recorder<'_, 'a> {
+impl<'a, M: GpuMlp> Recorder<'_, 'a, M> {
     fn u(v: usize) -> P {
         P::U(v as u32)
+    }
+
+    /// The stages in order, as `blocks/stages.rs` runs them: embed; per planned block mix_in,
+    /// engram, attention, mlp_write_back (and the probe heads' cell); final_norm_head.
+    fn pass(&mut self, plan: &[LayerPlan], rings: &[Ring], tails: &SiteTails) -> Result<()> {
+        self.embed()?;
+        for (ai, p) in plan.iter().enumerate() {
+            let (cur, next) = (self.r.stream[ai % 2], self.r.stream[(ai + 1) % 2]);
+            self.mix_in(p.layer, ai % self.stack.lanes, cur)?;
+            self.engram(p.layer, tails)?;
+            self.attention(p, &rings[ai])?;
+            self.mlp_write_back(p.layer, cur, next)?;
+            self.probe_cells(ai, next);
+        }
+        self.final_norm_head(self.r.stream[plan.len() % 2])
     }
 
     /// `x0 = E[id] · sqrt(d)` into every lane (and the probe heads' cell 0).
@@ -279,11 +333,11 @@ impl<'a> Recorder<'_, 'a> {
     }
 
     /// The Engram sites of block `layer`: `x += Σ_sites α · conv(v)`.
-    fn engram(&mut self, layer: usize, tails: &[Option<u32>], tail_slots: usize) -> Result<()> {
+    fn engram(&mut self, layer: usize, tails: &SiteTails) -> Result<()> {
         let s = self.stack;
-        let (d, g) = (s.d_model, &s.engram);
+        let (d, g, tail_slots) = (s.d_model, &s.engram, tails.slots);
         let mut first = true;
-        for (site, tail) in s.sites.iter().zip(tails).filter(|(site, _)| site.layer == layer) {
+        for (site, tail) in s.sites.iter().zip(&tails.at).filter(|(site, _)| site.layer == layer) {
             let Some(tail) = *tail else { continue };
             let tables = self.w.cq(&site.tables)?;
             let e_width = site.key_proj.cols();
@@ -424,7 +478,7 @@ impl<'a> Recorder<'_, 'a> {
         let s = self.stack;
         let (d, lanes) = (s.d_model, s.lanes);
         let l = &s.layers[layer];
-        let m = &l.mlp;
+        let m = l.mlp.hadamard();
         let (n, rank) = (m.d1.len(), m.rank);
         let u = Self::u;
         let (pn, ph) = (self.w.floats(&l.post_norm), self.w.floats(&l.pre_hada));
@@ -441,14 +495,14 @@ impl<'a> Recorder<'_, 'a> {
             EPS.into(),
         ];
         self.prog.push(Kernel::PostResidual, 1, Scope::Chunk, &p);
-        let cv = self.w.floats(&m.cond_vt);
+        let cv = self.w.floats(m.cond_vt);
         self.prog.push(
             Kernel::CondLogits,
             1,
             Scope::Chunk,
             &[normed.into(), u(d), cv.into(), u(rank), lg.into()],
         );
-        let (cu, d1) = (self.w.floats(&m.cond_u), self.w.floats(&m.d1));
+        let (cu, d1) = (self.w.floats(m.cond_u), self.w.floats(m.d1));
         let p = [
             normed.into(),
             u(d),
@@ -461,11 +515,12 @@ impl<'a> Recorder<'_, 'a> {
             z.into(),
         ];
         self.prog.push(Kernel::MlpIn, n, Scope::Chunk, &p);
-        let shared = &s.mlp_shared;
-        let p1: Vec<f32> = shared.p1.iter().map(|&i| i as f32).collect();
-        let p2: Vec<f32> = shared.p2.iter().map(|&i| i as f32).collect();
+        let [p1, p2] = M::permutations(&s.mlp_shared).map(|p| -> Vec<f32> {
+            // The shaders read indices from the float buffer.
+            p.iter().map(|&i| i as f32).collect()
+        });
         for (si, stage) in m.stages.iter().enumerate() {
-            let (fa, fb) = (self.w.floats(&stage.fa), self.w.floats(&stage.fb));
+            let (fa, fb) = (self.w.floats(stage.fa), self.w.floats(stage.fb));
             self.prog.push(
                 Kernel::KronRight,
                 n,
@@ -479,16 +534,16 @@ impl<'a> Recorder<'_, 'a> {
                 &[fa.into(), tmp.into(), u(m.a), u(m.b), mu.into()],
             );
             let (diag, perm, first) = match si {
-                0 => (&m.d2, &p1, 1),
-                1 => (&m.d3, &p2, 0),
+                0 => (m.d2, &p1, 1),
+                1 => (m.d3, &p2, 0),
                 _ => break,
             };
-            let (dg, pm, b2) = (self.w.floats(diag), self.w.floats(perm), self.w.floats(&m.b2));
+            let (dg, pm, b2) = (self.w.floats(diag), self.w.floats(perm), self.w.floats(m.b2));
             let p =
                 [mu.into(), u(n), dg.into(), pm.into(), z.into(), cond.into(), b2.into(), u(first)];
             self.prog.push(Kernel::MlpMid, n, Scope::Chunk, &p);
         }
-        let d4 = self.w.floats(&m.d4);
+        let d4 = self.w.floats(m.d4);
         let p = [mu.into(), u(n), d4.into(), x.into(), self.r.u.into(), u(d)];
         self.prog.push(Kernel::MlpOut, d, Scope::Chunk, &p);
         let p = [

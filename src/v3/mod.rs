@@ -19,6 +19,8 @@
 //! probe heads with per-row pools and the depth ladder.
 
 mod geometry;
+#[cfg(feature = "gpu")]
+mod gpu;
 mod heads;
 mod ladder;
 pub(crate) mod mlp;
@@ -28,5 +30,7 @@ mod state;
 pub use crate::blocks::{KvPrecision, Numerics};
 pub use crate::container::HeadKind;
 pub use geometry::{Geometry, Layers};
+#[cfg(feature = "gpu")]
+pub use gpu::Needle3Gpu;
 pub use ladder::{ladder_layer_indices, ladder_order};
 pub use state::{Model, Needle3, Options, State};

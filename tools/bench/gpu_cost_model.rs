@@ -40,7 +40,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         (GpuKernels::Tiled, sized),
     ] {
         let options = needle_web::v3::Options { prefill_chunk: chunk, ..base };
-        let r = cost::model(&bytes, &options, kernels, prompt)?;
+        let r = cost::model(&bytes, &model, &options, kernels, prompt)?;
         println!(
             "{kernels:?}: chunk {chunk}, codes buffer {} B, device_bytes {} B ({:.2}x the {} B container), KV {:?}",
             r.codes_bytes,

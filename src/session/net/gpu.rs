@@ -6,9 +6,9 @@ use alloc::vec::Vec;
 
 use super::{Net, NetGeneration, NetMark};
 use crate::container::V3Container;
-use crate::gpu::{GpuMark, Needle3Gpu};
+use crate::gpu::GpuMark;
 use crate::session::{Backend, GpuKernels, LoadOptions, ModelInfo};
-use crate::v3::{Model, Needle3};
+use crate::v3::{Model, Needle3, Needle3Gpu};
 use crate::{Error, Result};
 
 pub(super) fn load<'a>(
@@ -65,7 +65,8 @@ impl Net for Needle3Gpu<'_> {
     }
 
     fn rewind(&mut self, mark: &NetMark) {
-        let mark: &GpuMark = mark.0.downcast_ref().expect("a mark is only taken from this net");
+        let mark: &GpuMark<Needle3> =
+            mark.0.downcast_ref().expect("a mark is only taken from this net");
         Needle3Gpu::rewind(self, mark);
     }
 
