@@ -7,7 +7,8 @@
 // WebGPU) with the reason and answers the demo's requests as fast as 'cpu', with the same calls;
 // with SwiftShader presented as hardware (webgpu-hardware.mjs) 'auto' runs its real background
 // path: the CPU answers while the gpu build is prepared and calibrated, the choice is
-// remembered, a remembered GPU is adopted, a device lost meanwhile leaves the CPU serving. In a
+// remembered, a remembered GPU is adopted (with `gpuKernels: 'tiled'`, on those kernels), a
+// device lost meanwhile leaves the CPU serving. In a
 // Chromium without WebGPU, 'auto' runs on the CPU and a forced 'webgpu' rejects with
 // gpu_unavailable.
 import { test, before, after } from 'node:test';
@@ -312,16 +313,10 @@ test("auto on a hardware adapter: the CPU answers while the gpu build is prepare
   const page = await open([...ARGS, ...WEBGPU]);
   const out = await page.evaluate(async (query) => {
     const { Needle } = await import('/pkg/index.js');
+    const { decided, rememberGpu } = await import('/e2e/webgpu-choice.mjs');
     // SwiftShader presented as hardware (webgpu-hardware.mjs), so 'auto' does not decline it.
     const options = { cache: false, workerUrl: '/e2e/webgpu-hardware-worker.mjs' };
     const ask = { tools: [], maxTokens: 16, temperature: 0 };
-    const decided = async (needle) => {
-      for (;;) {
-        const i = await needle.refreshInfo();
-        if (!['preparing', 'calibrating'].includes(i.backend_choice)) return i;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    };
     const first = await Needle.load('/models/default.cact', options);
     const atLoad = first.info;
     const early = await first.complete(query, ask);
@@ -332,17 +327,7 @@ test("auto on a hardware adapter: the CPU answers while the gpu build is prepare
     const remembered = await decided(again);
     await again.dispose();
     // The stored choice (storage/choices.js) turned to the GPU: the next load adopts it.
-    const db = await new Promise((ok, fail) => {
-      const r = indexedDB.open('needle-web-backend', 1);
-      r.onsuccess = () => ok(r.result);
-      r.onerror = () => fail(r.error);
-    });
-    const store = (mode) => db.transaction('choices', mode).objectStore('choices');
-    const done = (r) => new Promise((ok, fail) => ((r.onsuccess = () => ok(r.result)), (r.onerror = () => fail(r.error))));
-    const keys = await done(store('readonly').getAllKeys());
-    const kept = await done(store('readonly').get(keys[0]));
-    await done(store('readwrite').put({ ...kept, backend: 'webgpu', reason: 'seeded by the test' }, keys[0]));
-    db.close();
+    const keys = await rememberGpu();
     const third = await Needle.load('/models/default.cact', options);
     const adopted = await decided(third);
     const onGpu = await third.complete(query, ask);
@@ -372,6 +357,44 @@ test("auto on a hardware adapter: the CPU answers while the gpu build is prepare
   console.log(
     `# auto's calibration with SwiftShader presented as hardware: WebGPU ${f(c.calibration.webgpu)}, ` +
       `CPU ${f(c.calibration.cpu)} -> ${c.backend_choice}`,
+  );
+});
+
+test("auto with gpuKernels 'tiled': the GPU engine it prepares, calibrates and adopts runs the tiled kernels", async () => {
+  const page = await open([...ARGS, ...WEBGPU]);
+  const out = await page.evaluate(async (query) => {
+    const { Needle } = await import('/pkg/index.js');
+    const { decided, rememberGpu } = await import('/e2e/webgpu-choice.mjs');
+    const options = {
+      cache: false,
+      workerUrl: '/e2e/webgpu-hardware-worker.mjs',
+      gpuKernels: 'tiled',
+    };
+    const ask = { tools: [], maxTokens: 16, temperature: 0 };
+    const first = await Needle.load('/models/default.cact', options);
+    const onCpu = await first.complete(query, ask);
+    const calibrated = await decided(first);
+    await first.dispose();
+    await rememberGpu();
+    const again = await Needle.load('/models/default.cact', options);
+    const adopted = await decided(again);
+    const onGpu = await again.complete(query, ask);
+    await again.dispose();
+    return { calibrated, adopted, onCpu: onCpu.tokens, onGpu: onGpu.tokens };
+  }, QUERY);
+  const c = out.calibrated;
+  assert.ok(['cpu', 'webgpu'].includes(c.backend_choice), c.backend_reason);
+  assert.ok(c.calibration.webgpu.ms > 0, JSON.stringify(c.calibration));
+  assert.equal(c.calibration.cpu.tokens, c.calibration.webgpu.tokens, 'the same workload');
+  assert.equal(c.gpu_kernels, c.backend_choice === 'webgpu' ? 'tiled' : null);
+  assert.equal(out.adopted.backend, 'webgpu');
+  assert.equal(out.adopted.variant, 'gpu');
+  assert.equal(out.adopted.gpu_kernels, 'tiled');
+  assert.deepEqual(out.onGpu, out.onCpu);
+  console.log(
+    `# auto, tiled kernels, SwiftShader presented as hardware: WebGPU ${c.calibration.webgpu.ms.toFixed(0)} ms, ` +
+      `CPU ${c.calibration.cpu.ms.toFixed(0)} ms -> ${c.backend_choice}; adopted from a remembered choice: ` +
+      `${out.adopted.gpu_kernels}, ${out.onGpu.length} tokens as the CPU's`,
   );
 });
 
