@@ -1,12 +1,12 @@
-// How the engine host calls a session method that may wait for the GPU (start, prefill, next,
-// finish, logits, reconfigure, save_snapshot, and the gpu variant's `open`). On the CPU builds
-// that is the method itself, synchronous. On the `gpu` build the method's Rust side waits for
-// WebGPU by suspending its wasm stack (src/gpu/wait.rs), which only a call entered through
-// `WebAssembly.promising` may do, and the glue's own method cannot be that entry: it reads the
-// export's result synchronously, where a promising export returns a promise. So the call is
-// staged (`stage`, a plain method: the glue converts the arguments), run by the raw export
-// `session_run_staged` (only the session pointer in, nothing out) through promising, and its
-// value or NeedleError taken back with `take_result` (src/web/suspend.rs).
+// How the engine host calls a session method that may wait for the GPU: one of the list in
+// src/web/calls.rs, by its JS name (tests/js/session-calls.test.mjs holds the names used here
+// to that list). On the CPU builds that is the method itself, synchronous. On the `gpu` build
+// the method's Rust side waits for WebGPU by suspending its wasm stack (src/gpu/wait.rs), which
+// only a call entered through `WebAssembly.promising` may do, and the glue's own method cannot
+// be that entry: it reads the export's result synchronously, where a promising export returns
+// a promise. So the call is staged (`stage`, a plain method: the glue converts the arguments),
+// run by the raw export `session_run_staged` (only the session pointer in, nothing out) through
+// promising, and its value or NeedleError taken back with `take_result` (src/web/suspend.rs).
 //
 // While a call is suspended the event loop runs: the worker's message loop records an abort (it
 // queues every other request), and the generate loop applies it after the call returns. Nothing

@@ -5,6 +5,9 @@
 //! panics on caller input.
 use wasm_bindgen::prelude::*;
 
+#[cfg(feature = "gpu")]
+mod call_args;
+mod calls;
 mod js;
 mod session;
 mod snapshot;

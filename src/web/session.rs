@@ -8,8 +8,8 @@ use core::ptr::NonNull;
 use wasm_bindgen::prelude::*;
 
 use super::js::{error, Obj};
-use crate::json::{self, Value};
-use crate::session::{self, Engine, HeadKind, KvPrecision, LoadOptions, Numerics, Request};
+use crate::json;
+use crate::session::{self, Engine, HeadKind, KvPrecision, LoadOptions, Numerics};
 use crate::tokenizer::Span;
 use crate::{Error, Result};
 
@@ -57,13 +57,6 @@ impl Session {
                 Err(error(e))
             }
         }
-    }
-
-    /// Rebuilds the engine over the same bytes with other load options (`new`'s `options`); the
-    /// state starts empty.
-    pub fn reconfigure(&mut self, options: Option<String>) -> Result<(), JsValue> {
-        let opts = load_options(options.as_deref()).map_err(error)?;
-        self.rebuild(&opts).map_err(error)
     }
 
     /// Model facts: generation, geometry, depth, capacity, KV precision, numerics, heads.
@@ -124,60 +117,9 @@ impl Session {
         self.engine.tokenizer().decode(ids)
     }
 
-    /// Renders and tokenizes a request; returns the prompt length in tokens. `prefill` then runs
-    /// the prompt, reusing what the state already holds of it (a fresh session's result, bit
-    /// for bit).
-    ///
-    /// `request`: the options object as JSON text, `{"query": …, "tools": "<tool JSON text>",
-    /// "maxTokens": 48, …}`, the names and defaults of `session::OPTIONS` (index.d.ts
-    /// `CompleteOptions`); an unknown name or a mistyped value is `invalid_argument`. `finish`
-    /// then returns the envelope with `validation` and `usage.cached_tokens`.
-    pub fn start(&mut self, request: &str) -> Result<u32, JsValue> {
-        self.fits(request).map_err(error)?;
-        let object = json::parse(request).map_err(error)?;
-        let turns = session::turns(&object).map_err(error)?;
-        let req = Request::from_options(&object, &turns).map_err(error)?;
-        self.engine.begin(&req).map(|n| n as u32).map_err(error)
-    }
-
-    /// Runs at most `chunk` more prompt tokens of the started request; true once the whole
-    /// prompt has run. Between two calls the host can see an abort.
-    pub fn prefill(&mut self, chunk: f64) -> Result<bool, JsValue> {
-        self.engine.prefill(count("chunk", chunk).map_err(error)?).map_err(error)
-    }
-
-    /// The next token as `{id, text}`, or `undefined` once generation has stopped.
-    #[wasm_bindgen(js_name = next)]
-    pub fn next_token(&mut self) -> Result<JsValue, JsValue> {
-        Ok(match self.engine.next_token().map_err(error)? {
-            Some(t) => Obj::new().set("id", t.id).set("text", t.text).build(),
-            None => JsValue::UNDEFINED,
-        })
-    }
-
     /// Stops the current generation; `finish` then reports `stop_reason: "aborted"`.
     pub fn abort(&mut self) {
         self.engine.abort();
-    }
-
-    /// Ends the generation. Returns the same JSON envelope as `needle run --json` (upstream's
-    /// response keys, `confidence`, `stop_reason`, `usage`) with the generated `tokens` — as
-    /// text, so both hosts print numbers identically.
-    pub fn finish(&mut self) -> Result<String, JsValue> {
-        let c = self.engine.finish().map_err(error)?;
-        let Value::Object(mut members) = c.to_value() else {
-            return Err(error(Error::Unsupported {
-                what: "a completion that is not a JSON object",
-            }));
-        };
-        let tokens = c.tokens.iter().map(|&t| Value::Int(t.to_string())).collect();
-        members.push(("tokens".into(), Value::Array(tokens)));
-        Ok(Value::Object(members).to_json())
-    }
-
-    /// Logits after each token of `ids` from a fresh state, `ids.len() x logits_len` row-major.
-    pub fn logits(&mut self, ids: &[u32]) -> Result<Vec<f32>, JsValue> {
-        self.engine.logits_for(ids).map_err(error)
     }
 
     /// Bytes the KV cache holds now (it grows with the sequence up to the session's capacity).
@@ -196,7 +138,7 @@ impl Session {
     /// when its prompt cannot fit either: the caller sent a long query, not bad JSON. Past a
     /// few option names and numbers a request is prompt text (query, system, tools, turns),
     /// each byte of it at most 6 bytes of JSON (`\u00XX`).
-    fn fits(&self, request: &str) -> Result<()> {
+    pub(super) fn fits(&self, request: &str) -> Result<()> {
         let (capacity, needed) =
             (self.engine.info().capacity, self.engine.tokenizer().min_tokens(request.len() / 6));
         if request.len() > json::MAX_INPUT && needed > capacity {
@@ -215,6 +157,16 @@ impl Session {
     pub(super) fn rebuild(&mut self, opts: &LoadOptions) -> Result<()> {
         *self.engine = Engine::load(owned(self.bytes), opts)?;
         Ok(())
+    }
+
+    /// [`Session::rebuild`] where the engine runs now: on the GPU once the gpu build's `open`
+    /// put it there (web/suspend.rs).
+    pub(super) fn reload(&mut self, opts: LoadOptions) -> Result<()> {
+        #[cfg(feature = "gpu")]
+        if self.gpu.on_gpu.is_some() {
+            return self.open_on_gpu(opts);
+        }
+        self.rebuild(&opts)
     }
 }
 

@@ -12,18 +12,6 @@ use crate::Error;
 
 #[wasm_bindgen]
 impl Session {
-    /// Prefills `tools_json` and `system` (and the date fact of `date`, as `start` takes it)
-    /// from a fresh state and returns its snapshot; the session keeps that prefix for the next
-    /// request. Only the system prompt and tools are in it.
-    pub fn save_snapshot(
-        &mut self,
-        tools_json: &str,
-        system: Option<String>,
-        date: Option<String>,
-    ) -> Result<Vec<u8>, JsValue> {
-        self.engine.save_snapshot(&prefix_request(tools_json, &system, &date)).map_err(error)
-    }
-
     /// `save_snapshot` in steps, so a worker can look for an abort between them: resets the
     /// session and returns the prefix ids; `snapshot_step(ids, chunk)` runs at most `chunk`
     /// more of them (true once all have), `seal_snapshot(ids)` returns the snapshot. The
@@ -90,7 +78,7 @@ impl Session {
 }
 
 /// The request whose system + tools prefix a snapshot holds (no query).
-fn prefix_request<'r>(
+pub(super) fn prefix_request<'r>(
     tools_json: &'r str,
     system: &'r Option<String>,
     date: &'r Option<String>,

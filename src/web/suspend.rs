@@ -9,6 +9,7 @@
 //! convert) through `WebAssembly.promising`, then `take_result()` (an ordinary method: the glue
 //! converts the value or throws the `NeedleError`). While `run_staged` is suspended the glue's
 //! borrow flag stays held, so any other call on the session throws instead of re-entering it.
+use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -21,27 +22,31 @@ use crate::gpu::probe::Probe;
 use crate::session::{Backend, LoadOptions};
 use crate::{Error, Result};
 
-/// A session call waiting for `run_staged`: the name and arguments of a `Session` method.
-enum Call {
-    /// At load: the probe (adapter, device, a kernel's round trip, then dropped), then the
-    /// engine on the GPU with these load options.
-    Open(Option<String>),
-    Start(String),
-    Prefill(f64),
-    Next,
-    Finish,
-    Logits(Vec<u32>),
-    Reconfigure(Option<String>),
-    SaveSnapshot(String, Option<String>, Option<String>),
+/// A staged call: its JS name and the listed method (web/calls.rs) with its arguments.
+pub(super) struct Staged {
+    name: &'static str,
+    run: Box<Run>,
+}
+
+/// A listed method called with its arguments, its value as `take_result` returns it.
+type Run = dyn FnOnce(&mut Session) -> Result<JsValue, JsValue>;
+
+impl Staged {
+    pub(super) fn new(
+        name: &'static str,
+        run: impl FnOnce(&mut Session) -> Result<JsValue, JsValue> + 'static,
+    ) -> Self {
+        Staged { name, run: Box::new(run) }
+    }
 }
 
 /// The staged call, its outcome, and the GPU engine's options.
 #[derive(Default)]
 pub(super) struct Calls {
-    staged: Option<Call>,
+    staged: Option<Staged>,
     outcome: Option<Result<JsValue, JsValue>>,
     /// The load options of the engine on the GPU, once `open` built it.
-    on_gpu: Option<LoadOptions>,
+    pub(super) on_gpu: Option<LoadOptions>,
     /// The adapter the probe ran on.
     adapter: Option<String>,
     /// A call was refused with `gpu_lost`: the next one opens the engine on a new device.
@@ -52,28 +57,10 @@ pub(super) struct Calls {
 
 #[wasm_bindgen]
 impl Session {
-    /// Stages the call `name` with `args` (the method's own arguments, in order).
+    /// Stages the call `name` (a method of web/calls.rs's list, by its JS name) with `args`
+    /// (the method's own arguments, in order).
     pub fn stage(&mut self, name: &str, args: Vec<JsValue>) -> Result<(), JsValue> {
-        let text = |i: usize| args.get(i).and_then(JsValue::as_string);
-        let number = |i: usize| args.get(i).and_then(JsValue::as_f64);
-        let wrong = || error(Error::InvalidArgument { name: "args", reason: "wrong arguments" });
-        let call = match name {
-            "open" => Call::Open(text(0)),
-            "start" => Call::Start(text(0).ok_or_else(wrong)?),
-            "prefill" => Call::Prefill(number(0).ok_or_else(wrong)?),
-            "next" => Call::Next,
-            "finish" => Call::Finish,
-            "logits" => {
-                let ids = args.first().ok_or_else(wrong)?;
-                Call::Logits(js_sys::Uint32Array::new(ids).to_vec())
-            }
-            "reconfigure" => Call::Reconfigure(text(0)),
-            "save_snapshot" => Call::SaveSnapshot(text(0).ok_or_else(wrong)?, text(1), text(2)),
-            _ => {
-                return Err(error(Error::InvalidArgument { name: "name", reason: "no such call" }))
-            }
-        };
-        self.gpu.staged = Some(call);
+        self.gpu.staged = Some(super::calls::stage(name, &args)?);
         self.gpu.outcome = None;
         Ok(())
     }
@@ -111,11 +98,12 @@ impl Session {
 }
 
 impl Session {
-    fn run_call(&mut self, call: Call) -> Result<JsValue, JsValue> {
-        if !matches!(call, Call::Open(..)) {
+    fn run_call(&mut self, call: Staged) -> Result<JsValue, JsValue> {
+        // `open` is what makes the device ready.
+        if call.name != "open" {
             self.device_ready().map_err(error)?;
         }
-        let value = self.dispatch(call);
+        let value = (call.run)(self);
         if let Err(e) = &value {
             let code = js_sys::Reflect::get(e, &JsValue::from_str("code")).ok();
             self.gpu.lost |= code.and_then(|c| c.as_string()).as_deref() == Some("gpu_lost");
@@ -123,36 +111,18 @@ impl Session {
         value
     }
 
-    fn dispatch(&mut self, call: Call) -> Result<JsValue, JsValue> {
-        Ok(match call {
-            Call::Open(options) => {
-                // A driver that cannot compute is refused before the weights go up.
-                let probe = Probe::open(self.binding_bytes().map_err(error)?).map_err(error)?;
-                self.open_on_gpu(gpu_options(options.as_deref())?).map_err(error)?;
-                self.gpu.adapter = Some(probe.adapter);
-                JsValue::UNDEFINED
-            }
-            Call::Start(request) => self.start(&request)?.into(),
-            Call::Prefill(chunk) => self.prefill(chunk)?.into(),
-            Call::Next => self.next_token()?,
-            Call::Finish => self.finish()?.into(),
-            Call::Logits(ids) => js_sys::Float32Array::from(&self.logits(&ids)?[..]).into(),
-            Call::Reconfigure(options) if self.gpu.on_gpu.is_some() => {
-                self.open_on_gpu(gpu_options(options.as_deref())?).map_err(error)?;
-                JsValue::UNDEFINED
-            }
-            Call::Reconfigure(options) => {
-                self.reconfigure(options)?;
-                JsValue::UNDEFINED
-            }
-            Call::SaveSnapshot(tools, system, date) => {
-                js_sys::Uint8Array::from(&self.save_snapshot(&tools, system, date)?[..]).into()
-            }
-        })
+    /// `open`'s work (`options`: `Session::new`'s JSON text).
+    pub(super) fn open_gpu(&mut self, options: Option<&str>) -> Result<()> {
+        // A driver that cannot compute is refused before the weights go up.
+        let probe = Probe::open(self.binding_bytes()?)?;
+        self.open_on_gpu(super::session::load_options(options)?)?;
+        self.gpu.adapter = Some(probe.adapter);
+        Ok(())
     }
 
     /// Builds the engine on the GPU (a device of its own) with `opts`; the sequence is empty.
-    fn open_on_gpu(&mut self, opts: LoadOptions) -> Result<()> {
+    pub(super) fn open_on_gpu(&mut self, opts: LoadOptions) -> Result<()> {
+        let opts = LoadOptions { backend: Backend::Gpu, ..opts };
         self.rebuild(&opts)?;
         self.gpu.on_gpu = Some(opts);
         self.gpu.lost = false;
@@ -185,10 +155,4 @@ impl Session {
         };
         Ok(c.tensors().iter().map(held).max().unwrap_or(0))
     }
-}
-
-/// The load options of an engine on the GPU (`options`: `Session::new`'s JSON text).
-fn gpu_options(options: Option<&str>) -> Result<LoadOptions, JsValue> {
-    let opts = super::session::load_options(options).map_err(error)?;
-    Ok(LoadOptions { backend: Backend::Gpu, ..opts })
 }
