@@ -26,6 +26,7 @@ use crate::json::{self, Value};
 use crate::response::FunctionCall;
 
 mod date;
+mod lower;
 mod numbers;
 mod years;
 
@@ -287,7 +288,7 @@ fn without_date_facts(text: &str) -> String {
 fn negates(text: &str) -> bool {
     const CUES: [&str; 7] =
         ["do not", "don't", "don\u{2019}t", "dont", "never", "no need to", "not to"];
-    let lower = text.to_lowercase();
+    let lower = lower::lower(text);
     let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
     CUES.iter().any(|cue| {
         lower.match_indices(cue).any(|(i, _)| {

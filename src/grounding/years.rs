@@ -51,7 +51,7 @@ struct Text {
 
 impl Text {
     fn new(text: &str) -> Self {
-        Text { c: text.to_lowercase().chars().collect() }
+        Text { c: super::lower::lower(text).chars().collect() }
     }
 
     fn at(&self, i: usize) -> Option<char> {
