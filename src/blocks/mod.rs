@@ -1,5 +1,6 @@
 //! The pieces both Needle generations compute the same way. [`model`] is the Needle model,
-//! once, generic over its generation ([`state::Generation`]); the forward pass is [`stages`]
+//! once, generic over its generation ([`state::Generation`]), its shape [`geometry`], built
+//! from either container by [`build`]; the forward pass is [`stages`]
 //! (named stages read top to bottom); [`stack`] holds its weights, sequence state and entry
 //! point; then the blocks the stages call (mHC lanes with Sinkhorn routing, gated attention
 //! over a KV ring, Engram n-gram memory), the CQ projections of a chunk, the streamed softmax
@@ -11,6 +12,7 @@
 
 pub(crate) mod a8;
 pub(crate) mod attention;
+pub(crate) mod build;
 pub(crate) mod engram;
 pub(crate) mod geometry;
 pub(crate) mod kv;

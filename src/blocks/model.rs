@@ -4,6 +4,7 @@
 //! container and adds what is its own (`v2/model.rs`, `v3/model.rs`: defaults, head readout).
 use alloc::vec::Vec;
 
+use super::geometry::Geometry;
 use super::pool::{Probe, Tracked};
 use super::stack::{Logits, Stack};
 use super::state::{Generation, State};
@@ -11,13 +12,13 @@ use crate::{Error, Result};
 
 /// A Needle model of generation `G` (`v3::Model`, `v2::Model`) over the bytes of its container.
 pub struct Model<'a, G: Generation> {
-    pub(crate) geometry: G::Geometry,
+    pub(crate) geometry: Geometry<G::Attention>,
     pub(crate) stack: Stack<'a, G::Mlp>,
     pub(crate) heads: Vec<G::Head<'a>>,
 }
 
 impl<'a, G: Generation> Model<'a, G> {
-    pub fn geometry(&self) -> &G::Geometry {
+    pub fn geometry(&self) -> &Geometry<G::Attention> {
         &self.geometry
     }
 

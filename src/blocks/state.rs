@@ -4,6 +4,7 @@
 //! only what is its own (how a state is made; Needle 2's switchable window).
 use alloc::vec::Vec;
 
+use super::geometry::Geometry;
 use super::persist::{mismatch, Reader, Writer};
 use super::pool::Probe;
 use super::stack::{self, Mlp, Sequence};
@@ -11,8 +12,11 @@ use crate::{Error, Result};
 
 /// The types one generation plugs into its [`State`] and its [`Model`](super::model::Model).
 pub trait Generation {
-    /// The model's shape; a state runs only the model it was made for.
-    type Geometry: Clone + PartialEq;
+    /// How its layers attend, the part of the model's [`Geometry`] that is its own (a state
+    /// runs only the model it was made for).
+    type Attention: Clone + PartialEq;
+    /// Whether deploy numerics also round the mHC coefficient input to int8.
+    const A8_MIXING: bool;
     /// How a state runs its model.
     type Options: Copy;
     /// The MLP of its blocks.
@@ -40,7 +44,7 @@ pub(crate) struct Mark<G: Generation> {
 
 /// The sequence state of one model of generation `G` (`v3::State`, `v2::State`).
 pub struct State<G: Generation> {
-    pub(crate) geometry: G::Geometry,
+    pub(crate) geometry: Geometry<G::Attention>,
     pub(crate) options: G::Options,
     pub(crate) seq: Sequence<<G::Mlp as Mlp>::Scratch>,
     /// Per probe head of the model, when tracking.
@@ -124,7 +128,7 @@ impl<G: Generation> State<G> {
     }
 
     /// Refuses a state made for a model of another shape.
-    pub(crate) fn check_model(&self, geometry: &G::Geometry) -> Result<()> {
+    pub(crate) fn check_model(&self, geometry: &Geometry<G::Attention>) -> Result<()> {
         if self.geometry != *geometry {
             return Err(Error::InvalidArgument { name: "state", reason: "made for another model" });
         }

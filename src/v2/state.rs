@@ -6,7 +6,7 @@
 //! names both ([`Model`], [`State`]).
 use alloc::vec::Vec;
 
-use super::geometry::Geometry;
+use super::geometry::Window;
 use super::heads::{Pool, ProbeHead};
 use super::mlp::WalshMlp;
 use super::{KvPrecision, Numerics};
@@ -36,7 +36,8 @@ pub struct Options {
 pub enum Needle2 {}
 
 impl Generation for Needle2 {
-    type Geometry = Geometry;
+    type Attention = Window;
+    const A8_MIXING: bool = false;
     type Options = Options;
     type Mlp = WalshMlp;
     type Head<'a> = ProbeHead<'a>;

@@ -8,12 +8,8 @@ use super::ladder::ladder_layer_indices;
 use super::mlp::{HadamardMlp, Permutations};
 use super::state::{Model, Options, State};
 use super::{KvPrecision, Numerics};
-use crate::blocks::attention::{Attention, AttnTensors, Heads};
-use crate::blocks::engram::Site;
-use crate::blocks::mhc;
-use crate::blocks::sigmoid;
-use crate::blocks::stack::{Layer, Stack};
-use crate::blocks::tensors::{cq, floats, gain};
+use crate::blocks::build::{block_views, views, Own};
+use crate::blocks::tensors::floats;
 use crate::container::{HeadKind, TensorView, V3Container};
 use crate::{Error, Result};
 
@@ -42,81 +38,27 @@ impl<'a> Model<'a> {
     /// Builds the model over a parsed container (which it borrows from, zero-copy).
     pub fn new(c: &V3Container<'a>) -> Result<Self> {
         let g = Geometry::from_header(&c.header)?;
-        let cbs = &c.codebooks;
-        let d = g.d_model;
-        if c.layers.len() != g.num_layers || c.engram.len() != g.engram_sites.len() {
-            return Err(Error::BadHeader {
-                field: "num_layers",
-                value: c.layers.len() as u64,
-                reason: "tensors disagree with the header",
-            });
-        }
-        let embedding = cq(&c.embedding, cbs, g.vocab, d)?;
-        let mut mhc = mhc::load(&c.mhc, cbs, g.num_layers, g.mhc_lanes, d)?.into_iter();
-        let heads = Heads::new(g.num_heads, g.num_kv_heads, g.qk_head_dim, g.v_head_dim);
-        let mut layers = Vec::with_capacity(g.num_layers);
-        for (i, l) in c.layers.iter().enumerate() {
-            let conv = match (&l.q_taps, &l.k_taps, &l.v_taps) {
-                (Some(q), Some(k), Some(v)) => Some((g.attention.qkv_conv_taps, [q, k, v])),
-                _ => None,
-            };
-            let attn = AttnTensors {
-                q_proj: &l.q_proj,
-                k_proj: &l.k_proj,
-                v_proj: &l.v_proj,
-                gate_proj: &l.gate_proj,
-                out_proj: &l.out_proj,
-                q_norm: &l.q_norm,
-                k_norm: &l.k_norm,
-                conv,
-            };
-            layers.push(Layer {
-                norm_in: gain(&l.norm_in, d)?,
-                post_norm: gain(&l.post_norm, d)?,
-                pre_hada: gain(&l.pre_hada, d)?,
-                attn: Attention::new(&attn, &heads, d, cbs)?,
-                attn_gate: sigmoid(floats(&l.attn_gate, 1)?[0]),
-                mlp: HadamardMlp::new(l, d, g.hada_n)?,
-                mhc: mhc.next().ok_or(Error::BadHeader {
-                    field: "num_layers",
-                    value: i as u64,
-                    reason: "missing mHC rows",
-                })?,
-            });
-        }
-        let engram = g.engram.clone();
-        let sites = c
-            .engram
+        let (cbs, d) = (&c.codebooks, g.d_model);
+        let blocks = c
+            .layers
             .iter()
-            .zip(&g.engram_sites)
-            .map(|(s, &layer)| Site::new(s, layer, &engram, cbs))
+            .map(|l| {
+                let conv = match (&l.q_taps, &l.k_taps, &l.v_taps) {
+                    (Some(q), Some(k), Some(v)) => Some((g.attention.qkv_conv_taps, [q, k, v])),
+                    _ => None,
+                };
+                Ok((block_views!(l, conv), HadamardMlp::new(l, d, g.hada_n)?))
+            })
             .collect::<Result<_>>()?;
-        let probe_heads = c
-            .heads
-            .iter()
-            .map(|h| ProbeHead::new(h, cbs, g.num_layers + 1, d))
-            .collect::<Result<_>>()?;
-        let stack = Stack {
-            d_model: d,
-            lanes: g.mhc_lanes,
-            vocab: g.vocab,
-            rope_theta: g.rope_theta,
-            lm_head: embedding.row_block(0, g.logits_vocab)?,
-            embedding,
-            embed_scale: libm::sqrt(d as f64) as f32,
-            layers,
-            sites,
-            engram,
-            final_norm: gain(&c.final_norm, d)?,
-            mlp_shared: Permutations {
-                p1: permutation(&c.hada_p1, g.hada_n)?,
-                p2: permutation(&c.hada_p2, g.hada_n)?,
-            },
-            heads,
-            pad_id: c.tokenizer_summary.pad,
-            a8_mixing: true,
+        let sites = c.engram.iter().zip(g.engram_sites.iter().copied()).collect();
+        let rows = g.num_layers + 1;
+        let heads =
+            c.heads.iter().map(|h| ProbeHead::new(h, cbs, rows, d)).collect::<Result<_>>()?;
+        let mlp_shared = Permutations {
+            p1: permutation(&c.hada_p1, g.hada_n)?,
+            p2: permutation(&c.hada_p2, g.hada_n)?,
         };
-        Ok(Self { geometry: g, stack, heads: probe_heads })
+        Model::build(g, views!(c), Own { blocks, sites, heads, mlp_shared })
     }
 
     /// Full depth, the whole context, exact numerics, and the KV width the container asks for.

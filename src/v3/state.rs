@@ -6,7 +6,7 @@
 //! names both ([`Model`], [`State`]).
 use alloc::vec::Vec;
 
-use super::geometry::Geometry;
+use super::geometry::Layers;
 use super::heads::{Pool, ProbeHead};
 use super::mlp::HadamardMlp;
 use super::{KvPrecision, Numerics};
@@ -34,7 +34,8 @@ pub struct Options {
 pub enum Needle3 {}
 
 impl Generation for Needle3 {
-    type Geometry = Geometry;
+    type Attention = Layers;
+    const A8_MIXING: bool = true;
     type Options = Options;
     type Mlp = HadamardMlp;
     type Head<'a> = ProbeHead<'a>;
