@@ -26,6 +26,8 @@ mod runner;
 mod stages;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod twins;
 mod variant;
 pub mod wait;
 mod weights;

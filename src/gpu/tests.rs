@@ -35,14 +35,14 @@ fn blob(rows: usize, cp: usize, group: usize, width: CqWidth, seed: u32) -> (Vec
     (packed, n)
 }
 
-fn levels(width: CqWidth) -> Vec<f32> {
+pub(super) fn levels(width: CqWidth) -> Vec<f32> {
     (0..width.header_levels()).map(|i| (i as f32 - 7.5) / 16.0).collect()
 }
 
 /// Runs `program` on the `kernels` variant over `b` tokens with `x` at activation offset 0;
 /// reads `out_len` floats back from `out` a token.
 #[allow(clippy::too_many_arguments)]
-fn run(
+pub(super) fn run(
     kernels: GpuKernels,
     w: &Weights<'_>,
     program: Program,
@@ -88,7 +88,7 @@ fn run_with_state(
     got
 }
 
-fn close(got: &[f32], want: &[f32], what: &str) {
+pub(super) fn close(got: &[f32], want: &[f32], what: &str) {
     let scale = want.iter().fold(0.0f32, |m, v| m.max(v.abs())).max(1e-30);
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
         assert!((g - w).abs() <= 1e-5 * scale, "{what} [{i}]: gpu {g} cpu {w}");
