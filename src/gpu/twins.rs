@@ -48,7 +48,8 @@ fn mhc_lanes_and_the_lane_mean_equal_the_cpu_mhc() {
     let mut input = pseudo_random(u as usize, 21);
     input.resize(len, 0.0);
     let (a_pre, a_post, a_res) = (0.7f32, 1.3f32, 2.5f32);
-    let (b_pre, b_post, b_res) = (pseudo_random(n, 22), pseudo_random(n, 23), pseudo_random(nn, 24));
+    let (b_pre, b_post, b_res) =
+        (pseudo_random(n, 22), pseudo_random(n, 23), pseudo_random(nn, 24));
     let mut w = Weights::new(&[]);
     let (bp, bq, br) = (w.floats(&b_pre), w.floats(&b_post), w.floats(&b_res));
     let k = |v: usize| P::U(v as u32);

@@ -1,6 +1,6 @@
 //! The session's calls that may wait for the GPU, listed once. `suspending!` writes each entry
 //! as a plain method of the JS class (what the CPU builds call) and, in the `gpu` build, as a
-//! call `stage` finds by its JS name, to run through `WebAssembly.promising` (web/suspend.rs,
+//! `Staged` call found by its JS name, to run through `WebAssembly.promising` (web/suspend.rs,
 //! pkg/engine/call.js). A new such method is one entry here; the JS side names it in
 //! `call(session, name, ...args)` (tests/js/session-calls.test.mjs holds the names to this list).
 use alloc::string::String;
@@ -13,15 +13,13 @@ use super::call_args::{Arg, Outcome};
 use super::js::{error, Obj};
 use super::session::{count, load_options, Session};
 use super::snapshot::prefix_request;
-#[cfg(feature = "gpu")]
-use super::suspend::Staged;
 use crate::json::{self, Value};
 use crate::session::{self, Request};
 use crate::Error;
 
 /// Writes the methods (`fn name` or `fn name as jsName`, `&mut self`, owned arguments, a
-/// `Result<_, JsValue>`) and, in the `gpu` build, `stage`, which converts JS arguments into
-/// the method's and returns the call to run.
+/// `Result<_, JsValue>`) and, in the `gpu` build, `Staged`: a call found by its JS name, with
+/// the JS arguments converted into the method's, to run later.
 macro_rules! suspending {
     ($(
         $(#[cfg($cfg:meta)])?
@@ -39,21 +37,44 @@ macro_rules! suspending {
             )*
         }
 
-        /// The call `name` (as JS names it) with `args` converted to its arguments, in order.
+        /// A listed call with its arguments, waiting for `run_staged` (web/suspend.rs): one
+        /// variant per method, named as it is.
         #[cfg(feature = "gpu")]
-        pub(super) fn stage(name: &str, args: &[JsValue]) -> Result<Staged, JsValue> {
-            let mut args = args.iter();
-            match name {
-                $(
-                    $(#[cfg($cfg)])?
-                    js_name!($name $($js)?) => {
-                        $(let $arg = <$ty as Arg>::from_js(args.next())?;)*
-                        Ok(Staged::new(js_name!($name $($js)?), move |s: &mut Session| {
-                            s.$name($($arg),*).map(Outcome::into_js)
-                        }))
+        #[allow(non_camel_case_types)]
+        pub(super) enum Staged {
+            $(
+                $(#[cfg($cfg)])?
+                $name($($ty),*),
+            )*
+        }
+
+        #[cfg(feature = "gpu")]
+        impl Staged {
+            /// The call `name` (as JS names it) with `args` converted to its arguments, in order.
+            pub(super) fn new(name: &str, args: &[JsValue]) -> Result<Staged, JsValue> {
+                let mut args = args.iter();
+                Ok(match name {
+                    $(
+                        $(#[cfg($cfg)])?
+                        js_name!($name $($js)?) => {
+                            Staged::$name($(<$ty as Arg>::from_js(args.next())?),*)
+                        }
+                    )*
+                    _ => {
+                        let e = Error::InvalidArgument { name: "name", reason: "no such call" };
+                        return Err(error(e));
                     }
-                )*
-                _ => Err(error(Error::InvalidArgument { name: "name", reason: "no such call" })),
+                })
+            }
+
+            /// Calls the method on `s`; its value as the glue would return it.
+            pub(super) fn run(self, s: &mut Session) -> Result<JsValue, JsValue> {
+                match self {
+                    $(
+                        $(#[cfg($cfg)])?
+                        Staged::$name($($arg),*) => s.$name($($arg),*).map(Outcome::into_js),
+                    )*
+                }
             }
         }
     };

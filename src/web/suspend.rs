@@ -9,36 +9,18 @@
 //! convert) through `WebAssembly.promising`, then `take_result()` (an ordinary method: the glue
 //! converts the value or throws the `NeedleError`). While `run_staged` is suspended the glue's
 //! borrow flag stays held, so any other call on the session throws instead of re-entering it.
-use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 
 use wasm_bindgen::prelude::*;
 
+use super::calls::Staged;
 use super::js::{error, Obj};
 use super::session::Session;
 use crate::container::{self, DType};
 use crate::gpu::probe::Probe;
 use crate::session::{Backend, LoadOptions};
 use crate::{Error, Result};
-
-/// A staged call: its JS name and the listed method (web/calls.rs) with its arguments.
-pub(super) struct Staged {
-    name: &'static str,
-    run: Box<Run>,
-}
-
-/// A listed method called with its arguments, its value as `take_result` returns it.
-type Run = dyn FnOnce(&mut Session) -> Result<JsValue, JsValue>;
-
-impl Staged {
-    pub(super) fn new(
-        name: &'static str,
-        run: impl FnOnce(&mut Session) -> Result<JsValue, JsValue> + 'static,
-    ) -> Self {
-        Staged { name, run: Box::new(run) }
-    }
-}
 
 /// The staged call, its outcome, and the GPU engine's options.
 #[derive(Default)]
@@ -60,7 +42,7 @@ impl Session {
     /// Stages the call `name` (a method of web/calls.rs's list, by its JS name) with `args`
     /// (the method's own arguments, in order).
     pub fn stage(&mut self, name: &str, args: Vec<JsValue>) -> Result<(), JsValue> {
-        self.gpu.staged = Some(super::calls::stage(name, &args)?);
+        self.gpu.staged = Some(Staged::new(name, &args)?);
         self.gpu.outcome = None;
         Ok(())
     }
@@ -100,10 +82,10 @@ impl Session {
 impl Session {
     fn run_call(&mut self, call: Staged) -> Result<JsValue, JsValue> {
         // `open` is what makes the device ready.
-        if call.name != "open" {
+        if !matches!(call, Staged::open(..)) {
             self.device_ready().map_err(error)?;
         }
-        let value = (call.run)(self);
+        let value = call.run(self);
         if let Err(e) = &value {
             let code = js_sys::Reflect::get(e, &JsValue::from_str("code")).ok();
             self.gpu.lost |= code.and_then(|c| c.as_string()).as_deref() == Some("gpu_lost");
