@@ -7,7 +7,8 @@ use crate::model;
 use crate::{Args, Failure};
 
 pub const USAGE: &str =
-    "logits [--model F] --tokens 2,17,... [--kv f32|int8] [--numerics exact|deploy] [--layers N] [--out file.f32]";
+    "logits [--model F] --tokens 2,17,... [--kv f32|int8] [--numerics exact|deploy] [--layers N] \
+[--backend cpu|gpu] [--gpu-kernels plain|tiled|subgroup] [--out file.f32]";
 
 pub fn run(mut args: Args) -> Result<(), Failure> {
     let model = model::read(&mut args)?;
