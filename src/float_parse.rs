@@ -76,17 +76,38 @@ pub(crate) fn nearest(digits: &[u8], exp: i32) -> f64 {
     x
 }
 
-/// The first 19 digits times a power of ten from libm: within a few ulps of the value.
+/// The first 19 digits times a power of ten: within a few ulps of the value.
 fn guess(digits: &[u8], exp: i32) -> f64 {
     let head = &digits[..digits.len().min(19)];
     let m = head.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0')) as f64;
     let power = exp - (head.len() as i32 - 1);
+    // Dividing by 10^-power rounds once where multiplying by its reciprocal rounds twice;
     // 10^power alone underflows below 1e-308 before the digits can lift it back.
+    let scaled = |m: f64, p: i32| {
+        if p < 0 {
+            m / ten_to(p.unsigned_abs())
+        } else {
+            m * ten_to(p.unsigned_abs())
+        }
+    };
     if power < -300 {
-        m * libm::pow(10.0, f64::from(power + 300)) * 1e-300
+        scaled(m, power + 300) * 1e-300
     } else {
-        m * libm::pow(10.0, f64::from(power))
+        scaled(m, power)
     }
+}
+
+/// 10^n by squaring: a handful of roundings, a few ulps (libm's `pow` is 1.2 KB of wasm).
+fn ten_to(mut n: u32) -> f64 {
+    let (mut result, mut base) = (1.0, 10.0f64);
+    while n > 0 {
+        if n & 1 == 1 {
+            result *= base;
+        }
+        base *= base;
+        n >>= 1;
+    }
+    result
 }
 
 /// The positive double `by` bit patterns above (`1`) or below (`-1`) `x`; past `f64::MAX` is
