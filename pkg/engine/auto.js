@@ -4,7 +4,7 @@
 // weights upload: `prepare`); then both run the same calibration
 // (engine/calibrate.js), one run at a time between requests (`between`: never while a request is
 // in flight), and requests move to the GPU only if it measured faster. The choice is remembered
-// per (adapter, model SHA-256, version) (storage/choices.js), so a returning page prepares the
+// per (adapter, model SHA-256, version, load options) (storage/choices.js), so a returning page prepares the
 // winner without calibrating, or nothing at all when the CPU won.
 import { choiceKey } from '../storage/choices.js';
 import { sha256Hex } from '../storage/sha256.js';
@@ -31,7 +31,8 @@ export class AutoBackend {
 
   /**
    * `d`: `{ here` (backend.js webgpuHere's answer, or its promise), `bytes, sha256` (the model's;
-   * the hash is taken when null), `version, prepare(bytes, here)` (the GPU engine, `{ session,
+   * the hash is taken when null), `version, config` (the engine's load options, engine/load.js
+   * engineConfig), `prepare(bytes, here)` (the GPU engine, `{ session,
    * call, base }`),
    * `measure(engine)` (calibrate.js measureWorkload; tests inject figures), `choices` (a promise
    * of storage/choices.js's store), `between(job)` (runs `job` when no request is in flight),
@@ -72,7 +73,7 @@ export class AutoBackend {
     this.#reason = `the CPU serves while WebGPU (${adapterName(here.adapter)}) is prepared and calibrated`;
     const { version } = this.#d;
     const sha256 = this.#d.sha256 ?? (await sha256Hex(this.#bytes));
-    const key = choiceKey(here.adapter, sha256, version);
+    const key = choiceKey(here.adapter, sha256, version, this.#d.config);
     const choices = await this.#d.choices;
     const kept = await choices.get(key);
     this.#live();

@@ -242,6 +242,7 @@ export class Model {
       bytes,
       sha256,
       version,
+      config,
       prepare: (model, adapter) =>
         d.prepareGpu({
           here: adapter,

@@ -1,8 +1,9 @@
 // Backend 'auto''s remembered choices (engine/auto.js): which backend served a model on an
 // adapter, with the calibration's figures, so a returning page decides without calibrating
-// again. Keyed by the adapter's identity, the model's SHA-256 and this package's version (new
-// kernels may change the answer). Kept in IndexedDB where the engine has it (a worker does,
-// localStorage it has not), else in this engine host's memory.
+// again. Keyed by the adapter's identity, the model's SHA-256, this package's version (new
+// kernels may change the answer) and the engine's load options (the KV cache, layers, context and
+// GPU kernels each change what was measured). Kept in IndexedDB where the engine has it (a worker
+// does, localStorage it has not), else in this engine host's memory.
 const DB_NAME = 'needle-web-backend';
 const STORE = 'choices';
 
@@ -12,10 +13,24 @@ const promised = (request) =>
     request.onerror = () => fail(request.error);
   });
 
-/** The key of a choice: `adapter` ({ vendor, architecture, device, description }), model, version. */
-export function choiceKey(adapter, sha256, version) {
+/**
+ * The key of a choice: `adapter` ({ vendor, architecture, device, description }), model, version
+ * and `config` (engine/load.js engineConfig: the options that were set, in name order).
+ */
+export function choiceKey(adapter, sha256, version, config = {}) {
   const a = adapter;
-  return JSON.stringify([version, sha256, a.vendor, a.architecture, a.device, a.description]);
+  const set = Object.entries(config)
+    .filter(([, v]) => v !== undefined && v !== null)
+    .sort(([x], [y]) => (x < y ? -1 : 1));
+  return JSON.stringify([
+    version,
+    sha256,
+    a.vendor,
+    a.architecture,
+    a.device,
+    a.description,
+    ...set,
+  ]);
 }
 
 /** A store in memory: `{ get(key), put(key, value) }` (also what tests pass). */

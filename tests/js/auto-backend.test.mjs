@@ -236,6 +236,23 @@ test('a remembered choice is reused without calibrating again', async () => {
   await third.dispose();
 });
 
+test('a choice remembered under other load options is measured again', async () => {
+  const choices = memoryChoices();
+  hardware({ cpuMs: 20, gpuMs: 5, choices });
+  await (await load().then(async (n) => (await decided(n), n))).dispose();
+  // The same adapter, model and version, but tiled kernels and an f32 KV cache: its own verdict.
+  const seen = hardware({ cpuMs: 5, gpuMs: 20, choices });
+  const other = await load({ gpuKernels: 'tiled', kv: 'f32' });
+  const info = await decided(other);
+  assert.equal(seen.measured.length, 6, 'calibrated again');
+  assert.equal(info.backend_choice, 'cpu');
+  assert.doesNotMatch(info.backend_reason, /^remembered/);
+  const key = choiceKey(GPU, SHA256, VERSION, { kv: 'f32', gpu_kernels: 'tiled' });
+  assert.equal((await choices.get(key)).backend, 'cpu');
+  assert.equal((await choices.get(choiceKey(GPU, SHA256, VERSION))).backend, 'webgpu');
+  await other.dispose();
+});
+
 test('after a trap on the adopted engine, the rebuilt one chooses again: its info says where it runs', async () => {
   const choices = memoryChoices();
   const seen = hardware({ cpuMs: 20, gpuMs: 5, choices });
