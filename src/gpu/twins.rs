@@ -1,13 +1,20 @@
-//! Kernel families on the GPU against their CPU twins in `blocks/`, one test per family, each
-//! kernel alone over a chunk of several tokens (the CQ and attention kernels: `tests.rs`).
+//! Kernel families on the GPU against their CPU twins in `blocks/`, one test per family, the
+//! family's kernels as `stages.rs` records them over chunks of several tokens (the CQ kernels
+//! and `attend` alone: `tests.rs`).
 //! Skips where no adapter exists (`super::adapter_or_skip`).
 use std::vec;
+use std::vec::Vec;
 
-use super::device::Kernel;
+use super::device::{Gpu, Kernel};
 use super::program::{Program, Scope, P};
+use super::runner::{ChunkInputs, Runner};
+use super::stages::{Recorded, Regions, HEADER};
 use super::tests::{close, levels, run};
 use super::weights::Weights;
+use crate::blocks::attention::{Attention, AttnScratch, ConvTail, Heads};
+use crate::blocks::kv::KvRing;
 use crate::blocks::mhc::{self, MhcLayer};
+use crate::blocks::{KvPrecision, EPS};
 use crate::kernels::cq::{CqMatrix, CqWidth};
 use crate::kernels::test_util::pseudo_random;
 use crate::session::GpuKernels;
@@ -108,4 +115,205 @@ fn mhc_lanes_and_the_lane_mean_equal_the_cpu_mhc() {
         }
     }
     close(&got, &want, "mHC lanes and lane mean");
+}
+
+/// The CPU's gated attention output of one token (`Attention::token`, then the gate `attend`
+/// applies: `o · sigmoid(g)`).
+struct CpuAttention<'a> {
+    attn: Attention<'a>,
+    h: Heads,
+    window: Option<usize>,
+    ring: KvRing,
+    tail: ConvTail,
+    s: AttnScratch,
+}
+
+impl CpuAttention<'_> {
+    fn token(
+        &mut self,
+        pos: usize,
+        raw: &[f32],
+        angles: (&[f32], &[f32]),
+        gate: &[f32],
+    ) -> Vec<f32> {
+        let mut out = vec![0.0f32; self.h.heads * self.h.v];
+        let (ring, tail, s) = (&mut self.ring, &mut self.tail, &mut self.s);
+        self.attn.token(
+            &self.h,
+            self.window,
+            ring,
+            tail,
+            pos,
+            raw,
+            angles.0,
+            angles.1,
+            s,
+            &mut out,
+        );
+        for (o, g) in out.iter_mut().zip(gate) {
+            *o /= 1.0 + (-g).exp();
+        }
+        out
+    }
+}
+
+/// attention.wgsl as `stages.rs` records it (`qkv_conv` with its `tail_write`, `qk_norm_rope`,
+/// `kv_write`, `attend`) against `Attention::token`: 6 tokens in chunks of 4 and 2 (the second
+/// reads the first's conv tail and ring), 3 conv taps, grouped heads (4 on 2 kv heads, q/k 8,
+/// v 16), f32 and int8 KV, no window and a window of 3.
+#[test]
+fn attention_with_its_conv_norms_and_rope_equals_the_cpu_attention_over_two_chunks() {
+    if !super::adapter_or_skip() {
+        return;
+    }
+    let h = Heads::new(4, 2, 8, 16);
+    let (width, od, half, taps) = (h.qkv_width(), h.heads * h.v, h.qk / 2, 3usize);
+    let (b, chunks, total) = (4usize, [4usize, 2], 6usize);
+    let raw = pseudo_random(total * width, 31);
+    let gate = pseudo_random(total * od, 32);
+    let cos = pseudo_random(total * half, 33);
+    let sin = pseudo_random(total * half, 34);
+    let conv = pseudo_random(taps * width, 35);
+    let q_gain: Vec<f32> = pseudo_random(h.qk, 36).iter().map(|g| 1.0 + g / 4.0).collect();
+    let k_gain: Vec<f32> = pseudo_random(h.qk, 37).iter().map(|g| 1.0 + g / 4.0).collect();
+    let levels = levels(CqWidth::B4);
+    let unused = CqMatrix::from_parts(1, 16, 16, CqWidth::B4, &[0; 8], &[0; 2], &levels).unwrap();
+    for kv in [KvPrecision::F32, KvPrecision::Int8] {
+        for window in [None, Some(3)] {
+            let mut cpu = CpuAttention {
+                attn: Attention {
+                    q_proj: unused,
+                    k_proj: unused,
+                    v_proj: unused,
+                    gate_proj: unused,
+                    out_proj: unused,
+                    taps: conv.clone(),
+                    q_gain: q_gain.clone(),
+                    k_gain: k_gain.clone(),
+                },
+                h,
+                window,
+                ring: KvRing::new(kv, total, h.kv_heads, h.qk, h.v),
+                tail: ConvTail::new(taps, width),
+                s: AttnScratch::new(&h),
+            };
+            cpu.ring.reserve(total);
+            cpu.s.reserve(total);
+            let want: Vec<f32> = (0..total)
+                .flat_map(|p| {
+                    let angles = (row(&cos, 0, p, half), row(&sin, 0, p, half));
+                    cpu.token(p, row(&raw, 0, p, width), angles, row(&gate, 0, p, od))
+                })
+                .collect();
+
+            let int8 = kv == KvPrecision::Int8;
+            let (kw, vw) = if int8 { (h.qk / 4, h.v / 4) } else { (h.qk, h.v) };
+            let entries = total * h.kv_heads;
+            let scales = if int8 { entries } else { 0 };
+            let (st, state_len) =
+                regions(1, [entries * kw, entries * vw, scales, scales, (taps - 1) * width]);
+            let [keys, values, key_scales, value_scales, conv_tail] = st;
+            let (at, act_len) = regions(b, [width, od, width, od, half, half]);
+            let [raw_at, gate_at, qkv, o, cos_at, sin_at] = at;
+            let mut w = Weights::new(&[]);
+            let (taps_at, qg, kg) = (w.floats(&conv), w.floats(&q_gain), w.floats(&k_gain));
+            let k = |v: usize| P::U(v as u32);
+            let mut prog = Program::default();
+            let conv_params = [
+                P::U(raw_at),
+                k(width),
+                P::U(taps_at),
+                k(taps),
+                k(window.unwrap_or(0)),
+                P::U(conv_tail),
+                k(taps - 1),
+                P::U(qkv),
+            ];
+            prog.push(Kernel::QkvConv, width, Scope::Chunk, &conv_params);
+            let tail = [P::U(raw_at), k(width), k(width), P::U(conv_tail), k(taps - 1)];
+            prog.push(Kernel::TailWrite, width, Scope::Chunk, &tail);
+            let norm_rope = [
+                P::U(qkv),
+                k(width),
+                k(h.qk),
+                k(h.heads),
+                k(h.kv_heads),
+                P::U(qg),
+                P::U(kg),
+                P::U(cos_at),
+                P::U(sin_at),
+                P::F(EPS),
+            ];
+            prog.push(Kernel::QkNormRope, h.heads + h.kv_heads, Scope::Chunk, &norm_rope);
+            let ring = [
+                P::U(qkv),
+                k(width),
+                k(h.qk),
+                k(h.v),
+                k(h.heads),
+                k(h.kv_heads),
+                k(total),
+                P::U(keys),
+                P::U(values),
+                P::U(key_scales),
+                P::U(value_scales),
+                k(usize::from(int8)),
+            ];
+            prog.push(Kernel::KvWrite, h.kv_heads, Scope::Chunk, &ring);
+            let mut attend = ring.to_vec();
+            attend.extend_from_slice(&[
+                k(window.unwrap_or(0)),
+                P::F(h.q_factor),
+                P::F(h.score_factor),
+                P::U(o),
+                P::U(gate_at),
+            ]);
+            let per_token = h.heads * super::device::WORKGROUP as usize;
+            prog.push(Kernel::Attend, per_token, Scope::Chunk, &attend);
+
+            let rec = Recorded {
+                program: prog,
+                regions: Regions { logits: o, cos: cos_at, sin: sin_at, ..Regions::default() },
+                act_len,
+                state_len,
+                ids_len: HEADER + b,
+                b,
+            };
+            let runner = Runner::new(
+                Gpu::new().unwrap(),
+                rec,
+                w.code_words(),
+                &w.floats,
+                od,
+                (0, 0),
+                GpuKernels::Plain,
+            )
+            .unwrap();
+            let mut got = vec![0.0f32; total * od];
+            let mut pos = 0;
+            for n in chunks {
+                let chunk_raw = &raw[pos * width..(pos + n) * width];
+                let chunk_gate = &gate[pos * od..(pos + n) * od];
+                let q = &runner.gpu.queue;
+                q.write_buffer(&runner.act, 4 * u64::from(raw_at), &bytes(chunk_raw));
+                q.write_buffer(&runner.act, 4 * u64::from(gate_at), &bytes(chunk_gate));
+                let ids: Vec<u32> = (0..n as u32).collect();
+                let c = ChunkInputs {
+                    ids: &ids,
+                    pos,
+                    cos: &cos[pos * half..(pos + n) * half],
+                    sin: &sin[pos * half..(pos + n) * half],
+                    slots: &[],
+                    head_first: Some(0),
+                };
+                runner.run_chunk(&c, &mut got[pos * od..(pos + n) * od], &mut []).unwrap();
+                pos += n;
+            }
+            close(&got, &want, &std::format!("attention, {kv:?} KV, window {window:?}"));
+        }
+    }
+}
+
+fn bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
