@@ -6,8 +6,8 @@ use alloc::vec::Vec;
 
 use super::geometry::Geometry;
 use super::pool::{Probe, Tracked};
-use super::stack::{Logits, Stack};
-use super::state::{Generation, State};
+use super::stack::{LayerPlan, Logits, Stack};
+use super::state::{Generation, RunOptions, State};
 use crate::{Error, Result};
 
 /// A Needle model of generation `G` (`v3::Model`, `v2::Model`) over the bytes of its container.
@@ -54,6 +54,23 @@ impl<'a, G: Generation> Model<'a, G> {
         state.check_model(&self.geometry)?;
         let mut cells = Tracked { heads: &self.heads, pools: &mut state.pools };
         self.stack.advance(&mut state.seq, tokens, logits, &mut cells)
+    }
+
+    /// A fresh state under `options`, running the blocks `plan` lays out (asked once the
+    /// capacity is checked) and, when tracking, pooling for each probe head with `pool`.
+    pub(crate) fn state_with(
+        &self,
+        options: &G::Options,
+        plan: impl FnOnce() -> Result<Vec<LayerPlan>>,
+        pool: impl Fn(&G::Head<'a>) -> G::Pool,
+    ) -> Result<State<G>> {
+        let (run, g) = (options.run(), &self.geometry);
+        State::<G>::check_capacity(run.max_tokens, g.max_seq_len)?;
+        let seq =
+            self.stack.sequence(plan()?, run.kv, run.max_tokens, run.prefill_chunk, run.deploy)?;
+        let pools =
+            if run.track_heads { self.heads.iter().map(pool).collect() } else { Vec::new() };
+        Ok(State { geometry: g.clone(), options: *options, seq, pools })
     }
 
     /// The probe heads the container carries, in file order.

@@ -5,6 +5,7 @@
 use alloc::vec::Vec;
 
 use super::geometry::Geometry;
+use super::kv::KvPrecision;
 use super::persist::{mismatch, Reader, Writer};
 use super::pool::Probe;
 use super::stack::{self, Mlp, Sequence};
@@ -17,8 +18,8 @@ pub trait Generation {
     type Attention: Clone + PartialEq;
     /// Whether deploy numerics also round the mHC coefficient input to int8.
     const A8_MIXING: bool;
-    /// How a state runs its model.
-    type Options: Copy;
+    /// How a state runs its model ([`generation!`] declares it).
+    type Options: Copy + RunOptions;
     /// The MLP of its blocks.
     type Mlp: Mlp;
     /// One probe head's weights.
@@ -26,6 +27,87 @@ pub trait Generation {
     /// One probe head's streamed pool.
     type Pool: HeadPool;
 }
+
+/// What the options of every generation say about the sequence a state runs.
+pub struct Run {
+    pub(crate) kv: KvPrecision,
+    /// Deploy numerics.
+    pub(crate) deploy: bool,
+    pub(crate) max_tokens: usize,
+    pub(crate) prefill_chunk: usize,
+    pub(crate) track_heads: bool,
+}
+
+/// A generation's options as the shared model makes a state with them.
+pub trait RunOptions {
+    fn run(&self) -> Run;
+}
+
+/// Declares a generation `$gen`: its options (the fields every generation has, and its own
+/// `$own`), the types it plugs into the shared model and state ([`Generation`]), and its
+/// `Model` and `State`.
+macro_rules! generation {
+    (
+        $(#[$doc:meta])*
+        $gen:ident {
+            Attention = $att:ty,
+            A8_MIXING = $a8:expr,
+            Mlp = $mlp:ty,
+            Head = $head:ident,
+            Pool = $pool:ty $(,)?
+        }
+        $(#[$own_doc:meta])*
+        $own:ident: $own_ty:ty
+    ) => {
+        /// How a state runs its model.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct Options {
+            /// KV-cache storage.
+            pub kv: $crate::blocks::KvPrecision,
+            pub numerics: $crate::blocks::Numerics,
+            /// Session capacity in tokens (at most the model's `max_seq_len`): the most the KV
+            /// rings grow to.
+            pub max_tokens: usize,
+            $(#[$own_doc])*
+            pub $own: $own_ty,
+            /// Tokens [`Model::prefill`] pushes through each weight matrix at once.
+            pub prefill_chunk: usize,
+            /// Pool hidden cells for the probe heads while running (see [`Model::head`]).
+            pub track_heads: bool,
+        }
+
+        impl $crate::blocks::state::RunOptions for Options {
+            fn run(&self) -> $crate::blocks::state::Run {
+                $crate::blocks::state::Run {
+                    kv: self.kv,
+                    deploy: self.numerics == $crate::blocks::Numerics::Deploy,
+                    max_tokens: self.max_tokens,
+                    prefill_chunk: self.prefill_chunk,
+                    track_heads: self.track_heads,
+                }
+            }
+        }
+
+        $(#[$doc])*
+        pub enum $gen {}
+
+        impl $crate::blocks::state::Generation for $gen {
+            type Attention = $att;
+            const A8_MIXING: bool = $a8;
+            type Options = Options;
+            type Mlp = $mlp;
+            type Head<'a> = $head<'a>;
+            type Pool = $pool;
+        }
+
+        /// A model of this generation over the bytes of its container (built in `model.rs`).
+        pub type Model<'a> = $crate::blocks::model::Model<'a, $gen>;
+
+        /// The sequence state of one [`Model`].
+        pub type State = $crate::blocks::state::State<$gen>;
+    };
+}
+pub(crate) use generation;
 
 /// A probe head's pool as the state handles it.
 pub trait HeadPool: Clone {

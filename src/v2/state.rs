@@ -1,76 +1,33 @@
-//! Everything one Needle 2 sequence needs: the shared [`state::State`] (KV rings that grow with
-//! the sequence, Engram tails, chunk scratch, the streamed head pools) over Needle 2's types,
-//! how one is made, and its switchable attention window.
-//!
-//! [`Needle2`] is the generation the shared model and state are instantiated with: this file
-//! names both ([`Model`], [`State`]).
+//! Needle 2 as a generation: its options (the attention window is its own), the types it plugs
+//! into the shared model and state (`blocks::state`: KV rings that grow with the sequence,
+//! Engram tails, chunk scratch, the streamed head pools), and its state's switchable window.
+//! [`Needle2`] is the generation they are instantiated with: this file names both ([`Model`],
+//! [`State`]); `Model::new_state` (`model.rs`) makes a state.
 use alloc::vec::Vec;
 
 use super::geometry::Window;
 use super::heads::{Pool, ProbeHead};
 use super::mlp::WalshMlp;
-use super::{KvPrecision, Numerics};
-use crate::blocks::model;
-use crate::blocks::state::{self, Generation};
+use crate::blocks::state::generation;
 use crate::Result;
 
-/// How a state runs its model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Options {
-    /// KV-cache storage. Upstream's Needle 2 keeps keys and values in f32 (its `kv_bits = 8`
-    /// means no rounding); int8 quarters the cache at a small cost in accuracy.
-    pub kv: KvPrecision,
-    pub numerics: Numerics,
-    /// Session capacity in tokens (at most the model's `max_seq_len`).
-    pub max_tokens: usize,
+generation! {
+    /// Needle 2 as the shared model and state see it. Upstream's Needle 2 keeps keys and
+    /// values in f32 (its `kv_bits = 8` means no rounding); int8 KV quarters the cache at a
+    /// small cost in accuracy.
+    Needle2 {
+        Attention = Window,
+        A8_MIXING = false,
+        Mlp = WalshMlp,
+        Head = ProbeHead,
+        Pool = Pool,
+    }
     /// Attention window: the keys each token sees, itself included (0 = every earlier
     /// position). The KV rings hold this many positions (or `max_tokens` when fewer or 0).
-    pub window: usize,
-    /// Tokens [`Model::prefill`] pushes through each weight matrix at once.
-    pub prefill_chunk: usize,
-    /// Pool hidden cells for the probe heads while running (see [`Model::head`]).
-    pub track_heads: bool,
+    window: usize
 }
-
-/// Needle 2 as the shared [`state::State`] sees it.
-pub enum Needle2 {}
-
-impl Generation for Needle2 {
-    type Attention = Window;
-    const A8_MIXING: bool = false;
-    type Options = Options;
-    type Mlp = WalshMlp;
-    type Head<'a> = ProbeHead<'a>;
-    type Pool = Pool;
-}
-
-/// A Needle 2 model over the bytes of its container (built in `model.rs`).
-pub type Model<'a> = model::Model<'a, Needle2>;
-
-/// The sequence state of one [`Model`].
-pub type State = state::State<Needle2>;
 
 impl State {
-    pub(crate) fn new(model: &Model<'_>, options: &Options) -> Result<Self> {
-        let g = &model.geometry;
-        Self::check_capacity(options.max_tokens, g.max_seq_len)?;
-        let plan = g.plan(options.window, g.kv_slots(options.window, options.max_tokens));
-        let deploy = options.numerics == Numerics::Deploy;
-        let seq = model.stack.sequence(
-            plan,
-            options.kv,
-            options.max_tokens,
-            options.prefill_chunk,
-            deploy,
-        )?;
-        let pools = if options.track_heads {
-            model.heads.iter().map(|h| Pool::new(h, g.d_model)).collect()
-        } else {
-            Vec::new()
-        };
-        Ok(Self { geometry: g.clone(), options: *options, seq, pools })
-    }
-
     /// The attention window the state runs (0 = full causal).
     pub fn window(&self) -> usize {
         self.options.window

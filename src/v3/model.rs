@@ -3,7 +3,7 @@
 use alloc::vec::Vec;
 
 use super::geometry::Geometry;
-use super::heads::ProbeHead;
+use super::heads::{Pool, ProbeHead};
 use super::ladder::ladder_layer_indices;
 use super::mlp::{HadamardMlp, Permutations};
 use super::state::{Model, Options, State};
@@ -89,7 +89,9 @@ impl<'a> Model<'a> {
 
     /// A fresh sequence state.
     pub fn new_state(&self, options: &Options) -> Result<State> {
-        State::new(self, options)
+        let g = &self.geometry;
+        let plan = || Ok(g.plan(&self.layer_indices(options.depth)?, options.max_tokens));
+        self.state_with(options, plan, |h| Pool::new(h, g.num_layers + 1, g.d_model))
     }
 
     /// A probe head's output over every token the state has consumed (embedding: unit vector;
