@@ -1,6 +1,7 @@
 //! The suspending call path of the `gpu` variant (feature `gpu`): the session calls that may wait
-//! for the GPU, entered through `WebAssembly.promising` (pkg/engine/call.js), and the engine they
-//! run on the GPU (opened by `open`, opened again after a lost device).
+//! for the GPU (listed in web/calls.rs), entered through `WebAssembly.promising`
+//! (pkg/engine/call.js), and the engine they run on the GPU (opened by `open`, opened again after
+//! a lost device).
 //!
 //! A suspending call cannot go through the glue's own method: the glue reads the export's result
 //! synchronously, and `WebAssembly.promising` returns a promise instead. So a call takes three
