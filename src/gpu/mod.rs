@@ -20,6 +20,7 @@ mod chunk;
 pub mod cost;
 mod device;
 mod generation;
+mod mlp;
 pub mod probe;
 mod program;
 mod runner;
@@ -27,7 +28,7 @@ mod stages;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
-mod twins;
+pub(crate) mod twins;
 mod variant;
 pub mod wait;
 mod weights;

@@ -12,6 +12,7 @@ use std::vec::Vec;
 
 use super::device::{Kernel, WORKGROUP};
 use super::generation::{GpuMlp, Shape};
+use super::mlp::{self, MlpRegions};
 use super::program::{Arena, Program, Scope, P};
 use super::weights::{Cq, Weights};
 use crate::blocks::attention::Heads;
@@ -478,16 +479,13 @@ impl<'a, M: GpuMlp> Recorder<'_, 'a, M> {
         let s = self.stack;
         let (d, lanes) = (s.d_model, s.lanes);
         let l = &s.layers[layer];
-        let m = l.mlp.hadamard();
-        let (n, rank) = (m.d1.len(), m.rank);
         let u = Self::u;
         let (pn, ph) = (self.w.floats(&l.post_norm), self.w.floats(&l.pre_hada));
         let r = &self.r;
-        let (x, normed, cond, z, tmp, mu, lg) = (r.x, r.normed, r.cond, r.z, r.tmp, r.mu, r.lg);
         let p = [
             r.h.into(),
-            x.into(),
-            normed.into(),
+            r.x.into(),
+            r.normed.into(),
             u(d),
             pn.into(),
             ph.into(),
@@ -495,66 +493,21 @@ impl<'a, M: GpuMlp> Recorder<'_, 'a, M> {
             EPS.into(),
         ];
         self.prog.push(Kernel::PostResidual, 1, Scope::Chunk, &p);
-        let cv = self.w.floats(m.cond_vt);
-        self.prog.push(
-            Kernel::CondLogits,
-            1,
-            Scope::Chunk,
-            &[normed.into(), u(d), cv.into(), u(rank), lg.into()],
-        );
-        let (cu, d1) = (self.w.floats(m.cond_u), self.w.floats(m.d1));
-        let p = [
-            normed.into(),
-            u(d),
-            u(n),
-            lg.into(),
-            u(rank),
-            cu.into(),
-            d1.into(),
-            cond.into(),
-            z.into(),
-        ];
-        self.prog.push(Kernel::MlpIn, n, Scope::Chunk, &p);
-        let [p1, p2] = M::permutations(&s.mlp_shared).map(|p| -> Vec<f32> {
-            // The shaders read indices from the float buffer.
-            p.iter().map(|&i| i as f32).collect()
-        });
-        for (si, stage) in m.stages.iter().enumerate() {
-            let (fa, fb) = (self.w.floats(stage.fa), self.w.floats(stage.fb));
-            self.prog.push(
-                Kernel::KronRight,
-                n,
-                Scope::Chunk,
-                &[z.into(), fb.into(), u(m.a), u(m.b), tmp.into()],
-            );
-            self.prog.push(
-                Kernel::KronLeft,
-                n,
-                Scope::Chunk,
-                &[fa.into(), tmp.into(), u(m.a), u(m.b), mu.into()],
-            );
-            let (diag, perm, first) = match si {
-                0 => (m.d2, &p1, 1),
-                1 => (m.d3, &p2, 0),
-                _ => break,
-            };
-            let (dg, pm, b2) = (self.w.floats(diag), self.w.floats(perm), self.w.floats(m.b2));
-            let p =
-                [mu.into(), u(n), dg.into(), pm.into(), z.into(), cond.into(), b2.into(), u(first)];
-            self.prog.push(Kernel::MlpMid, n, Scope::Chunk, &p);
-        }
-        let d4 = self.w.floats(m.d4);
-        let p = [mu.into(), u(n), d4.into(), x.into(), self.r.u.into(), u(d)];
-        self.prog.push(Kernel::MlpOut, d, Scope::Chunk, &p);
-        let p = [
-            cur.into(),
-            self.r.res.into(),
-            self.r.post.into(),
-            x.into(),
-            next.into(),
-            u(lanes),
-            u(d),
-        ];
+        let at = MlpRegions {
+            normed: r.normed,
+            x: r.x,
+            u: r.u,
+            cond: r.cond,
+            z: r.z,
+            tmp: r.tmp,
+            mu: r.mu,
+            lg: r.lg,
+            d,
+        };
+        let perms = M::permutations(&s.mlp_shared);
+        mlp::record(&mut self.prog, self.w, &l.mlp.hadamard(), perms, &at);
+        let r = &self.r;
+        let p = [cur.into(), r.res.into(), r.post.into(), r.x.into(), next.into(), u(lanes), u(d)];
         self.prog.push(Kernel::Expand, lanes * d, Scope::Chunk, &p);
         Ok(())
     }

@@ -1,11 +1,14 @@
 //! Kernel families on the GPU against their CPU twins in `blocks/`, one test per family, the
 //! family's kernels as `stages.rs` records them over chunks of several tokens (the CQ kernels
-//! and `attend` alone: `tests.rs`).
+//! and `attend` alone: `tests.rs`). The MLP's twin is the generation's: [`check_mlp`] takes
+//! it through the `Mlp` trait.
 //! Skips where no adapter exists (`super::adapter_or_skip`).
 use std::vec;
 use std::vec::Vec;
 
 use super::device::{Gpu, Kernel};
+use super::generation::GpuMlp;
+use super::mlp::{self, MlpRegions};
 use super::program::{Program, Scope, P};
 use super::runner::{ChunkInputs, Runner};
 use super::stages::{Recorded, Regions, HEADER};
@@ -316,4 +319,26 @@ fn attention_with_its_conv_norms_and_rope_equals_the_cpu_attention_over_two_chun
 
 fn bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// The MLP family (mlp.wgsl's `cond_logits`, `mlp_in`, `kron_right`, `kron_left`, `mlp_mid`,
+/// `mlp_out`, as `mlp::record` records them) over the tokens of `x` (`d` floats each) against
+/// the CPU's `Mlp::forward` of the same MLP; a generation calls it with its own MLPs
+/// (`v3/gpu.rs`). The residual and block input stay zero, so `y` is the MLP's output alone.
+pub(crate) fn check_mlp<M: GpuMlp>(mlp: &M, shared: &M::Shared, x: &[f32], d: usize) {
+    let m = mlp.hadamard();
+    let (b, n) = (x.len() / d, m.d1.len());
+    let (at, len) = regions(b, [d, d, d, n, n, n, n, m.rank.max(1)]);
+    let [normed, out, u, cond, z, tmp, mu, lg] = at;
+    let mut w = Weights::new(&[]);
+    let mut prog = Program::default();
+    let regions = MlpRegions { normed, x: out, u, cond, z, tmp, mu, lg, d };
+    mlp::record(&mut prog, &mut w, &m, M::permutations(shared), &regions);
+    let got = run(GpuKernels::Plain, &w, prog, len, x, b, out, d);
+    let mut scratch = M::scratch(core::iter::once(mlp));
+    let mut want = vec![0.0f32; b * d];
+    for (xt, wt) in x.chunks_exact(d).zip(want.chunks_exact_mut(d)) {
+        mlp.forward(shared, xt, &mut scratch, wt);
+    }
+    close(&got, &want, "the MLP");
 }

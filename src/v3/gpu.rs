@@ -105,6 +105,23 @@ mod tests {
         assert_eq!(tiled_chunk(&bytes, &model, &options).unwrap(), 16);
     }
 
+    /// The MLP kernels against `HadamardMlp::forward` on the default model's first and last
+    /// blocks, 3 tokens each (`gpu::twins::check_mlp`).
+    #[test]
+    fn the_mlp_kernels_equal_the_cpu_hadamard_mlp() {
+        if !gpu::adapter_or_skip() {
+            return;
+        }
+        let bytes = default_model();
+        let c = V3Container::parse(&bytes).unwrap();
+        let model = Model::new(&c).unwrap();
+        let s = &model.stack;
+        let x = crate::kernels::test_util::pseudo_random(3 * s.d_model, 41);
+        for l in [s.layers.first(), s.layers.last()].into_iter().flatten() {
+            gpu::twins::check_mlp(&l.mlp, &s.mlp_shared, &x, s.d_model);
+        }
+    }
+
     /// Issue 48's byte targets on the default model, which the tiled kernels meet and the plain
     /// ones do not: the projections' weights read at most 1.25x their size a prefill chunk and
     /// 1.1x a decode token; the same arithmetic either way.
