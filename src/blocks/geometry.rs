@@ -56,7 +56,7 @@ impl<A> Geometry<A> {
             num_heads: us(core.num_heads),
             num_kv_heads: us(core.num_kv_heads),
             num_layers: us(core.num_layers),
-            qk_head_dim: us(core.qk_head_dim.0),
+            qk_head_dim: us(core.qk_head_dim),
             v_head_dim: us(v_head_dim),
             max_seq_len: us(core.max_seq_len),
             hada_n: us(core.hada_n),
@@ -67,7 +67,7 @@ impl<A> Geometry<A> {
             rope_theta: core.rope_theta,
             attention,
         };
-        g.check(core.qk_head_dim.1)?;
+        g.check(core.qk_name)?;
         Ok(g)
     }
 

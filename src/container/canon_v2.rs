@@ -87,18 +87,18 @@ struct Canon {
 
 impl Canon {
     fn new(h: &V2Header) -> Result<Self> {
-        let stack = Stack::new(&h.core(), &h.engram)?;
+        let stack = Stack::new(&h.core, &h.engram)?;
         Ok(Self {
             stack,
             q_out: dim(
-                product(&[h.num_heads, h.head_dim], "head_dim")?,
+                product(&[h.num_heads, h.qk_head_dim], "head_dim")?,
                 "must equal num_heads * head_dim",
             ),
             kv_out: dim(
-                product(&[h.num_kv_heads, h.head_dim], "head_dim")?,
+                product(&[h.num_kv_heads, h.qk_head_dim], "head_dim")?,
                 "must equal num_kv_heads * head_dim",
             ),
-            head: dim(h.head_dim.into(), "must equal head_dim"),
+            head: dim(h.qk_head_dim.into(), "must equal head_dim"),
             one: dim(1, "must be 1"),
             n: dim(h.hada_n.into(), "must equal hada_n"),
         })

@@ -122,7 +122,7 @@ struct Canon {
 impl Canon {
     fn new(h: &V3Header) -> Result<Self> {
         let (block_a, block_b) = hada_blocks(h.hada_n);
-        let stack = Stack::new(&h.core(), &h.engram)?;
+        let stack = Stack::new(&h.core, &h.engram)?;
         Ok(Self {
             stack,
             q_out: dim(

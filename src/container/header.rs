@@ -1,5 +1,7 @@
 //! What the two header generations share: field listing for tools, and the range checks that
 //! keep every later size computation meaningful.
+use alloc::vec::Vec;
+
 use super::bytes::Le;
 use crate::{Error, Result};
 
@@ -38,32 +40,20 @@ pub(crate) fn nonzero(field: &'static str, value: u32) -> Result<()> {
     Ok(())
 }
 
-/// The view both header structs derive alike from their same-named fields
-/// (`$qk`: the field of the query/key head width, `head_dim` in v2, `qk_head_dim` in v3).
-macro_rules! shared_core {
-    ($header:ty, $qk:ident) => {
-        impl $header {
-            /// The fields both generations check alike, and size the shared canon pieces by.
-            pub(crate) fn core(&self) -> $crate::container::header::Core {
-                $crate::container::header::Core {
-                    codebook_len: self.codebook_len,
-                    kv_bits: self.kv_bits,
-                    vocab: self.vocab,
-                    d_model: self.d_model,
-                    num_heads: self.num_heads,
-                    num_kv_heads: self.num_kv_heads,
-                    num_layers: self.num_layers,
-                    qk_head_dim: (self.$qk, stringify!($qk)),
-                    max_seq_len: self.max_seq_len,
-                    hada_n: self.hada_n,
-                    mhc_lanes: self.mhc_lanes,
-                    rope_theta: self.rope_theta,
-                }
-            }
-        }
-    };
+/// Where a generation's header keeps its fields: the [`Core`] both read alike fills the words
+/// from 1 on (word 0 is the tag) but the generation's own among them; then come the Engram
+/// fields and, last, `rope_theta`.
+pub(crate) struct Layout {
+    /// Bytes of the header.
+    pub(crate) len: u64,
+    /// The generation's own words among the core's (Needle 3's `out_vocab` and `v_head_dim`).
+    pub(crate) own: &'static [usize],
+    /// The first word of the Engram sizes and of the Engram lists ([`EngramFields::read`]).
+    pub(crate) engram: (usize, usize),
+    pub(crate) rope: usize,
+    /// The header's name of the query/key head width.
+    pub(crate) qk_name: &'static str,
 }
-pub(crate) use shared_core;
 
 /// `N` consecutive header words from word `first` (the Engram order and site arrays).
 fn words<const N: usize>(le: &Le<'_>, first: usize) -> Result<[u32; N]> {
@@ -74,24 +64,134 @@ fn words<const N: usize>(le: &Le<'_>, first: usize) -> Result<[u32; N]> {
     Ok(out)
 }
 
-/// The fields both generations use the same way: attention, stack depth, Walsh size, mHC lanes.
-pub(crate) struct Core {
+/// One header field for listing, with the word it sits at (listings go in header order).
+pub(crate) type Listed<'h> = (usize, &'static str, Field<'h>);
+
+/// The fields every header holds and both generations read alike: attention, stack depth,
+/// Walsh size, mHC lanes. A header reads as its core (`Deref`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Core {
+    pub num_tensors: u32,
     pub codebook_len: u32,
+    /// The attention window: the one Needle 2 runs, the one Needle 3 was trained for (0 = full
+    /// causal in Needle 2, sized from the KV budget in Needle 3).
+    pub kv_window: u32,
+    /// KV-cache width the model was post-trained for (8 = int8 in Needle 3, no KV
+    /// quantisation in Needle 2).
     pub kv_bits: u32,
     pub vocab: u32,
     pub d_model: u32,
     pub num_heads: u32,
     pub num_kv_heads: u32,
     pub num_layers: u32,
-    /// The query/key head width and its field name (`qk_head_dim` in v3, `head_dim` in v2).
-    pub qk_head_dim: (u32, &'static str),
+    /// The query/key head width (Needle 2's one `head_dim` for queries, keys and values).
+    pub qk_head_dim: u32,
     pub max_seq_len: u32,
     pub hada_n: u32,
     pub mhc_lanes: u32,
     pub rope_theta: f32,
+    /// Its name in this generation's header.
+    pub(crate) qk_name: &'static str,
 }
 
+/// A header struct with a `core` field reads as its [`Core`] (`h.d_model`, `h.kv_window`).
+macro_rules! reads_as_core {
+    ($header:ty) => {
+        impl core::ops::Deref for $header {
+            type Target = $crate::container::Core;
+
+            fn deref(&self) -> &Self::Target {
+                &self.core
+            }
+        }
+    };
+}
+pub(crate) use reads_as_core;
+
+/// The core's u32 fields in header order, under upstream's `read_export` names (the query/key
+/// head width's is the generation's).
+const CORE_NAMES: [&str; 13] = [
+    "num_tensors",
+    "codebook_len",
+    "kv_window",
+    "kv_bits",
+    "vocab_size",
+    "d_model",
+    "num_heads",
+    "num_kv_heads",
+    "num_layers",
+    "",
+    "max_seq_len",
+    "hada_n",
+    "mhc_lanes",
+];
+
 impl Core {
+    /// The word of each of the core's u32 fields: from word 1 on, past the generation's own.
+    fn words(layout: &Layout) -> [usize; 13] {
+        let mut word = 0;
+        [(); 13].map(|()| {
+            word += 1;
+            while layout.own.contains(&word) {
+                word += 1;
+            }
+            word
+        })
+    }
+
+    pub(crate) fn read(le: &Le<'_>, layout: &Layout) -> Result<Self> {
+        let mut v = [0u32; 13];
+        for (v, w) in v.iter_mut().zip(Self::words(layout)) {
+            *v = le.u32(4 * w)?;
+        }
+        Ok(Self {
+            num_tensors: v[0],
+            codebook_len: v[1],
+            kv_window: v[2],
+            kv_bits: v[3],
+            vocab: v[4],
+            d_model: v[5],
+            num_heads: v[6],
+            num_kv_heads: v[7],
+            num_layers: v[8],
+            qk_head_dim: v[9],
+            max_seq_len: v[10],
+            hada_n: v[11],
+            mhc_lanes: v[12],
+            rope_theta: le.f32(4 * layout.rope)?,
+            qk_name: layout.qk_name,
+        })
+    }
+
+    fn values(&self) -> [u32; 13] {
+        [
+            self.num_tensors,
+            self.codebook_len,
+            self.kv_window,
+            self.kv_bits,
+            self.vocab,
+            self.d_model,
+            self.num_heads,
+            self.num_kv_heads,
+            self.num_layers,
+            self.qk_head_dim,
+            self.max_seq_len,
+            self.hada_n,
+            self.mhc_lanes,
+        ]
+    }
+
+    /// Every core field with its word, `rope_theta` last.
+    pub(crate) fn listed<'h>(&self, layout: &Layout) -> impl Iterator<Item = Listed<'h>> {
+        let names = CORE_NAMES.map(|n| if n.is_empty() { layout.qk_name } else { n });
+        let fields = Self::words(layout).into_iter().zip(names).zip(self.values());
+        fields.map(|((w, name), v)| (w, name, Field::Int(v.into()))).chain([(
+            layout.rope,
+            "rope_theta",
+            Field::Real(self.rope_theta),
+        )])
+    }
+
     pub(crate) fn check(&self) -> Result<()> {
         if self.codebook_len != super::codebooks::CODEBOOK_LEN {
             return Err(bad(
@@ -123,7 +223,7 @@ impl Core {
             return Err(bad("num_layers", self.num_layers.into(), "must be 1 to 64"));
         }
         // RoPE rotates the two halves of each query/key head against each other.
-        let (qk, qk_field) = self.qk_head_dim;
+        let (qk, qk_field) = (self.qk_head_dim, self.qk_name);
         if qk == 0 || qk % 2 != 0 {
             return Err(bad(qk_field, qk.into(), "must be even and non-zero"));
         }
@@ -165,7 +265,7 @@ pub struct EngramFields<const N: usize> {
 impl<const N: usize> EngramFields<N> {
     /// Reads the fields: slots, sub_dim, tables, conv taps and dilation from word `sizes`; the
     /// order count, the 4 orders, the site count and the `N` sites from word `lists`.
-    pub(crate) fn read(le: &Le<'_>, sizes: usize, lists: usize) -> Result<Self> {
+    pub(crate) fn read(le: &Le<'_>, (sizes, lists): (usize, usize)) -> Result<Self> {
         let u = |i: usize| le.u32(4 * i);
         Ok(Self {
             slots: u(sizes)?,
@@ -178,6 +278,20 @@ impl<const N: usize> EngramFields<N> {
             num_sites: u(lists + 5)?,
             sites: words(le, lists + 6)?,
         })
+    }
+
+    /// Every Engram field with its word (sizes from word `sizes`, lists from word `lists`).
+    pub(crate) fn listed(&self, (sizes, lists): (usize, usize)) -> [Listed<'_>; 7] {
+        let int = |v: u32| Field::Int(v.into());
+        [
+            (sizes, "engram_slots", int(self.slots)),
+            (sizes + 1, "engram_sub_dim", int(self.sub_dim)),
+            (sizes + 2, "num_engram_tables", int(self.num_tables)),
+            (sizes + 3, "engram_conv_taps", int(self.conv_taps)),
+            (sizes + 4, "engram_conv_dilation", int(self.conv_dilation)),
+            (lists + 1, "engram_orders", Field::List(self.orders())),
+            (lists + 6, "engram_layers", Field::List(self.sites())),
+        ]
     }
 
     /// The n-gram orders in use.
@@ -245,4 +359,13 @@ impl<const N: usize> EngramFields<N> {
         }
         Ok(())
     }
+}
+
+/// A header's fields in header order, under upstream's `read_export` names.
+pub(crate) fn listing<'h>(
+    fields: impl Iterator<Item = Listed<'h>>,
+) -> Vec<(&'static str, Field<'h>)> {
+    let mut fields: Vec<_> = fields.collect();
+    fields.sort_by_key(|&(word, ..)| word);
+    fields.into_iter().map(|(_, name, field)| (name, field)).collect()
 }

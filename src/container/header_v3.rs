@@ -1,33 +1,32 @@
-//! The Needle 3 header: 48 little-endian u32 then an f32 (`<48If`, 196 bytes).
+//! The Needle 3 header: 48 little-endian u32 then an f32 (`<48If`, 196 bytes): the [`Core`]
+//! from word 1 with Needle 3's `out_vocab` (word 6) and `v_head_dim` (word 12) among it, its
+//! local/global layers and conv taps from word 16, the Engram fields from word 20.
+use alloc::vec::Vec;
+
 use super::bytes::Le;
-use super::header::{self, bad, EngramFields, Field};
+use super::header::{self, bad, Core, EngramFields, Field, Layout};
 use crate::Result;
 
 pub const V3_TAG: u32 = 0x05E1_2A84;
 pub const V3_HEADER_LEN: u64 = 196;
 
-/// Every Needle 3 header field, by name (the Engram ones, but the seed stride, in
-/// [`EngramFields`]).
+const LAYOUT: Layout = Layout {
+    len: V3_HEADER_LEN,
+    own: &[6, 12],
+    engram: (20, 26),
+    rope: 48,
+    qk_name: "qk_head_dim",
+};
+
+/// Every Needle 3 header field: the [`Core`] (it reads as one), Needle 3's own, and the Engram
+/// ones (but the seed stride) in [`EngramFields`]. The core's `kv_window` is the attention
+/// window the model was trained for (0 = size it from the KV budget).
 #[derive(Clone, Debug, PartialEq)]
 pub struct V3Header {
-    pub num_tensors: u32,
-    pub codebook_len: u32,
-    /// Attention window the model was trained for (0 = size it from the KV budget).
-    pub kv_window: u32,
-    /// KV-cache width the model was post-trained for (8 = int8).
-    pub kv_bits: u32,
-    pub vocab: u32,
+    pub core: Core,
     /// Rows of the tied embedding used as the output head (0 = all `vocab`).
     pub out_vocab: u32,
-    pub d_model: u32,
-    pub num_heads: u32,
-    pub num_kv_heads: u32,
-    pub num_layers: u32,
-    pub qk_head_dim: u32,
     pub v_head_dim: u32,
-    pub max_seq_len: u32,
-    pub hada_n: u32,
-    pub mhc_lanes: u32,
     /// Local attention width of non-global layers (0 = every layer is global).
     pub sliding_window: u32,
     /// Bit `i` set = layer `i` attends globally (bits past `num_layers` cleared on read).
@@ -36,38 +35,24 @@ pub struct V3Header {
     pub qkv_conv_taps: u32,
     pub engram_seed_heads: u32,
     pub engram: EngramFields<16>,
-    pub rope_theta: f32,
 }
 
-header::shared_core!(V3Header, qk_head_dim);
+header::reads_as_core!(V3Header);
 
 impl V3Header {
     /// Reads and range-checks the header (the tag has already been matched).
     pub(crate) fn read(input: &[u8]) -> Result<Self> {
-        let le = Le::window(input, 0, V3_HEADER_LEN, "header")?;
+        let le = Le::window(input, 0, LAYOUT.len, "header")?;
         let u = |i: usize| le.u32(4 * i);
         let mut h = V3Header {
-            num_tensors: u(1)?,
-            codebook_len: u(2)?,
-            kv_window: u(3)?,
-            kv_bits: u(4)?,
-            vocab: u(5)?,
+            core: Core::read(&le, &LAYOUT)?,
             out_vocab: u(6)?,
-            d_model: u(7)?,
-            num_heads: u(8)?,
-            num_kv_heads: u(9)?,
-            num_layers: u(10)?,
-            qk_head_dim: u(11)?,
             v_head_dim: u(12)?,
-            max_seq_len: u(13)?,
-            hada_n: u(14)?,
-            mhc_lanes: u(15)?,
             sliding_window: u(16)?,
             global_layers: u64::from(u(17)?) | u64::from(u(18)?) << 32,
             qkv_conv_taps: u(19)?,
             engram_seed_heads: u(25)?,
-            engram: EngramFields::read(&le, 20, 26)?,
-            rope_theta: le.f32(4 * 48)?,
+            engram: EngramFields::read(&le, LAYOUT.engram)?,
         };
         h.check()?;
         // Bits past the stack name no layer; upstream's reader drops them too.
@@ -78,7 +63,7 @@ impl V3Header {
     }
 
     fn check(&self) -> Result<()> {
-        self.core().check()?;
+        self.core.check()?;
         header::nonzero("v_head_dim", self.v_head_dim)?;
         if self.out_vocab > self.vocab {
             return Err(bad("out_vocab", self.out_vocab.into(), "exceeds vocab_size"));
@@ -101,37 +86,17 @@ impl V3Header {
     }
 
     /// Every field under upstream's `read_export` name, in header order.
-    pub fn fields(&self) -> [(&'static str, Field<'_>); 27] {
-        use Field::*;
-        let int = |v: u32| Int(v.into());
-        [
-            ("num_tensors", int(self.num_tensors)),
-            ("codebook_len", int(self.codebook_len)),
-            ("kv_window", int(self.kv_window)),
-            ("kv_bits", int(self.kv_bits)),
-            ("vocab_size", int(self.vocab)),
-            ("out_vocab", int(self.out_vocab)),
-            ("d_model", int(self.d_model)),
-            ("num_heads", int(self.num_heads)),
-            ("num_kv_heads", int(self.num_kv_heads)),
-            ("num_layers", int(self.num_layers)),
-            ("qk_head_dim", int(self.qk_head_dim)),
-            ("v_head_dim", int(self.v_head_dim)),
-            ("max_seq_len", int(self.max_seq_len)),
-            ("hada_n", int(self.hada_n)),
-            ("mhc_lanes", int(self.mhc_lanes)),
-            ("sliding_window", int(self.sliding_window)),
-            ("global_layers", LayerMask(self.global_layers)),
-            ("qkv_conv_taps", int(self.qkv_conv_taps)),
-            ("engram_slots", int(self.engram.slots)),
-            ("engram_sub_dim", int(self.engram.sub_dim)),
-            ("num_engram_tables", int(self.engram.num_tables)),
-            ("engram_conv_taps", int(self.engram.conv_taps)),
-            ("engram_conv_dilation", int(self.engram.conv_dilation)),
-            ("engram_seed_heads", int(self.engram_seed_heads)),
-            ("engram_orders", List(self.engram.orders())),
-            ("engram_layers", List(self.engram.sites())),
-            ("rope_theta", Real(self.rope_theta)),
-        ]
+    pub fn fields(&self) -> Vec<(&'static str, Field<'_>)> {
+        let int = |v: u32| Field::Int(v.into());
+        let own = [
+            (6, "out_vocab", int(self.out_vocab)),
+            (12, "v_head_dim", int(self.v_head_dim)),
+            (16, "sliding_window", int(self.sliding_window)),
+            (17, "global_layers", Field::LayerMask(self.global_layers)),
+            (19, "qkv_conv_taps", int(self.qkv_conv_taps)),
+            (25, "engram_seed_heads", int(self.engram_seed_heads)),
+        ];
+        let engram = self.engram.listed(LAYOUT.engram);
+        header::listing(self.core.listed(&LAYOUT).chain(own).chain(engram))
     }
 }

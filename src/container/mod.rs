@@ -33,8 +33,7 @@ pub use canon_v2::{V2Container, V2Layer};
 pub use canon_v3::{V3Container, V3Layer};
 pub use codebooks::{Codebooks, CODEBOOK_LEN};
 pub use directory::{RECORD_LEN, TERNARY_BITS};
-pub(crate) use header::Core;
-pub use header::{EngramFields, Field, MAX_ENGRAM_ORDER, MAX_LAYERS, MAX_SEQ_LEN};
+pub use header::{Core, EngramFields, Field, MAX_ENGRAM_ORDER, MAX_LAYERS, MAX_SEQ_LEN};
 pub use header_v2::{V2Header, V2_HEADER_LEN, V2_TAG};
 pub use header_v3::{V3Header, V3_HEADER_LEN, V3_TAG};
 pub use heads::{HeadKind, ProbeHeadTensors, V2HeadKind, V2ProbeHead};
@@ -126,8 +125,8 @@ impl<'a> Container<'a> {
     /// Header fields under upstream's `read_export` names.
     pub fn header_fields(&self) -> alloc::vec::Vec<(&'static str, Field<'_>)> {
         match self {
-            Self::V2(c) => c.header.fields().to_vec(),
-            Self::V3(c) => c.header.fields().to_vec(),
+            Self::V2(c) => c.header.fields(),
+            Self::V3(c) => c.header.fields(),
         }
     }
 }

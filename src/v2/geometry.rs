@@ -22,8 +22,8 @@ impl Geometry {
     /// Reads the geometry off a header (one `head_dim` for queries, keys and values; the
     /// whole vocabulary is the output head).
     pub fn from_header(h: &V2Header) -> Result<Self> {
-        let own = (h.head_dim, h.vocab, 0);
-        Self::from_core(&h.core(), &h.engram, own, Window { kv_window: h.kv_window as usize })
+        let own = (h.qk_head_dim, h.vocab, 0);
+        Self::from_core(&h.core, &h.engram, own, Window { kv_window: h.kv_window as usize })
     }
 
     /// Positions each layer's KV ring holds for attention window `window` (0 = full causal)

@@ -30,7 +30,7 @@ impl Geometry {
             global_layers: h.global_layers,
             qkv_conv_taps: h.qkv_conv_taps as usize,
         };
-        Self::from_core(&h.core(), &h.engram, own, layers)
+        Self::from_core(&h.core, &h.engram, own, layers)
     }
 
     /// Whether `layer` attends over the whole context.
