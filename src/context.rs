@@ -87,6 +87,11 @@ pub fn encode_prefix(
         keep
     });
     let mut ids = alloc::vec![tok.bos_id()];
-    ids.extend(tok.encode_spans(&spans, usize::MAX).expect("no token limit"));
+    // Without a token limit encoding cannot fail; matched rather than `expect`ed so the module
+    // carries no Debug formatting of `Error` (its derive and core's debug builders, ~4 KB).
+    match tok.encode_spans(&spans, usize::MAX) {
+        Ok(more) => ids.extend(more),
+        Err(_) => unreachable!("no token limit"),
+    }
     ids
 }
