@@ -120,43 +120,187 @@ fn mhc_lanes_and_the_lane_mean_equal_the_cpu_mhc() {
     close(&got, &want, "mHC lanes and lane mean");
 }
 
-/// The CPU's gated attention output of one token (`Attention::token`, then the gate `attend`
-/// applies: `o · sigmoid(g)`).
-struct CpuAttention<'a> {
-    attn: Attention<'a>,
+/// One attention case: a block's weights and the inputs of `total` tokens.
+struct AttentionCase {
     h: Heads,
+    taps: usize,
     window: Option<usize>,
-    ring: KvRing,
-    tail: ConvTail,
-    s: AttnScratch,
+    kv: KvPrecision,
+    total: usize,
+    /// Conv taps (`taps` rows of the qkv width) and the q and k norm gains.
+    conv: Vec<f32>,
+    q_gain: Vec<f32>,
+    k_gain: Vec<f32>,
+    /// Per token: the raw `[q | k | v]` projections, the gate, the RoPE angles.
+    raw: Vec<f32>,
+    gate: Vec<f32>,
+    cos: Vec<f32>,
+    sin: Vec<f32>,
 }
 
-impl CpuAttention<'_> {
-    fn token(
-        &mut self,
-        pos: usize,
-        raw: &[f32],
-        angles: (&[f32], &[f32]),
-        gate: &[f32],
-    ) -> Vec<f32> {
-        let mut out = vec![0.0f32; self.h.heads * self.h.v];
-        let (ring, tail, s) = (&mut self.ring, &mut self.tail, &mut self.s);
-        self.attn.token(
-            &self.h,
-            self.window,
-            ring,
-            tail,
-            pos,
-            raw,
-            angles.0,
-            angles.1,
-            s,
-            &mut out,
-        );
-        for (o, g) in out.iter_mut().zip(gate) {
-            *o /= 1.0 + (-g).exp();
+/// Where [`AttentionCase::record`] put its inputs and output.
+struct AttentionAt {
+    raw: u32,
+    gate: u32,
+}
+
+impl AttentionCase {
+    /// The CPU's gated output of every token: `Attention::token`, then the gate `attend`
+    /// applies (`o · sigmoid(g)`).
+    fn cpu(&self) -> Vec<f32> {
+        let h = &self.h;
+        let (width, od, half) = (h.qkv_width(), h.heads * h.v, h.qk / 2);
+        let levels = levels(CqWidth::B4);
+        let unused = CqMatrix::from_parts(1, 16, 16, CqWidth::B4, &[0; 8], &[0; 2], &levels);
+        let unused = unused.unwrap();
+        let attn = Attention {
+            q_proj: unused,
+            k_proj: unused,
+            v_proj: unused,
+            gate_proj: unused,
+            out_proj: unused,
+            taps: self.conv.clone(),
+            q_gain: self.q_gain.clone(),
+            k_gain: self.k_gain.clone(),
+        };
+        let mut ring = KvRing::new(self.kv, self.total, h.kv_heads, h.qk, h.v);
+        let mut tail = ConvTail::new(self.taps, width);
+        let mut s = AttnScratch::new(h);
+        ring.reserve(self.total);
+        s.reserve(self.total);
+        let mut out = vec![0.0f32; self.total * od];
+        for (p, o) in out.chunks_exact_mut(od).enumerate() {
+            let (raw, cos, sin) = (
+                row(&self.raw, 0, p, width),
+                row(&self.cos, 0, p, half),
+                row(&self.sin, 0, p, half),
+            );
+            attn.token(h, self.window, &mut ring, &mut tail, p, raw, cos, sin, &mut s, o);
+            for (o, g) in o.iter_mut().zip(row(&self.gate, 0, p, od)) {
+                *o /= 1.0 + (-g).exp();
+            }
         }
         out
+    }
+
+    /// attention.wgsl's dispatches as `stages.rs` records them for chunks of up to `b` tokens,
+    /// over one ring of `total` positions; the gated output is the readback.
+    fn record(&self, b: usize, w: &mut Weights<'_>) -> (Recorded, AttentionAt) {
+        let h = &self.h;
+        let (width, od, half, taps) = (h.qkv_width(), h.heads * h.v, h.qk / 2, self.taps);
+        let int8 = self.kv == KvPrecision::Int8;
+        let (kw, vw) = if int8 { (h.qk / 4, h.v / 4) } else { (h.qk, h.v) };
+        let entries = self.total * h.kv_heads;
+        let scales = if int8 { entries } else { 0 };
+        let (st, state_len) =
+            regions(1, [entries * kw, entries * vw, scales, scales, (taps - 1) * width]);
+        let [keys, values, key_scales, value_scales, conv_tail] = st;
+        let (at, act_len) = regions(b, [width, od, width, od, half, half]);
+        let [raw, gate, qkv, o, cos, sin] = at;
+        let (taps_at, qg, kg) =
+            (w.floats(&self.conv), w.floats(&self.q_gain), w.floats(&self.k_gain));
+        let k = |v: usize| P::U(v as u32);
+        let window = k(self.window.unwrap_or(0));
+        let mut prog = Program::default();
+        let conv = [
+            P::U(raw),
+            k(width),
+            P::U(taps_at),
+            k(taps),
+            window,
+            P::U(conv_tail),
+            k(taps - 1),
+            P::U(qkv),
+        ];
+        prog.push(Kernel::QkvConv, width, Scope::Chunk, &conv);
+        let tail = [P::U(raw), k(width), k(width), P::U(conv_tail), k(taps - 1)];
+        prog.push(Kernel::TailWrite, width, Scope::Chunk, &tail);
+        let (heads, kvh) = (k(h.heads), k(h.kv_heads));
+        let norm_rope = [
+            P::U(qkv),
+            k(width),
+            k(h.qk),
+            heads,
+            kvh,
+            P::U(qg),
+            P::U(kg),
+            P::U(cos),
+            P::U(sin),
+            P::F(EPS),
+        ];
+        prog.push(Kernel::QkNormRope, h.heads + h.kv_heads, Scope::Chunk, &norm_rope);
+        let ring = [
+            P::U(qkv),
+            k(width),
+            k(h.qk),
+            k(h.v),
+            heads,
+            kvh,
+            k(self.total),
+            P::U(keys),
+            P::U(values),
+            P::U(key_scales),
+            P::U(value_scales),
+            k(usize::from(int8)),
+        ];
+        prog.push(Kernel::KvWrite, h.kv_heads, Scope::Chunk, &ring);
+        let mut attend = ring.to_vec();
+        attend.extend_from_slice(&[
+            window,
+            P::F(h.q_factor),
+            P::F(h.score_factor),
+            P::U(o),
+            P::U(gate),
+        ]);
+        prog.push(
+            Kernel::Attend,
+            h.heads * super::device::WORKGROUP as usize,
+            Scope::Chunk,
+            &attend,
+        );
+        let regions = Regions { logits: o, cos, sin, ..Regions::default() };
+        let rec = Recorded { program: prog, regions, act_len, state_len, ids_len: HEADER + b, b };
+        (rec, AttentionAt { raw, gate })
+    }
+
+    /// The GPU's gated output of every token, run in `chunks`.
+    fn gpu(&self, chunks: &[usize]) -> Vec<f32> {
+        let h = &self.h;
+        let (width, od, half) = (h.qkv_width(), h.heads * h.v, h.qk / 2);
+        let mut w = Weights::new(&[]);
+        let b = chunks.iter().copied().max().unwrap_or(1);
+        let (rec, at) = self.record(b, &mut w);
+        let gpu = Gpu::new().unwrap();
+        let runner =
+            Runner::new(gpu, rec, w.code_words(), &w.floats, od, (0, 0), GpuKernels::Plain)
+                .unwrap();
+        let mut got = vec![0.0f32; self.total * od];
+        let mut pos = 0;
+        for &n in chunks {
+            let q = &runner.gpu.queue;
+            q.write_buffer(
+                &runner.act,
+                4 * u64::from(at.raw),
+                &bytes(&self.raw[pos * width..(pos + n) * width]),
+            );
+            q.write_buffer(
+                &runner.act,
+                4 * u64::from(at.gate),
+                &bytes(&self.gate[pos * od..(pos + n) * od]),
+            );
+            let ids: Vec<u32> = (0..n as u32).collect();
+            let c = ChunkInputs {
+                ids: &ids,
+                pos,
+                cos: &self.cos[pos * half..(pos + n) * half],
+                sin: &self.sin[pos * half..(pos + n) * half],
+                slots: &[],
+                head_first: Some(0),
+            };
+            runner.run_chunk(&c, &mut got[pos * od..(pos + n) * od], &mut []).unwrap();
+            pos += n;
+        }
+        got
     }
 }
 
@@ -170,149 +314,26 @@ fn attention_with_its_conv_norms_and_rope_equals_the_cpu_attention_over_two_chun
         return;
     }
     let h = Heads::new(4, 2, 8, 16);
-    let (width, od, half, taps) = (h.qkv_width(), h.heads * h.v, h.qk / 2, 3usize);
-    let (b, chunks, total) = (4usize, [4usize, 2], 6usize);
-    let raw = pseudo_random(total * width, 31);
-    let gate = pseudo_random(total * od, 32);
-    let cos = pseudo_random(total * half, 33);
-    let sin = pseudo_random(total * half, 34);
-    let conv = pseudo_random(taps * width, 35);
-    let q_gain: Vec<f32> = pseudo_random(h.qk, 36).iter().map(|g| 1.0 + g / 4.0).collect();
-    let k_gain: Vec<f32> = pseudo_random(h.qk, 37).iter().map(|g| 1.0 + g / 4.0).collect();
-    let levels = levels(CqWidth::B4);
-    let unused = CqMatrix::from_parts(1, 16, 16, CqWidth::B4, &[0; 8], &[0; 2], &levels).unwrap();
+    let (taps, total) = (3usize, 6usize);
+    let gains = |seed| pseudo_random(h.qk, seed).iter().map(|g| 1.0 + g / 4.0).collect();
     for kv in [KvPrecision::F32, KvPrecision::Int8] {
         for window in [None, Some(3)] {
-            let mut cpu = CpuAttention {
-                attn: Attention {
-                    q_proj: unused,
-                    k_proj: unused,
-                    v_proj: unused,
-                    gate_proj: unused,
-                    out_proj: unused,
-                    taps: conv.clone(),
-                    q_gain: q_gain.clone(),
-                    k_gain: k_gain.clone(),
-                },
+            let case = AttentionCase {
                 h,
+                taps,
                 window,
-                ring: KvRing::new(kv, total, h.kv_heads, h.qk, h.v),
-                tail: ConvTail::new(taps, width),
-                s: AttnScratch::new(&h),
+                kv,
+                total,
+                conv: pseudo_random(taps * h.qkv_width(), 35),
+                q_gain: gains(36),
+                k_gain: gains(37),
+                raw: pseudo_random(total * h.qkv_width(), 31),
+                gate: pseudo_random(total * h.heads * h.v, 32),
+                cos: pseudo_random(total * h.qk / 2, 33),
+                sin: pseudo_random(total * h.qk / 2, 34),
             };
-            cpu.ring.reserve(total);
-            cpu.s.reserve(total);
-            let want: Vec<f32> = (0..total)
-                .flat_map(|p| {
-                    let angles = (row(&cos, 0, p, half), row(&sin, 0, p, half));
-                    cpu.token(p, row(&raw, 0, p, width), angles, row(&gate, 0, p, od))
-                })
-                .collect();
-
-            let int8 = kv == KvPrecision::Int8;
-            let (kw, vw) = if int8 { (h.qk / 4, h.v / 4) } else { (h.qk, h.v) };
-            let entries = total * h.kv_heads;
-            let scales = if int8 { entries } else { 0 };
-            let (st, state_len) =
-                regions(1, [entries * kw, entries * vw, scales, scales, (taps - 1) * width]);
-            let [keys, values, key_scales, value_scales, conv_tail] = st;
-            let (at, act_len) = regions(b, [width, od, width, od, half, half]);
-            let [raw_at, gate_at, qkv, o, cos_at, sin_at] = at;
-            let mut w = Weights::new(&[]);
-            let (taps_at, qg, kg) = (w.floats(&conv), w.floats(&q_gain), w.floats(&k_gain));
-            let k = |v: usize| P::U(v as u32);
-            let mut prog = Program::default();
-            let conv_params = [
-                P::U(raw_at),
-                k(width),
-                P::U(taps_at),
-                k(taps),
-                k(window.unwrap_or(0)),
-                P::U(conv_tail),
-                k(taps - 1),
-                P::U(qkv),
-            ];
-            prog.push(Kernel::QkvConv, width, Scope::Chunk, &conv_params);
-            let tail = [P::U(raw_at), k(width), k(width), P::U(conv_tail), k(taps - 1)];
-            prog.push(Kernel::TailWrite, width, Scope::Chunk, &tail);
-            let norm_rope = [
-                P::U(qkv),
-                k(width),
-                k(h.qk),
-                k(h.heads),
-                k(h.kv_heads),
-                P::U(qg),
-                P::U(kg),
-                P::U(cos_at),
-                P::U(sin_at),
-                P::F(EPS),
-            ];
-            prog.push(Kernel::QkNormRope, h.heads + h.kv_heads, Scope::Chunk, &norm_rope);
-            let ring = [
-                P::U(qkv),
-                k(width),
-                k(h.qk),
-                k(h.v),
-                k(h.heads),
-                k(h.kv_heads),
-                k(total),
-                P::U(keys),
-                P::U(values),
-                P::U(key_scales),
-                P::U(value_scales),
-                k(usize::from(int8)),
-            ];
-            prog.push(Kernel::KvWrite, h.kv_heads, Scope::Chunk, &ring);
-            let mut attend = ring.to_vec();
-            attend.extend_from_slice(&[
-                k(window.unwrap_or(0)),
-                P::F(h.q_factor),
-                P::F(h.score_factor),
-                P::U(o),
-                P::U(gate_at),
-            ]);
-            let per_token = h.heads * super::device::WORKGROUP as usize;
-            prog.push(Kernel::Attend, per_token, Scope::Chunk, &attend);
-
-            let rec = Recorded {
-                program: prog,
-                regions: Regions { logits: o, cos: cos_at, sin: sin_at, ..Regions::default() },
-                act_len,
-                state_len,
-                ids_len: HEADER + b,
-                b,
-            };
-            let runner = Runner::new(
-                Gpu::new().unwrap(),
-                rec,
-                w.code_words(),
-                &w.floats,
-                od,
-                (0, 0),
-                GpuKernels::Plain,
-            )
-            .unwrap();
-            let mut got = vec![0.0f32; total * od];
-            let mut pos = 0;
-            for n in chunks {
-                let chunk_raw = &raw[pos * width..(pos + n) * width];
-                let chunk_gate = &gate[pos * od..(pos + n) * od];
-                let q = &runner.gpu.queue;
-                q.write_buffer(&runner.act, 4 * u64::from(raw_at), &bytes(chunk_raw));
-                q.write_buffer(&runner.act, 4 * u64::from(gate_at), &bytes(chunk_gate));
-                let ids: Vec<u32> = (0..n as u32).collect();
-                let c = ChunkInputs {
-                    ids: &ids,
-                    pos,
-                    cos: &cos[pos * half..(pos + n) * half],
-                    sin: &sin[pos * half..(pos + n) * half],
-                    slots: &[],
-                    head_first: Some(0),
-                };
-                runner.run_chunk(&c, &mut got[pos * od..(pos + n) * od], &mut []).unwrap();
-                pos += n;
-            }
-            close(&got, &want, &std::format!("attention, {kv:?} KV, window {window:?}"));
+            let what = std::format!("attention, {kv:?} KV, window {window:?}");
+            close(&case.gpu(&[4, 2]), &case.cpu(), &what);
         }
     }
 }
