@@ -15,6 +15,7 @@ use super::stages::{Recorded, Regions, HEADER};
 use super::tests::{close, levels, run};
 use super::weights::Weights;
 use crate::blocks::attention::{Attention, AttnScratch, ConvTail, Heads};
+use crate::blocks::engram::{self, EngramGeometry, Site, ValueTail};
 use crate::blocks::kv::KvRing;
 use crate::blocks::mhc::{self, MhcLayer};
 use crate::blocks::{KvPrecision, EPS};
@@ -270,38 +271,47 @@ impl AttentionCase {
         let mut w = Weights::new(&[]);
         let b = chunks.iter().copied().max().unwrap_or(1);
         let (rec, at) = self.record(b, &mut w);
-        let gpu = Gpu::new().unwrap();
-        let runner =
-            Runner::new(gpu, rec, w.code_words(), &w.floats, od, (0, 0), GpuKernels::Plain)
-                .unwrap();
-        let mut got = vec![0.0f32; self.total * od];
-        let mut pos = 0;
-        for &n in chunks {
-            let q = &runner.gpu.queue;
-            q.write_buffer(
-                &runner.act,
-                4 * u64::from(at.raw),
-                &bytes(&self.raw[pos * width..(pos + n) * width]),
-            );
-            q.write_buffer(
-                &runner.act,
-                4 * u64::from(at.gate),
-                &bytes(&self.gate[pos * od..(pos + n) * od]),
-            );
-            let ids: Vec<u32> = (0..n as u32).collect();
-            let c = ChunkInputs {
-                ids: &ids,
-                pos,
-                cos: &self.cos[pos * half..(pos + n) * half],
-                sin: &self.sin[pos * half..(pos + n) * half],
-                slots: &[],
-                head_first: Some(0),
-            };
-            runner.run_chunk(&c, &mut got[pos * od..(pos + n) * od], &mut []).unwrap();
-            pos += n;
-        }
-        got
+        let inputs = [(at.raw, &self.raw[..], width), (at.gate, &self.gate[..], od)];
+        let angles = Some((&self.cos[..], &self.sin[..], half));
+        run_chunks(rec, &w, od, chunks, &inputs, angles)
     }
+}
+
+/// Runs `rec` over the tokens in `chunks` from position 0, uploading each chunk's rows of
+/// every `(region, rows, width)` input (and of the RoPE angles, `half` a token); reads back
+/// `out_len` floats a token.
+fn run_chunks(
+    rec: Recorded,
+    w: &Weights<'_>,
+    out_len: usize,
+    chunks: &[usize],
+    inputs: &[(u32, &[f32], usize)],
+    angles: Option<(&[f32], &[f32], usize)>,
+) -> Vec<f32> {
+    let gpu = Gpu::new().unwrap();
+    let runner =
+        Runner::new(gpu, rec, w.code_words(), &w.floats, out_len, (0, 0), GpuKernels::Plain)
+            .unwrap();
+    let mut got = vec![0.0f32; chunks.iter().sum::<usize>() * out_len];
+    let mut pos = 0;
+    for &n in chunks {
+        for &(at, rows, width) in inputs {
+            let chunk = bytes(&rows[pos * width..(pos + n) * width]);
+            runner.gpu.queue.write_buffer(&runner.act, 4 * u64::from(at), &chunk);
+        }
+        let (cos, sin) = match angles {
+            Some((cos, sin, half)) => {
+                (&cos[pos * half..(pos + n) * half], &sin[pos * half..(pos + n) * half])
+            }
+            None => (&[][..], &[][..]),
+        };
+        let ids: Vec<u32> = (0..n as u32).collect();
+        let c = ChunkInputs { ids: &ids, pos, cos, sin, slots: &[], head_first: Some(0) };
+        let out = &mut got[pos * out_len..(pos + n) * out_len];
+        runner.run_chunk(&c, out, &mut []).unwrap();
+        pos += n;
+    }
+    got
 }
 
 /// attention.wgsl as `stages.rs` records it (`qkv_conv` with its `tail_write`, `qk_norm_rope`,
@@ -340,6 +350,98 @@ fn attention_with_its_conv_norms_and_rope_equals_the_cpu_attention_over_two_chun
 
 fn bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// engram.wgsl (`engram_gate`, `engram_conv` with the value tail's `tail_write`) and rows.wgsl
+/// (`copy_rows` adding the sites' sum into `x`) as `stages.rs` records a block's sites, against
+/// the CPU's `gate` and `Site::conv` summed as `blocks/stages.rs` does: two sites, 6 tokens in
+/// chunks of 4 and 2 (the second reads the first's tails), 3 taps 2 positions apart.
+#[test]
+fn engram_sites_equal_the_cpu_gate_and_dilated_conv_over_two_chunks() {
+    if !super::adapter_or_skip() {
+        return;
+    }
+    let (d, b, total, taps, dilation) = (24usize, 4usize, 6usize, 3usize, 2usize);
+    let g = EngramGeometry {
+        d_model: d,
+        slots: 1,
+        sub_dim: 1,
+        tables: 1,
+        conv_taps: taps,
+        conv_dilation: dilation,
+        seed_heads: 0,
+        orders: vec![2],
+    };
+    let tail_slots = (taps - 1) * dilation;
+    let x = pseudo_random(total * d, 51);
+    let keys = [pseudo_random(total * d, 52), pseudo_random(total * d, 53)];
+    let values = [pseudo_random(total * d, 54), pseudo_random(total * d, 55)];
+    let site_taps = [pseudo_random(taps * d, 56), pseudo_random(taps * d, 57)];
+
+    let levels = levels(CqWidth::B4);
+    let unused = CqMatrix::from_parts(1, 16, 16, CqWidth::B4, &[0; 8], &[0; 2], &levels).unwrap();
+    let sites = site_taps.clone().map(|taps| Site {
+        layer: 0,
+        tables: unused,
+        key_proj: unused,
+        value_proj: unused,
+        taps,
+    });
+    let mut tails = [ValueTail::new(&g, total), ValueTail::new(&g, total)];
+    let mut want = x.clone();
+    let (mut conv, mut nx, mut nk) = (vec![0.0f32; d], vec![0.0f32; d], vec![0.0f32; d]);
+    for p in 0..total {
+        let mut contrib = vec![0.0f32; d];
+        for (si, (site, tail)) in sites.iter().zip(&mut tails).enumerate() {
+            site.conv(tail, p, row(&values[si], 0, p, d), &mut conv);
+            let alpha = engram::gate(row(&x, 0, p, d), row(&keys[si], 0, p, d), &mut nx, &mut nk);
+            for (c, &v) in contrib.iter_mut().zip(&conv) {
+                *c = if si == 0 { alpha * v } else { *c + alpha * v };
+            }
+        }
+        for (o, c) in row_mut(&mut want, 0, p, d).iter_mut().zip(contrib) {
+            *o += c;
+        }
+    }
+
+    let (at, act_len) = regions(b, [d, d, d, d, d, 1, d]);
+    let [x_at, k0, v0, k1, v1, alpha, contrib] = at;
+    let (st, state_len) = regions(1, [tail_slots * d, tail_slots * d]);
+    let mut w = Weights::new(&[]);
+    let k = |v: usize| P::U(v as u32);
+    let mut prog = Program::default();
+    for (si, (key, value)) in [(k0, v0), (k1, v1)].into_iter().enumerate() {
+        let gate = [P::U(x_at), P::U(key), k(d), P::U(alpha), P::F(EPS)];
+        prog.push(Kernel::EngramGate, 1, Scope::Chunk, &gate);
+        let conv = [
+            P::U(value),
+            k(d),
+            P::U(w.floats(&site_taps[si])),
+            k(taps),
+            k(dilation),
+            P::U(st[si]),
+            k(tail_slots),
+            P::U(alpha),
+            P::U(contrib),
+            k(usize::from(si == 0)),
+        ];
+        prog.push(Kernel::EngramConv, d, Scope::Chunk, &conv);
+        let tail = [P::U(value), k(d), k(d), P::U(st[si]), k(tail_slots)];
+        prog.push(Kernel::TailWrite, d, Scope::Chunk, &tail);
+    }
+    let add = [P::U(contrib), k(d), k(d), P::U(x_at), k(d), k(1)];
+    prog.push(Kernel::CopyRows, d, Scope::Chunk, &add);
+    let regions = Regions { logits: x_at, ..Regions::default() };
+    let rec = Recorded { program: prog, regions, act_len, state_len, ids_len: HEADER + b, b };
+    let inputs = [
+        (x_at, &x[..], d),
+        (k0, &keys[0][..], d),
+        (v0, &values[0][..], d),
+        (k1, &keys[1][..], d),
+        (v1, &values[1][..], d),
+    ];
+    let got = run_chunks(rec, &w, d, &[4, 2], &inputs, None);
+    close(&got, &want, "Engram sites");
 }
 
 /// The MLP family (mlp.wgsl's `cond_logits`, `mlp_in`, `kron_right`, `kron_left`, `mlp_mid`,
