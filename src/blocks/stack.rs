@@ -164,8 +164,8 @@ impl<'a, M: Mlp> Stack<'a, M> {
     }
 
     /// Floats the widest rotated input of any of the stack's CQ matrices takes (one rotation
-    /// buffer serves them all).
-    fn widest_rotation(&self) -> usize {
+    /// buffer serves them all, on the CPU and on the GPU).
+    pub(crate) fn widest_rotation(&self) -> usize {
         let mut rot = self.lm_head.cols_padded();
         for l in &self.layers {
             let (m, a) = (&l.mhc, &l.attn);

@@ -164,7 +164,7 @@ fn regions<M: GpuMlp>(
         qkv: a.take(b * width),
         gate: a.take(b * od),
         o: a.take(b * od),
-        rot: a.take(b * max_cols_padded(stack)),
+        rot: a.take(b * stack.widest_rotation()),
         e: a.take(b * e_width),
         ek: a.take(b * d),
         ev: a.take(b * d),
@@ -236,22 +236,6 @@ impl SiteTails {
             .collect();
         Self { at, slots }
     }
-}
-
-/// The widest rotated input of any matrix the pass applies.
-fn max_cols_padded<M: Mlp>(stack: &Stack<'_, M>) -> usize {
-    let mut m = stack.lm_head.cols_padded();
-    for l in &stack.layers {
-        let a = &l.attn;
-        for x in [&a.q_proj, &a.k_proj, &a.v_proj, &a.gate_proj, &a.out_proj] {
-            m = m.max(x.cols_padded());
-        }
-        m = m.max(l.mhc.phi_pre.cols_padded()).max(l.mhc.phi_res.cols_padded());
-    }
-    for s in &stack.sites {
-        m = m.max(s.key_proj.cols_padded()).max(s.value_proj.cols_padded());
-    }
-    m
 }
 
 /// Where a projection lands: the matrix, its output region and row stride.
