@@ -8,6 +8,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::persist::{Reader, Writer};
+use super::tensors::HeadMatrix;
 use crate::kernels::{axpy, dot};
 use crate::{Error, Result};
 
@@ -82,6 +83,67 @@ impl SoftmaxPool {
             *o = a * inv;
         }
         Ok(())
+    }
+}
+
+/// A probe head's pool as the state handles it.
+pub trait HeadPool: Clone {
+    /// Forgets what was pooled.
+    fn clear(&mut self);
+    fn bytes(&self) -> usize;
+    fn save(&self, w: &mut Writer);
+    fn load(&mut self, r: &mut Reader<'_>) -> Result<()>;
+}
+
+/// A probe head's streamed pool, the same in both generations: its softmax slots (one per probe,
+/// Needle 3: per row and probe) and the buffers of one cell's scores.
+#[derive(Clone)]
+pub struct ProbePool {
+    pub(crate) cells: SoftmaxPool,
+    /// One cell's score under each probe of a row.
+    pub(crate) scores: Vec<f32>,
+    /// The probe matrix's rotated input.
+    pub(crate) rot: Vec<f32>,
+}
+
+impl ProbePool {
+    /// `slots` softmax slots of `d` floats, `probes` scores per cell, a rotation of `rot` floats.
+    pub(crate) fn new(slots: usize, d: usize, probes: usize, rot: usize) -> Self {
+        Self { cells: SoftmaxPool::new(slots, d), scores: vec![0.0; probes], rot: vec![0.0; rot] }
+    }
+
+    /// Scores `cell` under each probe of `probes` (scaled by `1/sqrt(d)`) and adds it to the
+    /// slots from `first` on, one per probe.
+    pub(crate) fn add(&mut self, probes: &HeadMatrix<'_>, first: usize, cell: &[f32]) {
+        probes.matvec(cell, &mut self.rot, &mut self.scores);
+        let root_d = libm::sqrtf(cell.len() as f32);
+        for (p, &s) in self.scores.iter().enumerate() {
+            self.cells.add(first + p, s / root_d, cell);
+        }
+    }
+}
+
+impl HeadPool for ProbePool {
+    /// Bytes the pool holds.
+    fn bytes(&self) -> usize {
+        self.cells.bytes() + 4 * (self.scores.len() + self.rot.len())
+    }
+
+    /// Forgets every pooled cell.
+    fn clear(&mut self) {
+        self.cells.clear();
+    }
+
+    fn save(&self, w: &mut Writer) {
+        self.cells.save(w);
+        w.f32s(&self.scores);
+        w.f32s(&self.rot);
+    }
+
+    fn load(&mut self, r: &mut Reader<'_>) -> Result<()> {
+        self.cells.load(r)?;
+        r.f32s(&mut self.scores)?;
+        r.f32s(&mut self.rot)
     }
 }
 

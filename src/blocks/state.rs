@@ -7,7 +7,7 @@ use alloc::vec::Vec;
 use super::geometry::Geometry;
 use super::kv::KvPrecision;
 use super::persist::{mismatch, Reader, Writer};
-use super::pool::Probe;
+use super::pool::{HeadPool, Probe};
 use super::stack::{self, Mlp, Sequence};
 use crate::{Error, Result};
 
@@ -108,15 +108,6 @@ macro_rules! generation {
     };
 }
 pub(crate) use generation;
-
-/// A probe head's pool as the state handles it.
-pub trait HeadPool: Clone {
-    /// Forgets what was pooled.
-    fn clear(&mut self);
-    fn bytes(&self) -> usize;
-    fn save(&self, w: &mut Writer);
-    fn load(&mut self, r: &mut Reader<'_>) -> Result<()>;
-}
 
 /// A saved position of a [`State`] ([`State::mark`]).
 pub(crate) struct Mark<G: Generation> {

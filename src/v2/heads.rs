@@ -13,9 +13,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use crate::blocks::persist::{Reader, Writer};
-use crate::blocks::pool::{unit_length, Probe, SoftmaxPool};
-use crate::blocks::state::HeadPool;
+use crate::blocks::pool::{unit_length, Probe, ProbePool};
 use crate::blocks::tensors::{floats, HeadMatrix};
 use crate::container::{Codebooks, V2HeadKind, V2ProbeHead};
 use crate::{Error, Result};
@@ -52,8 +50,13 @@ impl<'a> ProbeHead<'a> {
         })
     }
 
+    /// A pool for this head over cells `d` wide: one softmax slot per probe.
+    pub(crate) fn new_pool(&self, d: usize) -> ProbePool {
+        ProbePool::new(self.p, d, self.p, self.probes.rotation_len())
+    }
+
     /// The head's output from its streamed pool.
-    pub(crate) fn readout(&self, pool: &Pool, d: usize) -> Result<Vec<f32>> {
+    pub(crate) fn readout(&self, pool: &ProbePool, d: usize) -> Result<Vec<f32>> {
         let mut pooled = vec![0.0f32; self.p * d];
         for (slot, dst) in pooled.chunks_exact_mut(d).enumerate() {
             pool.cells.mean(slot, dst)?;
@@ -74,50 +77,8 @@ impl<'a> ProbeHead<'a> {
     }
 }
 
-/// A head's streamed softmax over every cell (part of the session state).
-#[derive(Clone)]
-pub struct Pool {
-    cells: SoftmaxPool,
-    scores: Vec<f32>,
-    rot: Vec<f32>,
-}
-
-impl Pool {
-    pub(crate) fn new(head: &ProbeHead<'_>, d: usize) -> Self {
-        Self {
-            cells: SoftmaxPool::new(head.p, d),
-            scores: vec![0.0; head.p],
-            rot: vec![0.0; head.probes.rotation_len()],
-        }
-    }
-}
-
-impl HeadPool for Pool {
-    /// Bytes the pool holds.
-    fn bytes(&self) -> usize {
-        self.cells.bytes() + 4 * (self.scores.len() + self.rot.len())
-    }
-
-    /// Forgets every pooled cell.
-    fn clear(&mut self) {
-        self.cells.clear();
-    }
-
-    fn save(&self, w: &mut Writer) {
-        self.cells.save(w);
-        w.f32s(&self.scores);
-        w.f32s(&self.rot);
-    }
-
-    fn load(&mut self, r: &mut Reader<'_>) -> Result<()> {
-        self.cells.load(r)?;
-        r.f32s(&mut self.scores)?;
-        r.f32s(&mut self.rot)
-    }
-}
-
 impl Probe for ProbeHead<'_> {
-    type Pool = Pool;
+    type Pool = ProbePool;
     type Kind = V2HeadKind;
 
     fn kind(&self) -> V2HeadKind {
@@ -125,11 +86,7 @@ impl Probe for ProbeHead<'_> {
     }
 
     /// Every row joins the same softmax of each probe.
-    fn pool(&self, pool: &mut Pool, _row: usize, cell: &[f32]) {
-        self.probes.matvec(cell, &mut pool.rot, &mut pool.scores);
-        let root_d = libm::sqrtf(cell.len() as f32);
-        for (slot, &s) in pool.scores.iter().enumerate() {
-            pool.cells.add(slot, s / root_d, cell);
-        }
+    fn pool(&self, pool: &mut ProbePool, _row: usize, cell: &[f32]) {
+        pool.add(&self.probes, 0, cell);
     }
 }

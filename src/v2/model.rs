@@ -3,7 +3,7 @@
 use alloc::vec::Vec;
 
 use super::geometry::Geometry;
-use super::heads::{Pool, ProbeHead};
+use super::heads::ProbeHead;
 use super::mlp::WalshMlp;
 use super::state::{Model, Options, State};
 use super::{HeadKind, KvPrecision, Numerics};
@@ -55,7 +55,7 @@ impl<'a> Model<'a> {
         let g = &self.geometry;
         let slots = g.kv_slots(options.window, options.max_tokens);
         let plan = || Ok(g.plan(options.window, slots));
-        self.state_with(options, plan, |h| Pool::new(h, g.d_model))
+        self.state_with(options, plan, |h| h.new_pool(g.d_model))
     }
 
     /// A probe head's output over every token the state has consumed, under the state's

@@ -6,8 +6,9 @@
 use alloc::vec::Vec;
 
 use super::geometry::Window;
-use super::heads::{Pool, ProbeHead};
+use super::heads::ProbeHead;
 use super::mlp::WalshMlp;
+use crate::blocks::pool::ProbePool;
 use crate::blocks::state::generation;
 use crate::Result;
 
@@ -20,7 +21,7 @@ generation! {
         A8_MIXING = false,
         Mlp = WalshMlp,
         Head = ProbeHead,
-        Pool = Pool,
+        Pool = ProbePool,
     }
     /// Attention window: the keys each token sees, itself included (0 = every earlier
     /// position). The KV rings hold this many positions (or `max_tokens` when fewer or 0).

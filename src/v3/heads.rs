@@ -15,9 +15,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use crate::blocks::persist::{Reader, Writer};
-use crate::blocks::pool::{unit_length, Probe, SoftmaxPool};
-use crate::blocks::state::HeadPool;
+use crate::blocks::pool::{unit_length, Probe, ProbePool};
 use crate::blocks::tensors::{floats, HeadMatrix};
 use crate::blocks::EPS;
 use crate::container::{Codebooks, HeadKind, ProbeHeadTensors};
@@ -80,8 +78,14 @@ impl<'a> ProbeHead<'a> {
         probes.max(self.query.rotation_len()).max(self.proj.rotation_len())
     }
 
+    /// A pool for this head over `rows` rows of cells `d` wide: one softmax slot per row and
+    /// probe.
+    pub(crate) fn new_pool(&self, rows: usize, d: usize) -> ProbePool {
+        ProbePool::new(rows * self.k, d, self.k, self.rotation_len())
+    }
+
     /// The head's output from its streamed pool, over cell rows `rows` (ascending).
-    pub(crate) fn readout(&self, pool: &Pool, rows: &[usize], d: usize) -> Result<Vec<f32>> {
+    pub(crate) fn readout(&self, pool: &ProbePool, rows: &[usize], d: usize) -> Result<Vec<f32>> {
         let m = rows.len() * self.k;
         // r_m for every kept (row, probe), row-major.
         let mut r = vec![0.0f32; m * d];
@@ -89,7 +93,7 @@ impl<'a> ProbeHead<'a> {
         for (i, &row) in rows.iter().enumerate() {
             for p in 0..self.k {
                 let slot = row * self.k + p;
-                pool.time.mean(slot, &mut tmp)?;
+                pool.cells.mean(slot, &mut tmp)?;
                 let out = &mut r[(i * self.k + p) * d..][..d];
                 rms_unit(&tmp, EPS, out);
                 for v in out.iter_mut() {
@@ -131,50 +135,8 @@ impl<'a> ProbeHead<'a> {
     }
 }
 
-/// A head's streamed time softmax over every cell row (part of the session state).
-#[derive(Clone)]
-pub struct Pool {
-    time: SoftmaxPool,
-    scores: Vec<f32>,
-    rot: Vec<f32>,
-}
-
-impl Pool {
-    pub(crate) fn new(head: &ProbeHead<'_>, rows: usize, d: usize) -> Self {
-        Self {
-            time: SoftmaxPool::new(rows * head.k, d),
-            scores: vec![0.0; head.k],
-            rot: vec![0.0; head.rotation_len()],
-        }
-    }
-}
-
-impl HeadPool for Pool {
-    /// Bytes the pool holds.
-    fn bytes(&self) -> usize {
-        self.time.bytes() + 4 * (self.scores.len() + self.rot.len())
-    }
-
-    /// Forgets every pooled token.
-    fn clear(&mut self) {
-        self.time.clear();
-    }
-
-    fn save(&self, w: &mut Writer) {
-        self.time.save(w);
-        w.f32s(&self.scores);
-        w.f32s(&self.rot);
-    }
-
-    fn load(&mut self, r: &mut Reader<'_>) -> Result<()> {
-        self.time.load(r)?;
-        r.f32s(&mut self.scores)?;
-        r.f32s(&mut self.rot)
-    }
-}
-
 impl Probe for ProbeHead<'_> {
-    type Pool = Pool;
+    type Pool = ProbePool;
     type Kind = HeadKind;
 
     fn kind(&self) -> HeadKind {
@@ -182,11 +144,7 @@ impl Probe for ProbeHead<'_> {
     }
 
     /// Adds the cell to the running softmax of each of the row's probes.
-    fn pool(&self, pool: &mut Pool, row: usize, cell: &[f32]) {
-        self.probes[row].matvec(cell, &mut pool.rot, &mut pool.scores);
-        let root_d = libm::sqrtf(cell.len() as f32);
-        for p in 0..self.k {
-            pool.time.add(row * self.k + p, pool.scores[p] / root_d, cell);
-        }
+    fn pool(&self, pool: &mut ProbePool, row: usize, cell: &[f32]) {
+        pool.add(&self.probes[row], row * self.k, cell);
     }
 }

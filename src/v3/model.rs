@@ -3,7 +3,7 @@
 use alloc::vec::Vec;
 
 use super::geometry::Geometry;
-use super::heads::{Pool, ProbeHead};
+use super::heads::ProbeHead;
 use super::ladder::ladder_layer_indices;
 use super::mlp::{HadamardMlp, Permutations};
 use super::state::{Model, Options, State};
@@ -91,7 +91,7 @@ impl<'a> Model<'a> {
     pub fn new_state(&self, options: &Options) -> Result<State> {
         let g = &self.geometry;
         let plan = || Ok(g.plan(&self.layer_indices(options.depth)?, options.max_tokens));
-        self.state_with(options, plan, |h| Pool::new(h, g.num_layers + 1, g.d_model))
+        self.state_with(options, plan, |h| h.new_pool(g.num_layers + 1, g.d_model))
     }
 
     /// A probe head's output over every token the state has consumed (embedding: unit vector;

@@ -4,8 +4,9 @@
 //! are instantiated with: this file names both ([`Model`], [`State`]); `Model::new_state`
 //! (`model.rs`) makes a state.
 use super::geometry::Layers;
-use super::heads::{Pool, ProbeHead};
+use super::heads::ProbeHead;
 use super::mlp::HadamardMlp;
+use crate::blocks::pool::ProbePool;
 use crate::blocks::state::generation;
 
 generation! {
@@ -15,7 +16,7 @@ generation! {
         A8_MIXING = true,
         Mlp = HadamardMlp,
         Head = ProbeHead,
-        Pool = Pool,
+        Pool = ProbePool,
     }
     /// Blocks to run: the model's layer count, or a shallower ladder rung (2 and up).
     depth: usize
