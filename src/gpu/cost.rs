@@ -300,7 +300,7 @@ impl Slot<'_> {
                 c.other_bytes = F * n * (w(1) + 1) * w(2);
                 c.madds = n * w(1) * w(2);
             }
-            Kernel::CopyRows => c.other_bytes = F * n * w(2) * (2 + w(5)),
+            Kernel::CopyRows => c.other_bytes = F * n * w(2) * 2,
             _ => c.other_bytes = F * 2 * n.min(w(4)) * w(2),
         }
         c
@@ -339,9 +339,11 @@ impl Slot<'_> {
             c.other_bytes = F * n * (2 * w(2) + 1);
             c.madds = 5 * n * w(2);
         } else {
-            let (dm, taps) = (w(1), w(3));
-            c.other_bytes = F * (2 * n * dm + taps * dm + taps.saturating_sub(1) * w(4) * dm);
-            c.madds = n * dm * taps;
+            // 10: the block's last site, which adds the sites' sum into the residual.
+            let (dm, taps, adds) = (w(1), w(3), u64::from(self.p[10] != u32::MAX));
+            c.other_bytes = F
+                * (2 * n * dm + taps * dm + taps.saturating_sub(1) * w(4) * dm + adds * 2 * n * dm);
+            c.madds = n * dm * (taps + adds);
         }
         c
     }

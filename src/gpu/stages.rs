@@ -23,8 +23,8 @@ use crate::{Error, Result};
 
 /// Floats of the chunk header before the ids: tokens, first position, first head row.
 pub(crate) const HEADER: usize = 3;
-/// A norm without a gain (the shaders' NONE).
-const NO_GAIN: u32 = u32::MAX;
+/// The shaders' NONE: a norm without a gain, a conv not adding into the residual.
+const NONE: u32 = u32::MAX;
 
 /// The activation regions (offsets in floats) of a chunk of up to `b` tokens.
 #[derive(Default)]
@@ -269,10 +269,10 @@ impl<'a, M: GpuMlp> Recorder<'_, 'a, M> {
         self.gather(&e, HEADER as u32, 1, 0, self.r.x, d, s.embed_scale);
         for lane in 0..s.lanes {
             let dst = self.r.stream[0] + (lane * d) as u32;
-            self.copy(self.r.x, d, d, dst, s.lanes * d, false, Scope::Chunk);
+            self.copy(self.r.x, d, d, dst, s.lanes * d);
         }
         if self.listening {
-            self.copy(self.r.x, d, d, self.r.cells, d, false, Scope::Chunk);
+            self.copy(self.r.x, d, d, self.r.cells, d);
         }
         Ok(())
     }
@@ -286,7 +286,7 @@ impl<'a, M: GpuMlp> Recorder<'_, 'a, M> {
         self.project_normed(
             cur,
             n * d,
-            Some(NO_GAIN),
+            Some(NONE),
             &[(&phi.phi_pre, pre, n), (&phi.phi_post, post, n), (&phi.phi_res, res, n * n)],
             Scope::Chunk,
         )?;
@@ -317,13 +317,18 @@ impl<'a, M: GpuMlp> Recorder<'_, 'a, M> {
         Ok(())
     }
 
-    /// The Engram sites of block `layer`: `x += Σ_sites α · conv(v)`.
+    /// The Engram sites of block `layer`: `x += Σ_sites α · conv(v)`, the last site's conv
+    /// adding the sum into `x`.
     fn engram(&mut self, layer: usize, tails: &SiteTails) -> Result<()> {
         let s = self.stack;
         let (d, g, tail_slots) = (s.d_model, &s.engram, tails.slots);
-        let mut first = true;
-        for (site, tail) in s.sites.iter().zip(&tails.at).filter(|(site, _)| site.layer == layer) {
-            let Some(tail) = *tail else { continue };
+        let sites: Vec<_> = s
+            .sites
+            .iter()
+            .zip(&tails.at)
+            .filter_map(|(site, tail)| Some((site, (*tail)?)).filter(|_| site.layer == layer))
+            .collect();
+        for (i, &(site, tail)) in sites.iter().enumerate() {
             let tables = self.w.cq(&site.tables)?;
             let e_width = site.key_proj.cols();
             let slots_at = (HEADER + self.b) as u32;
@@ -339,6 +344,7 @@ impl<'a, M: GpuMlp> Recorder<'_, 'a, M> {
             let p = [self.r.x.into(), ek.into(), u(d), self.r.alpha.into(), EPS.into()];
             self.prog.push(Kernel::EngramGate, 1, Scope::Chunk, &p);
             let taps = self.w.floats(&site.taps);
+            let last = i + 1 == sites.len();
             self.prog.push(
                 Kernel::EngramConv,
                 d,
@@ -353,16 +359,13 @@ impl<'a, M: GpuMlp> Recorder<'_, 'a, M> {
                     u(tail_slots.max(1)),
                     self.r.alpha.into(),
                     self.r.contrib.into(),
-                    u(usize::from(first)),
+                    u(usize::from(i == 0)),
+                    if last { self.r.x } else { NONE }.into(),
                 ],
             );
             if tail_slots > 0 {
                 self.tail_write(ev, d, d, tail, tail_slots);
             }
-            first = false;
-        }
-        if !first {
-            self.copy(self.r.contrib, d, d, self.r.x, d, true, Scope::Chunk);
         }
         Ok(())
     }
@@ -520,20 +523,10 @@ impl<'a, M: GpuMlp> Recorder<'_, 'a, M> {
         self.project_normed(mean, d, Some(gain), &[(&s.lm_head, self.r.logits, v)], Scope::Head)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn copy(
-        &mut self,
-        src: u32,
-        stride: usize,
-        width: usize,
-        dst: u32,
-        dst_stride: usize,
-        add: bool,
-        scope: Scope,
-    ) {
+    fn copy(&mut self, src: u32, stride: usize, width: usize, dst: u32, dst_stride: usize) {
         let u = Self::u;
-        let p = [src.into(), u(stride), u(width), dst.into(), u(dst_stride), u(usize::from(add))];
-        self.prog.push(Kernel::CopyRows, width, scope, &p);
+        let p = [src.into(), u(stride), u(width), dst.into(), u(dst_stride)];
+        self.prog.push(Kernel::CopyRows, width, Scope::Chunk, &p);
     }
 
     fn tail_write(&mut self, src: u32, stride: usize, width: usize, ring: u32, slots: usize) {
@@ -589,7 +582,7 @@ impl<'a, M: GpuMlp> Recorder<'_, 'a, M> {
     }
 
     /// [`Self::project`] of the rows of `src` RMS-normed first, with the float gain at `norm`
-    /// (`NO_GAIN`: none): the norm runs inside each rotation, its rows never written.
+    /// (`NONE`: none): the norm runs inside each rotation, its rows never written.
     fn project_normed(
         &mut self,
         src: u32,
@@ -619,7 +612,7 @@ impl<'a, M: GpuMlp> Recorder<'_, 'a, M> {
                 self.r.rot.into(),
                 scale.into(),
                 u(usize::from(norm.is_some())),
-                norm.unwrap_or(NO_GAIN).into(),
+                norm.unwrap_or(NONE).into(),
                 EPS.into(),
             ];
             self.prog.push(Kernel::Rotate, cp / g, scope, &p);

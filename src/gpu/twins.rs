@@ -352,8 +352,8 @@ fn bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-/// engram.wgsl (`engram_gate`, `engram_conv` with the value tail's `tail_write`) and rows.wgsl
-/// (`copy_rows` adding the sites' sum into `x`) as `stages.rs` records a block's sites, against
+/// engram.wgsl (`engram_gate`, `engram_conv` with the value tail's `tail_write`; the last
+/// site's conv adds the sites' sum into `x`) as `stages.rs` records a block's sites, against
 /// the CPU's `gate` and `Site::conv` summed as `blocks/stages.rs` does: two sites, 6 tokens in
 /// chunks of 4 and 2 (the second reads the first's tails), 3 taps 2 positions apart.
 #[test]
@@ -424,13 +424,12 @@ fn engram_sites_equal_the_cpu_gate_and_dilated_conv_over_two_chunks() {
             P::U(alpha),
             P::U(contrib),
             k(usize::from(si == 0)),
+            P::U(if si == 1 { x_at } else { u32::MAX }),
         ];
         prog.push(Kernel::EngramConv, d, Scope::Chunk, &conv);
         let tail = [P::U(value), k(d), k(d), P::U(st[si]), k(tail_slots)];
         prog.push(Kernel::TailWrite, d, Scope::Chunk, &tail);
     }
-    let add = [P::U(contrib), k(d), k(d), P::U(x_at), k(d), k(1)];
-    prog.push(Kernel::CopyRows, d, Scope::Chunk, &add);
     let regions = Regions { logits: x_at, ..Regions::default() };
     let rec = Recorded { program: prog, regions, act_len, state_len, ids_len: HEADER + b, b };
     let inputs = [

@@ -15,9 +15,10 @@ fn engram_gate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
 }
 
 // `contrib (+)= alpha · Σ_j taps_j ⊙ v_{p - j·dilation}`: values of the chunk's tokens from the
-// activations, earlier ones from the site's tail ring.
+// activations, earlier ones from the site's tail ring. The block's last site adds the sites' sum
+// into the residual `x` itself (the residual add fused: no copy after it).
 // params: 0 v, 1 d, 2 taps (wf), 3 taps count, 4 dilation, 5 tail (st), 6 tail slots, 7 alpha,
-// 8 contrib, 9 first site (1: contrib =)
+// 8 contrib, 9 first site (1: contrib =), 10 x (the last site), else NONE
 @compute @workgroup_size(64)
 fn engram_conv(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let idx = flat(gid, nwg);
@@ -36,5 +37,11 @@ fn engram_conv(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     }
     let a = act[pu(7u) + t];
     let dst = pu(8u) + t * d + c;
-    act[dst] = select(act[dst] + a * o, a * o, pu(9u) == 1u);
+    let sum = select(act[dst] + a * o, a * o, pu(9u) == 1u);
+    if pu(10u) == NONE {
+        act[dst] = sum;
+    } else {
+        let x = pu(10u) + t * d + c;
+        act[x] = act[x] + sum;
+    }
 }

@@ -1,15 +1,13 @@
 // Moving rows: copies between activation regions and into the sequence's tails.
 
-// params: 0 src, 1 src stride, 2 width, 3 dst, 4 dst stride, 5 add (1: dst += src)
+// params: 0 src, 1 src stride, 2 width, 3 dst, 4 dst stride
 @compute @workgroup_size(64)
 fn copy_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let idx = flat(gid, nwg);
     let w = pu(2u);
     if idx >= ntok() * w { return; }
     let t = idx / w; let c = idx % w;
-    let s = act[pu(0u) + t * pu(1u) + c];
-    let o = pu(3u) + t * pu(4u) + c;
-    act[o] = select(s, act[o] + s, pu(5u) == 1u);
+    act[pu(3u) + t * pu(4u) + c] = act[pu(0u) + t * pu(1u) + c];
 }
 
 // A ring over positions (position p in slot p % slots) takes the rows of the chunk's last
