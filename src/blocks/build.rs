@@ -78,24 +78,24 @@ macro_rules! block_views {
 }
 pub(crate) use block_views;
 
-/// What a generation builds itself.
-pub(crate) struct Own<'c, 'a, G: Generation> {
-    /// Each block's views and MLP, in layer order.
-    pub(crate) blocks: Vec<(BlockViews<'c, 'a>, G::Mlp)>,
-    /// The Engram sites the model runs, with their layers.
-    pub(crate) sites: Vec<(&'c EngramSite<'a>, usize)>,
+/// What a generation builds itself; `B` yields each block's views and MLP, in layer order.
+pub(crate) struct Own<'a, G: Generation, B> {
+    pub(crate) blocks: B,
     pub(crate) heads: Vec<G::Head<'a>>,
     pub(crate) mlp_shared: <G::Mlp as Mlp>::Shared,
 }
 
 impl<'a, G: Generation> Model<'a, G> {
     /// Builds the model over a container's views (borrowed, zero-copy) and what the generation
-    /// built of its own.
-    pub(crate) fn build(
+    /// builds of its own.
+    pub(crate) fn build<'c, B>(
         g: Geometry<G::Attention>,
-        v: Views<'_, 'a>,
-        own: Own<'_, 'a, G>,
-    ) -> Result<Self> {
+        v: Views<'c, 'a>,
+        own: Own<'a, G, B>,
+    ) -> Result<Self>
+    where
+        B: Iterator<Item = Result<(BlockViews<'c, 'a>, G::Mlp)>>,
+    {
         let (cbs, d) = (v.codebooks, g.d_model);
         if v.blocks != g.num_layers || v.sites.len() != g.engram_sites.len() {
             return Err(Error::BadHeader {
@@ -108,7 +108,8 @@ impl<'a, G: Generation> Model<'a, G> {
         let mut mhc = mhc::load(v.mhc, cbs, g.num_layers, g.mhc_lanes, d)?.into_iter();
         let heads = Heads::new(g.num_heads, g.num_kv_heads, g.qk_head_dim, g.v_head_dim);
         let mut layers = Vec::with_capacity(g.num_layers);
-        for (i, (b, mlp)) in own.blocks.into_iter().enumerate() {
+        for (i, block) in own.blocks.enumerate() {
+            let (b, mlp) = block?;
             layers.push(Layer {
                 norm_in: gain(b.norm_in, d)?,
                 post_norm: gain(b.post_norm, d)?,
@@ -124,11 +125,12 @@ impl<'a, G: Generation> Model<'a, G> {
             });
         }
         let engram = g.engram.clone();
-        let sites = own
-            .sites
-            .into_iter()
-            .map(|(s, layer)| Site::new(s, layer, &engram, cbs))
-            .collect::<Result<_>>()?;
+        let mut sites = Vec::with_capacity(v.sites.len());
+        for (i, (s, &layer)) in v.sites.iter().zip(&g.engram_sites).enumerate() {
+            if G::EVERY_SITE || !g.engram_sites[..i].contains(&layer) {
+                sites.push(Site::new(s, layer, &engram, cbs)?);
+            }
+        }
         let stack = Stack {
             d_model: d,
             lanes: g.mhc_lanes,

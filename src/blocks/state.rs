@@ -18,6 +18,9 @@ pub trait Generation {
     type Attention: Clone + PartialEq;
     /// Whether deploy numerics also round the mHC coefficient input to int8.
     const A8_MIXING: bool;
+    /// Whether a layer listed for two Engram sites runs both (Needle 3) or only the first
+    /// (Needle 2, as upstream's incremental decoder `_forward_cached` does).
+    const EVERY_SITE: bool;
     /// How a state runs its model ([`generation!`] declares it).
     type Options: Copy + RunOptions;
     /// The MLP of its blocks.
@@ -52,9 +55,9 @@ macro_rules! generation {
         $gen:ident {
             Attention = $att:ty,
             A8_MIXING = $a8:expr,
+            EVERY_SITE = $every_site:expr,
             Mlp = $mlp:ty,
-            Head = $head:ident,
-            Pool = $pool:ty $(,)?
+            Head = $head:ident $(,)?
         }
         $(#[$own_doc:meta])*
         $own:ident: $own_ty:ty
@@ -94,10 +97,11 @@ macro_rules! generation {
         impl $crate::blocks::state::Generation for $gen {
             type Attention = $att;
             const A8_MIXING: bool = $a8;
+            const EVERY_SITE: bool = $every_site;
             type Options = Options;
             type Mlp = $mlp;
             type Head<'a> = $head<'a>;
-            type Pool = $pool;
+            type Pool = $crate::blocks::pool::ProbePool;
         }
 
         /// A model of this generation over the bytes of its container (built in `model.rs`).

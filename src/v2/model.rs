@@ -21,16 +21,10 @@ impl<'a> Model<'a> {
     pub fn new(c: &V2Container<'a>) -> Result<Self> {
         let g = Geometry::from_header(&c.header)?;
         let (cbs, d) = (&c.codebooks, g.d_model);
-        let blocks = c.layers.iter().map(|l| block(l, g.hada_n)).collect::<Result<_>>()?;
-        // As upstream's incremental decoder (`_forward_cached`) does, a layer takes the first
-        // site listed for it; a repeated layer's later sites are not run.
-        let layers = &g.engram_sites;
-        let sites = (c.engram.iter().zip(layers).enumerate())
-            .filter(|&(i, (_, layer))| !layers[..i].contains(layer))
-            .map(|(_, (s, &layer))| (s, layer))
-            .collect();
+        let n = g.hada_n;
+        let blocks = c.layers.iter().map(move |l| block(l, n));
         let heads = c.heads.iter().map(|h| ProbeHead::new(h, cbs, d)).collect::<Result<_>>()?;
-        Model::build(g, views!(c), Own { blocks, sites, heads, mlp_shared: () })
+        Model::build(g, views!(c), Own { blocks, heads, mlp_shared: () })
     }
 
     /// The whole context, exact numerics, the header's attention window, f32 KV.

@@ -8,7 +8,6 @@ use alloc::vec::Vec;
 use super::geometry::Window;
 use super::heads::ProbeHead;
 use super::mlp::WalshMlp;
-use crate::blocks::pool::ProbePool;
 use crate::blocks::state::generation;
 use crate::Result;
 
@@ -19,9 +18,9 @@ generation! {
     Needle2 {
         Attention = Window,
         A8_MIXING = false,
+        EVERY_SITE = false,
         Mlp = WalshMlp,
         Head = ProbeHead,
-        Pool = ProbePool,
     }
     /// Attention window: the keys each token sees, itself included (0 = every earlier
     /// position). The KV rings hold this many positions (or `max_tokens` when fewer or 0).

@@ -39,18 +39,14 @@ impl<'a> Model<'a> {
     pub fn new(c: &V3Container<'a>) -> Result<Self> {
         let g = Geometry::from_header(&c.header)?;
         let (cbs, d) = (&c.codebooks, g.d_model);
-        let blocks = c
-            .layers
-            .iter()
-            .map(|l| {
-                let conv = match (&l.q_taps, &l.k_taps, &l.v_taps) {
-                    (Some(q), Some(k), Some(v)) => Some((g.attention.qkv_conv_taps, [q, k, v])),
-                    _ => None,
-                };
-                Ok((block_views!(l, conv), HadamardMlp::new(l, d, g.hada_n)?))
-            })
-            .collect::<Result<_>>()?;
-        let sites = c.engram.iter().zip(g.engram_sites.iter().copied()).collect();
+        let (taps, n) = (g.attention.qkv_conv_taps, g.hada_n);
+        let blocks = c.layers.iter().map(move |l| {
+            let conv = match (&l.q_taps, &l.k_taps, &l.v_taps) {
+                (Some(q), Some(k), Some(v)) => Some((taps, [q, k, v])),
+                _ => None,
+            };
+            Ok((block_views!(l, conv), HadamardMlp::new(l, d, n)?))
+        });
         let rows = g.num_layers + 1;
         let heads =
             c.heads.iter().map(|h| ProbeHead::new(h, cbs, rows, d)).collect::<Result<_>>()?;
@@ -58,7 +54,7 @@ impl<'a> Model<'a> {
             p1: permutation(&c.hada_p1, g.hada_n)?,
             p2: permutation(&c.hada_p2, g.hada_n)?,
         };
-        Model::build(g, views!(c), Own { blocks, sites, heads, mlp_shared })
+        Model::build(g, views!(c), Own { blocks, heads, mlp_shared })
     }
 
     /// Full depth, the whole context, exact numerics, and the KV width the container asks for.

@@ -6,7 +6,6 @@
 use super::geometry::Layers;
 use super::heads::ProbeHead;
 use super::mlp::HadamardMlp;
-use crate::blocks::pool::ProbePool;
 use crate::blocks::state::generation;
 
 generation! {
@@ -14,9 +13,9 @@ generation! {
     Needle3 {
         Attention = Layers,
         A8_MIXING = true,
+        EVERY_SITE = true,
         Mlp = HadamardMlp,
         Head = ProbeHead,
-        Pool = ProbePool,
     }
     /// Blocks to run: the model's layer count, or a shallower ladder rung (2 and up).
     depth: usize
