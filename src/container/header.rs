@@ -46,13 +46,43 @@ pub(crate) fn nonzero(field: &'static str, value: u32) -> Result<()> {
 pub(crate) struct Layout {
     /// Bytes of the header.
     pub(crate) len: u64,
-    /// The generation's own words among the core's (Needle 3's `out_vocab` and `v_head_dim`).
-    pub(crate) own: &'static [usize],
+    /// The word of each of the core's u32 fields ([`Layout::new`]).
+    core: [usize; 13],
     /// The first word of the Engram sizes and of the Engram lists ([`EngramFields::read`]).
     pub(crate) engram: (usize, usize),
     pub(crate) rope: usize,
     /// The header's name of the query/key head width.
     pub(crate) qk_name: &'static str,
+}
+
+impl Layout {
+    /// The core's fields fill the words from 1 on, past the generation's own words among them
+    /// (`own`: Needle 3's `out_vocab` and `v_head_dim`); worked out at compile time.
+    pub(crate) const fn new(
+        len: u64,
+        own: &[usize],
+        engram: (usize, usize),
+        rope: usize,
+        qk_name: &'static str,
+    ) -> Self {
+        let mut core = [0; 13];
+        let (mut i, mut word) = (0, 1);
+        while i < core.len() {
+            let mut j = 0;
+            while j < own.len() {
+                if own[j] == word {
+                    word += 1;
+                    j = 0;
+                } else {
+                    j += 1;
+                }
+            }
+            core[i] = word;
+            word += 1;
+            i += 1;
+        }
+        Self { len, core, engram, rope, qk_name }
+    }
 }
 
 /// `N` consecutive header words from word `first` (the Engram order and site arrays).
@@ -127,21 +157,9 @@ const CORE_NAMES: [&str; 13] = [
 ];
 
 impl Core {
-    /// The word of each of the core's u32 fields: from word 1 on, past the generation's own.
-    fn words(layout: &Layout) -> [usize; 13] {
-        let mut word = 0;
-        [(); 13].map(|()| {
-            word += 1;
-            while layout.own.contains(&word) {
-                word += 1;
-            }
-            word
-        })
-    }
-
     pub(crate) fn read(le: &Le<'_>, layout: &Layout) -> Result<Self> {
         let mut v = [0u32; 13];
-        for (v, w) in v.iter_mut().zip(Self::words(layout)) {
+        for (v, &w) in v.iter_mut().zip(&layout.core) {
             *v = le.u32(4 * w)?;
         }
         Ok(Self {
@@ -184,7 +202,7 @@ impl Core {
     /// Every core field with its word, `rope_theta` last.
     pub(crate) fn listed<'h>(&self, layout: &Layout) -> impl Iterator<Item = Listed<'h>> {
         let names = CORE_NAMES.map(|n| if n.is_empty() { layout.qk_name } else { n });
-        let fields = Self::words(layout).into_iter().zip(names).zip(self.values());
+        let fields = layout.core.into_iter().zip(names).zip(self.values());
         fields.map(|((w, name), v)| (w, name, Field::Int(v.into()))).chain([(
             layout.rope,
             "rope_theta",

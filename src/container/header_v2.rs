@@ -9,8 +9,7 @@ use crate::Result;
 pub const V2_TAG: u32 = 0x05E1_2A83;
 pub const V2_HEADER_LEN: u64 = 120;
 
-const LAYOUT: Layout =
-    Layout { len: V2_HEADER_LEN, own: &[], engram: (14, 19), rope: 29, qk_name: "head_dim" };
+const LAYOUT: Layout = Layout::new(V2_HEADER_LEN, &[], (14, 19), 29, "head_dim");
 
 /// Every Needle 2 header field: the [`Core`] (it reads as one) and the Engram ones. Query, key
 /// and value heads share one `head_dim` (the core's `qk_head_dim`); the core's `kv_window` is

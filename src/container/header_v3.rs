@@ -10,13 +10,7 @@ use crate::Result;
 pub const V3_TAG: u32 = 0x05E1_2A84;
 pub const V3_HEADER_LEN: u64 = 196;
 
-const LAYOUT: Layout = Layout {
-    len: V3_HEADER_LEN,
-    own: &[6, 12],
-    engram: (20, 26),
-    rope: 48,
-    qk_name: "qk_head_dim",
-};
+const LAYOUT: Layout = Layout::new(V3_HEADER_LEN, &[6, 12], (20, 26), 48, "qk_head_dim");
 
 /// Every Needle 3 header field: the [`Core`] (it reads as one), Needle 3's own, and the Engram
 /// ones (but the seed stride) in [`EngramFields`]. The core's `kv_window` is the attention
