@@ -5,6 +5,7 @@
 mod common;
 
 use std::path::PathBuf;
+#[cfg(feature = "cli")]
 use std::process::{Command, Output};
 
 use common::{case_dirs, fixtures, ids, load_json};
@@ -423,6 +424,7 @@ fn a_sampled_run_never_fails_on_what_the_model_sampled() {
 
 // ---------------------------------------------------------------- the command line
 
+#[cfg(feature = "cli")]
 fn needle(args: &[&std::ffi::OsStr]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_needle")).args(args).output().expect("run needle")
 }
