@@ -79,6 +79,7 @@ pub(crate) fn records<'a>(
 /// Expected shapes of the shared pieces, computed once with overflow checks.
 pub(crate) struct Stack {
     pub d: Dim,
+    pub engram_sites: u32,
     vocab: Dim,
     layers: Dim,
     lanes: Dim,
@@ -95,6 +96,7 @@ impl Stack {
     pub(crate) fn new<const N: usize>(g: &Core, e: &EngramFields<N>) -> Result<Self> {
         Ok(Self {
             d: dim(g.d_model.into(), "must equal d_model"),
+            engram_sites: e.num_sites,
             vocab: dim(g.vocab.into(), "must equal vocab_size"),
             layers: dim(g.num_layers.into(), "must equal num_layers"),
             lanes: dim(g.mhc_lanes.into(), "must equal mhc_lanes"),

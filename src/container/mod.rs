@@ -13,6 +13,8 @@
 //! malformed or not what its position needs, `BadTokenizer` for a mis-framed attachment.
 
 mod bytes;
+mod canon;
+mod canon_layer;
 mod canon_shared;
 mod canon_v2;
 mod canon_v3;
@@ -28,9 +30,11 @@ mod tensor;
 mod tokenizer_blob;
 mod walk;
 
+pub use canon::{Canon, ContainerOf};
+pub use canon_layer::LayerCore;
 pub use canon_shared::{EngramSite, MhcTensors};
-pub use canon_v2::{V2Container, V2Layer};
-pub use canon_v3::{V3Container, V3Layer};
+pub use canon_v2::{V2Canon, V2Container, V2Layer};
+pub use canon_v3::{V3Canon, V3Container, V3Layer, WalshPermutations};
 pub use codebooks::{Codebooks, CODEBOOK_LEN};
 pub use directory::{RECORD_LEN, TERNARY_BITS};
 pub use header::{Core, EngramFields, Field, MAX_ENGRAM_ORDER, MAX_LAYERS, MAX_SEQ_LEN};
