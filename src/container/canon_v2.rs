@@ -52,14 +52,17 @@ impl Walks for V2Canon {
     const HEAD_EXTRAS: &'static [u64] = &[0, 4, 7];
     type Shapes = Shapes;
 
+    #[inline]
     fn read_header(input: &[u8]) -> Result<V2Header> {
         V2Header::read(input)
     }
 
+    #[inline]
     fn model_records(h: &V2Header) -> u64 {
         1 + u64::from(h.num_layers) * 14 + 9 + 4 * u64::from(h.engram.num_sites) + 1
     }
 
+    #[inline]
     fn shapes(h: &V2Header) -> Result<(Stack, Shapes)> {
         let stack = Stack::new(&h.core, &h.engram)?;
         let attn = AttnShapes::new(&h.core, h.qk_head_dim, &HEAD_NAMES)?;
@@ -77,10 +80,12 @@ impl Walks for V2Canon {
         })
     }
 
+    #[inline]
     fn own(_: &Shapes, _: &mut Walk<'_>) -> Result<()> {
         Ok(())
     }
 
+    #[inline]
     fn heads<'a>(h: &V2Header, w: &mut Walk<'a>) -> Result<Vec<V2ProbeHead<'a>>> {
         heads::read_v2(w, h.d_model)
     }

@@ -88,15 +88,18 @@ impl Walks for V3Canon {
     const HEAD_EXTRAS: &'static [u64] = &[0, 7, 8, 13, 14, 20];
     type Shapes = Shapes;
 
+    #[inline]
     fn read_header(input: &[u8]) -> Result<V3Header> {
         V3Header::read(input)
     }
 
+    #[inline]
     fn model_records(h: &V3Header) -> u64 {
         let per_layer = if h.qkv_conv_taps > 0 { 27 } else { 24 };
         1 + u64::from(h.num_layers) * per_layer + 9 + 2 + 4 * u64::from(h.engram.num_sites) + 1
     }
 
+    #[inline]
     fn shapes(h: &V3Header) -> Result<(Stack, Shapes)> {
         let (block_a, block_b) = hada_blocks(h.hada_n);
         let stack = Stack::new(&h.core, &h.engram)?;
@@ -164,6 +167,7 @@ impl Walks for V3Canon {
         })
     }
 
+    #[inline]
     fn own<'a>(s: &Shapes, w: &mut Walk<'a>) -> Result<WalshPermutations<'a>> {
         let hada_p1 = w.expect(TensorName::model("hada_p1"), Kind::Float, &[s.n])?;
         permutation::check(&hada_p1)?;
@@ -172,6 +176,7 @@ impl Walks for V3Canon {
         Ok(WalshPermutations { hada_p1, hada_p2 })
     }
 
+    #[inline]
     fn heads<'a>(h: &V3Header, w: &mut Walk<'a>) -> Result<Vec<ProbeHeadTensors<'a>>> {
         heads::read_v3(w, h.num_layers + 1, h.d_model)
     }
