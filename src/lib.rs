@@ -25,6 +25,7 @@ pub mod sampling;
 pub mod session;
 pub(crate) mod sha256;
 pub(crate) mod sort;
+pub(crate) mod text_search;
 pub mod tokenizer;
 pub mod v2;
 pub mod v3;

@@ -16,7 +16,7 @@ use alloc::vec::Vec;
 
 use crate::json::{self, Value};
 use crate::prompt::{python_strip, IM_END, THINK_END, THINK_START, TOOL_CALL_END, TOOL_CALL_START};
-use crate::Error;
+use crate::{text_search, Error};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct FunctionCall {
@@ -74,7 +74,7 @@ impl Response {
 }
 
 pub fn parse(text: &str) -> Response {
-    let body = text.split_once(IM_END).map_or(text, |(before, _)| before);
+    let body = text_search::split_once(text, IM_END).map_or(text, |(before, _)| before);
     let mut response = Response {
         reasoning: None,
         function_calls: Vec::new(),
@@ -83,10 +83,10 @@ pub fn parse(text: &str) -> Response {
     };
 
     let mut rest = body;
-    if let Some((_, after_open)) = body.split_once(THINK_START) {
-        let (thought, after) = match after_open.split_once(THINK_END) {
+    if let Some((_, after_open)) = text_search::split_once(body, THINK_START) {
+        let (thought, after) = match text_search::split_once(after_open, THINK_END) {
             Some((thought, after)) => (thought, after),
-            None => match after_open.find(TOOL_CALL_START) {
+            None => match text_search::find(after_open, TOOL_CALL_START) {
                 Some(at) => after_open.split_at(at),
                 None => (after_open, ""),
             },
@@ -98,8 +98,9 @@ pub fn parse(text: &str) -> Response {
         rest = after;
     }
 
-    while let Some((_, after_open)) = rest.split_once(TOOL_CALL_START) {
-        let (payload, after) = after_open.split_once(TOOL_CALL_END).unwrap_or((after_open, ""));
+    while let Some((_, after_open)) = text_search::split_once(rest, TOOL_CALL_START) {
+        let (payload, after) =
+            text_search::split_once(after_open, TOOL_CALL_END).unwrap_or((after_open, ""));
         rest = after;
         match json::parse(payload) {
             Ok(Value::Array(entries)) => {

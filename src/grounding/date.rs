@@ -6,7 +6,7 @@
 use alloc::format;
 use alloc::string::String;
 
-use crate::{Error, Result};
+use crate::{text_search, Error, Result};
 
 /// The system text with the date fact prefixed, by upstream's rule: unchanged when it already
 /// holds a `date:` key (not the tail of a word such as `update:`) or an ISO date, or when it
@@ -51,7 +51,8 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
 /// Whether `text` already carries a date: a `date:` key or an ISO `dddd-dd-dd` stamp.
 fn has_date(text: &str) -> bool {
     let b = text.as_bytes();
-    let key = text.match_indices("date:").any(|(i, _)| i == 0 || !b[i - 1].is_ascii_alphabetic());
+    let key =
+        text_search::positions(text, "date:").any(|i| i == 0 || !b[i - 1].is_ascii_alphabetic());
     key || (0..b.len().saturating_sub(9)).any(|i| iso_at(b, i))
 }
 

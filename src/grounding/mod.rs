@@ -24,6 +24,7 @@ use alloc::vec::Vec;
 
 use crate::json::{self, Value};
 use crate::response::FunctionCall;
+use crate::text_search;
 
 mod date;
 mod lower;
@@ -202,9 +203,12 @@ fn resolve<'v>(mut node: &'v Value, root: &'v Value) -> &'v Value {
         }
         seen.push(reference);
         let mut target = root;
-        for part in reference.trim_start_matches("#/").split('/').filter(|p| !p.is_empty()) {
-            let key = part.replace("~1", "/").replace("~0", "~");
-            target = target.get(&key).unwrap_or(empty);
+        let mut path = reference;
+        while let Some(rest) = path.strip_prefix("#/") {
+            path = rest;
+        }
+        for part in path.split('/').filter(|p| !p.is_empty()) {
+            target = target.get(&unescape(part)).unwrap_or(empty);
         }
         if core::ptr::eq(target, node) {
             break;
@@ -212,6 +216,26 @@ fn resolve<'v>(mut node: &'v Value, root: &'v Value) -> &'v Value {
         node = target;
     }
     node
+}
+
+/// A JSON Pointer token's key: `~1` is `/` and `~0` is `~` (RFC 6901; `~01` is `~1`), read left
+/// to right as `replace("~1", "/").replace("~0", "~")` would (without core's `str` search).
+fn unescape(token: &str) -> String {
+    let mut key = String::with_capacity(token.len());
+    let mut chars = token.chars();
+    while let Some(c) = chars.next() {
+        let escaped = match chars.clone().next() {
+            Some('1') if c == '~' => '/',
+            Some('0') if c == '~' => '~',
+            _ => {
+                key.push(c);
+                continue;
+            }
+        };
+        chars.next();
+        key.push(escaped);
+    }
+    key
 }
 
 static EMPTY: Value = Value::Object(Vec::new());
@@ -291,7 +315,7 @@ fn negates(text: &str) -> bool {
     let lower = lower::lower(text);
     let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
     CUES.iter().any(|cue| {
-        lower.match_indices(cue).any(|(i, _)| {
+        text_search::positions(&lower, cue).any(|i| {
             !word(lower[..i].chars().next_back()) && !word(lower[i + cue.len()..].chars().next())
         })
     })
@@ -388,5 +412,12 @@ mod tests {
         assert_eq!(without_date_facts("at 2026-12-02T06:45:10 ok"), "at   ok");
         assert_eq!(without_date_facts("date:2026-12-02, x"), " , x");
         assert_eq!(without_date_facts("2026-12-02 stays"), "2026-12-02 stays");
+    }
+
+    #[test]
+    fn pointer_tokens_unescape_as_rfc_6901_replaces() {
+        for token in ["a~1b", "~01", "~~1", "~0~1", "~", "a~", "~2", "é~1é", "~10", "plain"] {
+            assert_eq!(unescape(token), token.replace("~1", "/").replace("~0", "~"), "{token}");
+        }
     }
 }

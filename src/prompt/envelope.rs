@@ -11,6 +11,8 @@
 use alloc::vec::Vec;
 use core::ops::Range;
 
+use crate::text_search;
+
 use super::{THINK_END, THINK_START, TOOL_CALL_END, TOOL_CALL_START};
 
 /// Byte ranges of `text` (an assistant turn) that are literal: everything but the envelope's
@@ -25,7 +27,7 @@ pub(super) fn literal_parts(text: &str) -> Vec<Range<usize>> {
     let mut at = 0;
     if text.starts_with(THINK_START) {
         at = THINK_START.len();
-        match text[at..].find(THINK_END) {
+        match text_search::find(&text[at..], THINK_END) {
             Some(len) => {
                 push(at..at + len);
                 at += len + THINK_END.len();
