@@ -131,14 +131,18 @@ impl<'a, G: Walks> ContainerOf<'a, G> {
             records(input, G::HEADER_LEN, header.codebook_len, header.num_tensors, G::WIDTHS)?;
         let (stack, shapes) = G::shapes(&header)?;
         let embedding = stack.embedding(&mut w)?;
-        let layers = (0..header.num_layers)
-            .map(|i| G::layer(&shapes, &stack, &mut w, i))
-            .collect::<Result<Vec<_>>>()?;
+        // Plain loops: collecting into a `Result` brings a copy of core's `GenericShunt` per
+        // item type into the wasm module.
+        let mut layers = Vec::new();
+        for i in 0..header.num_layers {
+            layers.push(G::layer(&shapes, &stack, &mut w, i)?);
+        }
         let mhc = stack.mhc(&mut w)?;
         let own = G::own(&shapes, &mut w)?;
-        let engram = (0..stack.engram_sites)
-            .map(|s| stack.engram_site(&mut w, s))
-            .collect::<Result<Vec<_>>>()?;
+        let mut engram = Vec::new();
+        for s in 0..stack.engram_sites {
+            engram.push(stack.engram_site(&mut w, s)?);
+        }
         let final_norm = stack.final_norm(&mut w)?;
         let heads = if w.remaining() > 1 { G::heads(&header, &mut w)? } else { Vec::new() };
         let tokenizer = w.tokenizer()?;

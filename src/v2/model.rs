@@ -23,7 +23,11 @@ impl<'a> Model<'a> {
         let (cbs, d) = (&c.codebooks, g.d_model);
         let n = g.hada_n;
         let blocks = c.layers.iter().map(move |l| block(l, n));
-        let heads = c.heads.iter().map(|h| ProbeHead::new(h, cbs, d)).collect::<Result<_>>()?;
+        // A plain loop: collecting into a `Result` brings a copy of core's `GenericShunt`.
+        let mut heads = Vec::new();
+        for h in &c.heads {
+            heads.push(ProbeHead::new(h, cbs, d)?);
+        }
         Model::build(g, views!(c), Own { blocks, heads, mlp_shared: () })
     }
 

@@ -48,8 +48,11 @@ impl<'a> Model<'a> {
             Ok((block_views!(l, conv), HadamardMlp::new(l, d, n)?))
         });
         let rows = g.num_layers + 1;
-        let heads =
-            c.heads.iter().map(|h| ProbeHead::new(h, cbs, rows, d)).collect::<Result<_>>()?;
+        // A plain loop: collecting into a `Result` brings a copy of core's `GenericShunt`.
+        let mut heads = Vec::new();
+        for h in &c.heads {
+            heads.push(ProbeHead::new(h, cbs, rows, d)?);
+        }
         let mlp_shared = Permutations {
             p1: permutation(&c.hada_p1, g.hada_n)?,
             p2: permutation(&c.hada_p2, g.hada_n)?,
