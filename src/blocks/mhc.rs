@@ -55,21 +55,22 @@ pub(crate) fn load<'a>(
     let b_post = floats(&t.b_post, layers * lanes)?;
     let b_res = floats(&t.b_res, layers * lanes * lanes)?;
     let (n, nn) = (lanes, lanes * lanes);
-    (0..layers)
-        .map(|l| {
-            Ok(MhcLayer {
-                phi_pre: phi_pre.row_block(l * n, n)?,
-                phi_post: phi_post.row_block(l * n, n)?,
-                phi_res: phi_res.row_block(l * nn, nn)?,
-                a_pre: a_pre[l],
-                a_post: a_post[l],
-                a_res: a_res[l],
-                b_pre: b_pre[l * n..(l + 1) * n].to_vec(),
-                b_post: b_post[l * n..(l + 1) * n].to_vec(),
-                b_res: b_res[l * nn..(l + 1) * nn].to_vec(),
-            })
-        })
-        .collect()
+    // A plain loop: collecting into a `Result` brings a copy of core's `GenericShunt`.
+    let mut out = Vec::new();
+    for l in 0..layers {
+        out.push(MhcLayer {
+            phi_pre: phi_pre.row_block(l * n, n)?,
+            phi_post: phi_post.row_block(l * n, n)?,
+            phi_res: phi_res.row_block(l * nn, nn)?,
+            a_pre: a_pre[l],
+            a_post: a_post[l],
+            a_res: a_res[l],
+            b_pre: b_pre[l * n..(l + 1) * n].to_vec(),
+            b_post: b_post[l * n..(l + 1) * n].to_vec(),
+            b_res: b_res[l * nn..(l + 1) * nn].to_vec(),
+        });
+    }
+    Ok(out)
 }
 
 /// The coefficient input of one token: the whole stream RMS-normalised (Needle 3's deploy
