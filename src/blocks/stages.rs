@@ -267,11 +267,14 @@ impl<M: Mlp> Stack<'_, M> {
             (&mut next[..], nd),
         ];
         per_token_with(b, work, rows, mlp, |j, [x, stream, normed, m, next], mlp| {
-            rms_norm(&h[j * d..(j + 1) * d], &w.post_norm, EPS, normed);
-            for (v, &a) in x.iter_mut().zip(normed.iter()) {
-                *v += w.attn_gate * a;
-            }
-            rms_norm(x, &w.pre_hada, EPS, normed);
+            post_residual(
+                &h[j * d..(j + 1) * d],
+                &w.post_norm,
+                w.attn_gate,
+                &w.pre_hada,
+                x,
+                normed,
+            );
             w.mlp.forward(&self.mlp_shared, normed, mlp, m);
             for ((v, &m), &u) in x.iter_mut().zip(m.iter()).zip(&u[j * d..(j + 1) * d]) {
                 *v = (*v + m) - u;
@@ -346,4 +349,22 @@ fn per_token_with<const N: usize, T: Send>(
             f(j, rows.each_mut().map(|r| r.next().expect("one row per token")), item);
         }
     });
+}
+
+/// `x += g · rmsnorm(h)` (the attention branch joins the residual), then `normed = rmsnorm(x)`
+/// (the MLP's input): one token. The GPU's `post_residual` kernel is its twin (`gpu/twins.rs`).
+#[inline]
+pub(crate) fn post_residual(
+    h: &[f32],
+    post_norm: &[f32],
+    gate: f32,
+    pre_hada: &[f32],
+    x: &mut [f32],
+    normed: &mut [f32],
+) {
+    rms_norm(h, post_norm, EPS, normed);
+    for (v, &a) in x.iter_mut().zip(normed.iter()) {
+        *v += gate * a;
+    }
+    rms_norm(x, pre_hada, EPS, normed);
 }

@@ -464,3 +464,35 @@ pub(crate) fn check_mlp<M: GpuMlp>(mlp: &M, shared: &M::Shared, x: &[f32], d: us
     }
     close(&got, &want, "the MLP");
 }
+
+/// mlp.wgsl `post_residual` against `blocks::stages::post_residual`: 3 tokens of 40, the gate
+/// neither 0 nor 1.
+#[test]
+fn post_residual_equals_the_cpu_residual_and_mlp_norm() {
+    if !super::adapter_or_skip() {
+        return;
+    }
+    let (b, d, gate) = (3usize, 40usize, 0.35f32);
+    let (at, len) = regions(b, [d, d, d]);
+    let [h, x, normed] = at;
+    let mut input = pseudo_random(normed as usize, 31);
+    input.resize(len, 0.0);
+    let (post_norm, pre_hada) = (pseudo_random(d, 32), pseudo_random(d, 33));
+    let mut w = Weights::new(&[]);
+    let (pn, ph) = (w.floats(&post_norm), w.floats(&pre_hada));
+    let mut prog = Program::default();
+    let p =
+        [P::U(h), P::U(x), P::U(normed), P::U(d as u32), P::U(pn), P::U(ph), P::F(gate), P::F(EPS)];
+    prog.push(Kernel::PostResidual, 1, Scope::Chunk, &p);
+    let got = run(GpuKernels::Plain, &w, prog, len, &input, b, 0, len / b);
+
+    let mut want = input.clone();
+    for t in 0..b {
+        let (mut xt, mut nt) = (row(&input, x, t, d).to_vec(), vec![0.0f32; d]);
+        let ht = row(&input, h, t, d);
+        crate::blocks::stages::post_residual(ht, &post_norm, gate, &pre_hada, &mut xt, &mut nt);
+        row_mut(&mut want, x, t, d).copy_from_slice(&xt);
+        row_mut(&mut want, normed, t, d).copy_from_slice(&nt);
+    }
+    close(&got, &want, "post_residual");
+}
