@@ -9,7 +9,11 @@
 /// Byte offsets at which `needle` (non-empty) starts in `text`, ascending; overlapping matches
 /// included (core's `match_indices` skips those; the needles searched here cannot overlap).
 pub fn positions<'a>(text: &'a str, needle: &'a str) -> impl Iterator<Item = usize> + 'a {
-    let (text, needle) = (text.as_bytes(), needle.as_bytes());
+    byte_positions(text.as_bytes(), needle.as_bytes())
+}
+
+/// `positions` over bytes that need not be UTF-8 (a partly decoded string's bytes).
+pub fn byte_positions<'a>(text: &'a [u8], needle: &'a [u8]) -> impl Iterator<Item = usize> + 'a {
     (0..=text.len().saturating_sub(needle.len())).filter(move |&i| text[i..].starts_with(needle))
 }
 
@@ -36,6 +40,8 @@ mod tests {
             for needle in needles {
                 assert_eq!(find(text, needle), text.find(needle), "{text:?} {needle:?}");
                 assert_eq!(split_once(text, needle), text.split_once(needle));
+                let windows = text.as_bytes().windows(needle.len()).position(|w| w == needle.as_bytes());
+                assert_eq!(byte_positions(text.as_bytes(), needle.as_bytes()).next(), windows);
             }
         }
     }

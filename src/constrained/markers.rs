@@ -6,6 +6,7 @@
 //! `<|im_end|>` inside the reasoning), each would lose the calls the matcher let the model
 //! write, so the matcher refuses the byte that completes one.
 use crate::prompt::{IM_END, THINK_START, TOOL_CALL_END};
+use crate::text_search;
 
 /// What no JSON string may hold.
 pub(super) const IN_STRINGS: &[&str] = &[TOOL_CALL_END, IM_END, THINK_START];
@@ -15,7 +16,7 @@ pub(super) const IN_REASONING: &[&str] = &[IM_END];
 
 /// Whether `text` holds a marker no string may hold.
 pub(super) fn in_string(text: &[u8]) -> bool {
-    IN_STRINGS.iter().any(|m| text.windows(m.len()).any(|w| w == m.as_bytes()))
+    IN_STRINGS.iter().any(|m| text_search::byte_positions(text, m.as_bytes()).next().is_some())
 }
 
 /// How far the text so far ends with one marker of a set. Every marker's only `<` is its first
