@@ -9,7 +9,8 @@
 #        WORK_DIR/data/tokenizer.model, which make_model.sh's first two commands write)
 # Env: PHASE (54) names data$PHASE, run$PHASE and phase$PHASE.cact; SEED (54), TRAIN (6000),
 #      BROWSER (0.4), SUBSET (0: datagen --browser-subset), STEPS (220), LR (3e-4), WARMUP (10),
-#      MID_LEN (0: train.py --mid-len).
+#      MID_LEN (0: train.py --mid-len), INIT (the shipped container: train.py --init), BATCH (16),
+#      QAT (STEPS: how many of the last steps run under QAT), TRAIN_FLAGS (more train.py flags).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -27,7 +28,7 @@ cp "$work/data/tokenizer.model" "$data/tokenizer.model"
   --more-phrasings 3 --wide-words 0.45 --vocab-words 0.4 --wide-verbs --tokenizer "$work/data/tokenizer.model" \
   --near-miss 0.5 --name-miss 0.5 --browser "${BROWSER:-0.4}" --browser-subset "${SUBSET:-0}"
 # Long prompts need --max-len 1024 (the model's max_seq_len); batches of the short ones stay at 256.
-"$PYTHON" "$here/train.py" --data "$data" --work "$work/run$phase" --init "$root/www/models/default.cact" \
-  --layers 6 --steps "$steps" --qat-steps "$steps" --warmup "${WARMUP:-10}" --lr "${LR:-3e-4}" --max-len 1024 \
-  --short-len 256 --mid-len "${MID_LEN:-0}" --save-every 25
+"$PYTHON" "$here/train.py" --data "$data" --work "$work/run$phase" --init "${INIT:-$root/www/models/default.cact}" \
+  --layers 6 --steps "$steps" --qat-steps "${QAT:-$steps}" --batch "${BATCH:-16}" --warmup "${WARMUP:-10}" --lr "${LR:-3e-4}" --max-len 1024 \
+  --short-len 256 --mid-len "${MID_LEN:-0}" --save-every 25 ${TRAIN_FLAGS:-}
 "$PYTHON" "$here/export.py" --work "$work/run$phase" --data "$data" --out "$work/phase$phase.cact"

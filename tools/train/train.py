@@ -85,6 +85,8 @@ def main():
                         help="learning-rate multiplier for the layers --layers appends to --init")
     parser.add_argument("--focal", type=float, default=0.0,
                         help="weigh each answer token's loss by (1 - p)^FOCAL (0: the plain mean; phase 50)")
+    parser.add_argument("--no-initial-val", action="store_true",
+                        help="skip the step-0 validation of a warm start (minutes at --max-len 1024)")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
 
@@ -181,7 +183,7 @@ def main():
     def val(quant):
         return validation.text(params, quant)
 
-    if step == 0 and args.init:
+    if step == 0 and args.init and not args.no_initial_val:
         print(f"step 0 val loss {val(False)}, quantised {val(True)}", flush=True)
     t0, last, window = time.time(), time.time(), []
     while step < total:
