@@ -40,7 +40,8 @@ mod tests {
             for needle in needles {
                 assert_eq!(find(text, needle), text.find(needle), "{text:?} {needle:?}");
                 assert_eq!(split_once(text, needle), text.split_once(needle));
-                let windows = text.as_bytes().windows(needle.len()).position(|w| w == needle.as_bytes());
+                let windows =
+                    text.as_bytes().windows(needle.len()).position(|w| w == needle.as_bytes());
                 assert_eq!(byte_positions(text.as_bytes(), needle.as_bytes()).next(), windows);
             }
         }
