@@ -7,5 +7,6 @@
 here="$(cd "$(dirname "$0")" && pwd)"
 export PHASE=56 SEED=56 TRAIN="${TRAIN:-14000}" BROWSER=0.5 SUBSET=0.65 LR=3e-4 WARMUP=30 MID_LEN=512
 export BATCH=8 QAT=200 STEPS="${STEPS:-2400}" INIT="${INIT:-${1:-$here/out}/run55/params.pkl}"
-export TRAIN_FLAGS="--no-initial-val"
+# Stopped at step 875 of its 2,400-step schedule (lr 2.2e-4) for phase 57.
+export TRAIN_FLAGS="--no-initial-val --stop-at 875"
 exec "$here/browser_phase.sh" "$@"

@@ -7,6 +7,6 @@
 # Usage: tools/train/browser_phase57.sh [WORK_DIR]   (resumable, as browser_phase.sh)
 here="$(cd "$(dirname "$0")" && pwd)"
 export PHASE=57 SEED=57 TRAIN="${TRAIN:-14000}" BROWSER=0.5 SUBSET=0.25 LR=2e-4 WARMUP=20 MID_LEN=512
-export BATCH=8 QAT=200 STEPS="${STEPS:-1600}" INIT="${INIT:-${1:-$here/out}/ckpt56/step875.pkl}"
+export BATCH=8 QAT=200 STEPS="${STEPS:-1600}" INIT="${INIT:-${1:-$here/out}/run56/params.pkl}"
 export TRAIN_FLAGS="--no-initial-val"
 exec "$here/browser_phase.sh" "$@"

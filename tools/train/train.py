@@ -85,6 +85,8 @@ def main():
                         help="learning-rate multiplier for the layers --layers appends to --init")
     parser.add_argument("--focal", type=float, default=0.0,
                         help="weigh each answer token's loss by (1 - p)^FOCAL (0: the plain mean; phase 50)")
+    parser.add_argument("--stop-at", type=int, default=0,
+                        help="end the run at this step, mid-schedule, writing params.pkl (0: at --steps)")
     parser.add_argument("--no-initial-val", action="store_true",
                         help="skip the step-0 validation of a warm start (minutes at --max-len 1024)")
     args = parser.parse_args()
@@ -153,6 +155,7 @@ def main():
 
     total = args.steps
     qat_from = total - args.qat_steps
+    end = min(total, args.stop_at) if args.stop_at > 0 else total
     # Length buckets: most examples fit short_len, so only batches of long ones pay for a wider
     # shape (one compiled shape per bucket). With max_len == short_len this is one plain shuffle.
     widths = sorted({short_len, args.max_len}
@@ -186,7 +189,7 @@ def main():
     if step == 0 and args.init and not args.no_initial_val:
         print(f"step 0 val loss {val(False)}, quantised {val(True)}", flush=True)
     t0, last, window = time.time(), time.time(), []
-    while step < total:
+    while step < end:
         quant = step >= qat_from
         ids, mask = batch(step)
         params, opt_state, loss = (qat_step if quant else float_step)(params, opt_state, ids, mask)
@@ -198,9 +201,9 @@ def main():
                   f"lr {float(schedule(step)):.2e} {25 / (now - last):.2f} steps/s "
                   f"elapsed {(now - t0) / 60:.1f} min", flush=True)
             window, last = [], now
-        if step % args.save_every == 0 or step == total:
+        if step % args.save_every == 0 or step == end:
             save_checkpoint(ckpt, {"params": params, "opt": opt_state, "step": step})
-        if step % 500 == 0 or step == total:
+        if step % 500 == 0 or step == end:
             print(f"step {step} val loss {val(quant)}", flush=True)
     with open(os.path.join(args.work, "params.pkl"), "wb") as handle:
         pickle.dump({"params": jax.tree.map(np.asarray, params), "vocab": tokenizer.vocab_size}, handle)
