@@ -18,10 +18,11 @@ from needle.model.finetune import _encode, render_example
 from needle.model.quantize import WEIGHT_BITS, cq_ste_params
 
 
-def load(path, tokenizer, max_len):
+def load(path, tokenizer, max_len, keys=False):
     """Encode a jsonl split; examples longer than max_len are dropped, never truncated.
-    Also returns each kept example's token count, for length bucketing."""
-    seqs, masks, lengths, dropped = [], [], [], 0
+    Also returns each kept example's token count, for length bucketing, and with `keys` each
+    one's system prompt and tool list as a string (packing.py groups prompts by it)."""
+    seqs, masks, lengths, dropped, prompt_keys = [], [], [], 0, []
     with open(path, encoding="utf-8") as handle:
         for line in handle:
             example = json.loads(line)
@@ -34,7 +35,9 @@ def load(path, tokenizer, max_len):
             seqs.append(ids)
             masks.append(mask)
             lengths.append(length)
-    return np.asarray(seqs, np.int32), np.asarray(masks, np.float32), np.asarray(lengths), dropped
+            prompt_keys.append(json.dumps([example.get("system"), example.get("tools")]))
+    loaded = np.asarray(seqs, np.int32), np.asarray(masks, np.float32), np.asarray(lengths), dropped
+    return (*loaded, prompt_keys) if keys else loaded
 
 
 def answer_loss(model, params, ids, mask, quant, requantise=True, focal=0.0):

@@ -18,6 +18,10 @@ weights are what the runtime sees); a checkpoint in --work still takes precedenc
 so the same command resumes. `--layers N` above the init's depth first appends
 layers that leave its function unchanged (model_io.deepen, phase 20).
 
+`--pack-prefix N` (session 25) trains batches of examples that share a prompt opening of at
+least N tokens (the browser's full tool list) as one packed row on the float steps
+(packing.py: ~3x fewer tokens); the QAT tail runs them unpacked, as the runtime sees them.
+
 Usage: python train.py --data DIR --work DIR [--steps N] [--qat-steps N] [--init FILE] ...
 """
 import argparse
@@ -37,6 +41,7 @@ from needle.model.quantize import configure_deploy  # noqa: E402
 from needle.model.tokenizer import SANTokenizer  # noqa: E402
 
 from objective import Validation, answer_loss, load  # noqa: E402
+from packing import PackedModel, common_prefix_groups, pack_row, packed_answer_ce  # noqa: E402
 from model_io import (GEOMETRY, deepen, init_params, make_config, num_layers_of,  # noqa: E402
                       params_from_export)
 
@@ -87,6 +92,9 @@ def main():
                         help="weigh each answer token's loss by (1 - p)^FOCAL (0: the plain mean; phase 50)")
     parser.add_argument("--stop-at", type=int, default=0,
                         help="end the run at this step, mid-schedule, writing params.pkl (0: at --steps)")
+    parser.add_argument("--pack-prefix", type=int, default=0,
+                        help="float steps train batches sharing a prompt opening of >= N tokens as "
+                             "one packed row (packing.py; 0: off)")
     parser.add_argument("--no-initial-val", action="store_true",
                         help="skip the step-0 validation of a warm start (minutes at --max-len 1024)")
     args = parser.parse_args()
@@ -96,7 +104,13 @@ def main():
     config = make_config(tokenizer.vocab_size, num_layers=args.layers)
     model, params = init_params(config, args.seed)
     n_params = sum(int(np.prod(p.shape)) for p in jax.tree.leaves(params))
-    seqs, masks, lengths, dropped = load(os.path.join(args.data, "train.jsonl"), tokenizer, args.max_len)
+    if args.pack_prefix and args.focal:
+        raise SystemExit("--pack-prefix does not implement --focal")
+    seqs, masks, lengths, dropped, keys = load(os.path.join(args.data, "train.jsonl"), tokenizer,
+                                               args.max_len, keys=True)
+    groups = list(common_prefix_groups(keys, seqs, masks, args.pack_prefix).values()) \
+        if args.pack_prefix else []
+    packed_model = PackedModel(tokenizer.vocab_size, args.layers) if groups else None
     short_len = min(args.short_len, args.max_len)
     validation = Validation(model, args.data, tokenizer, args.max_len, short_len)
     print(f"params {n_params}  vocab {tokenizer.vocab_size}  train {len(seqs)} (dropped {dropped} "
@@ -133,6 +147,16 @@ def main():
 
     float_step, qat_step = make_step(False), make_step(True)
 
+    @jax.jit
+    def packed_step(p, opt_state, ids, pos, attend, answer):
+        def loss_fn(p):
+            total, count = packed_answer_ce(packed_model, p, ids, pos, attend, answer, False)
+            return total / jnp.maximum(count, 1.0)
+        loss, grads = jax.value_and_grad(loss_fn)(p)
+        updates, opt_state = optimizer.update(grads, opt_state, p)
+        updates = jax.tree_util.tree_map_with_path(per_layer, updates)
+        return optax.apply_updates(p, updates), opt_state, loss
+
     ckpt = os.path.join(args.work, "checkpoint.pkl")
     state = {"params": params, "opt": optimizer.init(params), "step": 0}
     if os.path.exists(ckpt):
@@ -161,25 +185,42 @@ def main():
     widths = sorted({short_len, args.max_len}
                     | ({args.mid_len} if short_len < args.mid_len < args.max_len else set()))
     bucket = np.searchsorted(widths, lengths)  # the narrowest width each example fits
-    per_epoch = sum(int((bucket == b).sum()) // args.batch for b in range(len(widths)))
+    # A packing group of at least one batch makes whole batches of its own; which of its members
+    # are left over changes with the epoch's shuffle, so they wait for a later epoch and the
+    # epoch's length stays fixed (resuming maps a step to the same batch).
+    group_of = np.full(len(seqs), -1)
+    for g, (_, members) in enumerate(groups):
+        group_of[members] = g
+    grouped = [len(members) // args.batch for _, members in groups]
+    loose = np.flatnonzero((group_of < 0) | (np.asarray(grouped + [0])[group_of] == 0))
+    per_epoch = sum(grouped) + sum(int((bucket[loose] == b).sum()) // args.batch for b in range(len(widths)))
     orders = {}
+    if groups:
+        print(f"packing: {sum(n > 0 for n in grouped)} groups sharing >= {args.pack_prefix} tokens make "
+              f"{sum(grouped)} of {per_epoch} batches an epoch", flush=True)
 
     def epoch_batches(epoch):
         rng = np.random.default_rng([args.seed, epoch])  # depends on the epoch only: resuming replays it
         order = rng.permutation(len(seqs))
         batches = []
+        for g, n in enumerate(grouped):
+            members = order[group_of[order] == g]
+            batches += [(g, members[k * args.batch:(k + 1) * args.batch]) for k in range(n)]
+        pools = order[np.isin(order, loose)]
         for b in range(len(widths)):
-            pool = order[bucket[order] == b]
-            batches += [pool[k:k + args.batch] for k in range(0, len(pool) - args.batch + 1, args.batch)]
+            pool = pools[bucket[pools] == b]
+            batches += [(-1, pool[k:k + args.batch]) for k in range(0, len(pool) - args.batch + 1, args.batch)]
         if not bucket.any():  # one pool: the plain shuffle earlier phases were trained with
             return batches
         return [batches[j] for j in rng.permutation(len(batches))]
 
-    def batch(i):
+    def batch(i, packed):
         epoch, k = divmod(i, per_epoch)
         if epoch not in orders:
             orders[epoch] = epoch_batches(epoch)
-        idx = orders[epoch][k]
+        g, idx = orders[epoch][k]
+        if g >= 0 and packed:
+            return tuple(jnp.asarray(a) for a in pack_row(seqs, masks, lengths, idx, groups[g][0]))
         width = widths[bucket[idx].max()]
         return jnp.asarray(seqs[idx, :width]), jnp.asarray(masks[idx, :width])
 
@@ -191,8 +232,9 @@ def main():
     t0, last, window = time.time(), time.time(), []
     while step < end:
         quant = step >= qat_from
-        ids, mask = batch(step)
-        params, opt_state, loss = (qat_step if quant else float_step)(params, opt_state, ids, mask)
+        rows = batch(step, packed=not quant)
+        step_fn = packed_step if len(rows) == 4 else qat_step if quant else float_step
+        params, opt_state, loss = step_fn(params, opt_state, *rows)
         step += 1
         window.append(float(loss))
         if step % 25 == 0:
