@@ -10,7 +10,8 @@
 # Env: PHASE (54) names data$PHASE, run$PHASE and phase$PHASE.cact; SEED (54), TRAIN (6000),
 #      BROWSER (0.4), SUBSET (0: datagen --browser-subset), STEPS (220), LR (3e-4), WARMUP (10),
 #      MID_LEN (0: train.py --mid-len), INIT (the shipped container: train.py --init), BATCH (16),
-#      QAT (STEPS: how many of the last steps run under QAT), TRAIN_FLAGS (more train.py flags).
+#      QAT (STEPS: how many of the last steps run under QAT), TRAIN_FLAGS (more train.py flags),
+#      PLAIN (0: datagen --plain, the share of requests left bare; phase 59).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -26,7 +27,8 @@ cp "$work/data/tokenizer.model" "$data/tokenizer.model"
 [ -f "$data/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$data" --train "${TRAIN:-6000}" --val 32 \
   --seed "${SEED:-54}" --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 \
   --more-phrasings 3 --wide-words 0.45 --vocab-words 0.4 --wide-verbs --tokenizer "$work/data/tokenizer.model" \
-  --near-miss 0.5 --name-miss 0.5 --browser "${BROWSER:-0.4}" --browser-subset "${SUBSET:-0}"
+  --near-miss 0.5 --name-miss 0.5 --browser "${BROWSER:-0.4}" --browser-subset "${SUBSET:-0}" \
+  --plain "${PLAIN:-0}"
 # Long prompts need --max-len 1024 (the model's max_seq_len); batches of the short ones stay at 256.
 "$PYTHON" "$here/train.py" --data "$data" --work "$work/run$phase" --init "${INIT:-$root/www/models/default.cact}" \
   --layers 6 --steps "$steps" --qat-steps "${QAT:-$steps}" --batch "${BATCH:-16}" --warmup "${WARMUP:-10}" --lr "${LR:-3e-4}" --max-len 1024 \
