@@ -5,6 +5,7 @@ answer-token cross-entropy of each batch unpacked (upstream's forward, one row p
 packed (one row), float and QAT paths, and the wall time of one gradient of each.
 
 Usage: python packing_check.py --data DIR MODEL [--batches 4] [--batch 8] [--layers 6]
+       [--min-prefix 256] [--max-prefix 1024] (which groups count: the six's lists are ~150-250)
 """
 import argparse
 import os
@@ -38,13 +39,16 @@ def main():
     parser.add_argument("--batches", type=int, default=4)
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--layers", type=int, default=6)
+    parser.add_argument("--min-prefix", type=int, default=256)
+    parser.add_argument("--max-prefix", type=int, default=1024)
     parser.add_argument("model")
     args = parser.parse_args()
     configure_deploy(act_bits=8, kv_bits=8)
     tok = SANTokenizer(os.path.join(args.data, "tokenizer.model"))
     seqs, masks, lengths, _, keys = load(os.path.join(args.data, "train.jsonl"), tok, 1024, keys=True)
-    groups = common_prefix_groups(keys, seqs, masks, 256)
-    prefix, members = max(groups.values(), key=lambda g: len(g[1]))
+    groups = [g for g in common_prefix_groups(keys, seqs, masks, args.min_prefix).values()
+              if g[0] <= args.max_prefix]
+    prefix, members = max(groups, key=lambda g: len(g[1]))
     print(f"{len(groups)} groups; largest: {len(members)} examples sharing {prefix} tokens")
     model, _ = init_params(make_config(tok.vocab_size, num_layers=args.layers), 0)
     packed = PackedModel(tok.vocab_size, args.layers)
