@@ -210,7 +210,7 @@ def main():
         for b in range(len(widths)):
             pool = pools[bucket[pools] == b]
             batches += [(-1, pool[k:k + args.batch]) for k in range(0, len(pool) - args.batch + 1, args.batch)]
-        if not bucket.any():  # one pool: the plain shuffle earlier phases were trained with
+        if not bucket.any() and not groups:  # one pool: the plain shuffle earlier phases were trained with
             return batches
         return [batches[j] for j in rng.permutation(len(batches))]
 
