@@ -5,7 +5,11 @@
 // requests count as right when the calls match; unsupported, negated and incomplete ones when
 // there is no call. Prints one line per case and the two rates.
 //
-//   node tools/browser-heldout.mjs [--model F] [-- extra needle run flags, e.g. --extractive --value-search]
+//   node tools/browser-heldout.mjs [--model F] [--set 1|2] [-- extra needle run flags, e.g. --extractive --value-search]
+//
+// Set 2 (CASES_2) was written later (session 25), before phase 60 was measured, from the schemas
+// only: set 1's misses had begun to guide training choices (`datagen.py --plain`), so set 2 is
+// the blind measure from then on.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -61,6 +65,72 @@ export const CASES = [
   ['Set a timer', []],
 ];
 
+export const CASES_2 = [
+  ['Open example.com in this tab', [['open_page', { url: 'example.com', new_tab: false }]]],
+  ['Take me to news.ycombinator.com', [['open_page', { url: 'news.ycombinator.com' }]]],
+  ['Go back to my email tab', [['switch_to_tab', { title_contains: 'email' }]]],
+  ['Close this tab', [['close_tabs', { which: 'current' }]]],
+  ['Close duplicate tabs', [['close_tabs', { which: 'duplicates' }]]],
+  [
+    'Close every tab with invoice in the title',
+    [['close_tabs', { which: 'matching', title_contains: 'invoice' }]],
+  ],
+  ['Unpin this tab', [['pin_tab', { pinned: false }]]],
+  ['Unmute this tab', [['mute_tabs', { which: 'current', muted: false }]]],
+  ['Mute the other tabs', [['mute_tabs', { which: 'others', muted: true }]]],
+  ['Bookmark this page', [['bookmark_page', {}]]],
+  ['Save this page to my Travel bookmarks folder', [['bookmark_page', { folder: 'Travel' }]]],
+  ['Search this page for shipping', [['find_in_page', { text: 'shipping' }]]],
+  ['Set the zoom to 90 percent', [['zoom_page', { percent: 90 }]]],
+  ['Remind me in 15 minutes', [['set_timer', { minutes: 15 }]]],
+  ['Start a 45 minute timer called laundry', [['set_timer', { minutes: 45, label: 'laundry' }]]],
+  [
+    'Put my docs tabs in a group named Work',
+    [['group_tabs', { name: 'Work', title_contains: 'docs' }]],
+  ],
+  [
+    'Make a green group called Music with the playlist tabs',
+    [['group_tabs', { name: 'Music', title_contains: 'playlist', color: 'green' }]],
+  ],
+  ['Open a private window', [['new_window', { private: true }]]],
+  ['Copy the link to this page', [['copy_page_link', { format: 'url' }]]],
+  ["Copy this page's title and address", [['copy_page_link', { format: 'title_and_url' }]]],
+  [
+    'Close duplicate tabs and bookmark this page',
+    [
+      ['close_tabs', { which: 'duplicates' }],
+      ['bookmark_page', {}],
+    ],
+  ],
+  [
+    'Open bbc.com in a new tab and set a 10 minute timer',
+    [
+      ['open_page', { url: 'bbc.com', new_tab: true }],
+      ['set_timer', { minutes: 10 }],
+    ],
+  ],
+  [
+    'Unmute all tabs and zoom to 100 percent',
+    [
+      ['mute_tabs', { which: 'all', muted: false }],
+      ['zoom_page', { percent: 100 }],
+    ],
+  ],
+  [
+    'Copy the link and pin this tab',
+    [
+      ['copy_page_link', { format: 'url' }],
+      ['pin_tab', { pinned: true }],
+    ],
+  ],
+  ['Clear my cookies', []],
+  ['Take a screenshot of this page', []],
+  ['Do not pin this tab', []],
+  ['Switch to a tab', []],
+  ['Zoom the page', []],
+  ['Group my tabs', []],
+];
+
 const norm = (v) => (typeof v === 'string' ? v.toLowerCase() : v);
 const key = ([name, args]) =>
   JSON.stringify([
@@ -83,8 +153,10 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   const env = JSON.parse(readFileSync(join(ROOT, 'www/presets/browser.json'), 'utf8'));
   mkdirSync(join(ROOT, 'target'), { recursive: true });
   writeFileSync(tools, JSON.stringify(env.tools));
+  const set = argv.indexOf('--set');
+  const cases = set >= 0 && argv[set + 1] === '2' ? CASES_2 : CASES;
   const tally = { act: [0, 0], refuse: [0, 0] };
-  for (const [query, want] of CASES) {
+  for (const [query, want] of cases) {
     const out = execFileSync(
       cli,
       [
