@@ -136,26 +136,25 @@ def main():
             return update * layer_lr.reshape((-1,) + (1,) * (update.ndim - 1))
         return update
 
-    def make_step(quant):
+    def make_step(loss_fn):
+        """One optimiser step on `loss_fn(params, *batch)`, jitted."""
         @jax.jit
-        def step(p, opt_state, ids, mask):
-            loss, grads = jax.value_and_grad(answer_loss, argnums=1)(model, p, ids, mask, quant, focal=args.focal)
+        def step(p, opt_state, *batch):
+            loss, grads = jax.value_and_grad(loss_fn)(p, *batch)
             updates, opt_state = optimizer.update(grads, opt_state, p)
             updates = jax.tree_util.tree_map_with_path(per_layer, updates)
             return optax.apply_updates(p, updates), opt_state, loss
         return step
 
-    float_step, qat_step = make_step(False), make_step(True)
+    def unpacked_loss(quant):
+        return lambda p, ids, mask: answer_loss(model, p, ids, mask, quant, focal=args.focal)
 
-    @jax.jit
-    def packed_step(p, opt_state, ids, pos, attend, answer):
-        def loss_fn(p):
-            total, count = packed_answer_ce(packed_model, p, ids, pos, attend, answer, False)
-            return total / jnp.maximum(count, 1.0)
-        loss, grads = jax.value_and_grad(loss_fn)(p)
-        updates, opt_state = optimizer.update(grads, opt_state, p)
-        updates = jax.tree_util.tree_map_with_path(per_layer, updates)
-        return optax.apply_updates(p, updates), opt_state, loss
+    def packed_loss(p, ids, pos, attend, answer):
+        total, count = packed_answer_ce(packed_model, p, ids, pos, attend, answer, False)
+        return total / jnp.maximum(count, 1.0)
+
+    float_step, qat_step, packed_step = (make_step(unpacked_loss(False)), make_step(unpacked_loss(True)),
+                                         make_step(packed_loss))
 
     ckpt = os.path.join(args.work, "checkpoint.pkl")
     state = {"params": params, "opt": optimizer.init(params), "step": 0}
