@@ -124,8 +124,10 @@ class Generator:
         self.catalogue = catalogue()
         if B.SHARE:
             self.catalogue.update(B.catalogue())
-        self.schemas = {t["name"]: t for env in self.catalogue.values() for t in env["tools"]}
-        self.env_of = {t["name"]: e for e, env in self.catalogue.items() for t in env["tools"]}
+        # Per environment: the browser's `set_timer` is not productivity's (minutes against
+        # time_human), so a name alone does not find a schema.
+        self.schemas = {env: {t["name"]: t for t in spec["tools"]}
+                        for env, spec in self.catalogue.items()}
 
     # ------------------------------------------------------------ rendering pieces
 
@@ -353,7 +355,7 @@ class Generator:
             ex["tools"] = [dict(t) for t in ex["tools"]]
             yield {"env": env, "system": self.catalogue[env]["system"], "category": category,
                    "intent": ex["intent"], "tools": ex["tools"], "query": ex["query"],
-                   "answers": answers_json(self.schemas, ex["answers"])}
+                   "answers": answers_json(self.schemas[env], ex["answers"])}
 
 
 def answers_json(schemas, calls):
@@ -370,6 +372,10 @@ def answers_json(schemas, calls):
     ordered = []
     for c in calls:
         props = list(schemas[c["name"]]["parameters"].get("properties", {}))
+        # An argument outside the schema would be dropped silently below (sessions 22-26 lost
+        # productivity's timer arguments that way), so it stops the generator instead.
+        if set(c["arguments"]) - set(props):
+            raise ValueError(f"{c['name']} has no argument {sorted(set(c['arguments']) - set(props))}")
         args = {k: encode(c["arguments"][k]) for k in props if k in c["arguments"]}
         ordered.append({"name": c["name"], "arguments": args})
     text = json.dumps(ordered, separators=(",", ":"), ensure_ascii=False)
