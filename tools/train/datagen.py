@@ -374,8 +374,9 @@ def answers_json(schemas, calls):
         props = list(schemas[c["name"]]["parameters"].get("properties", {}))
         # An argument outside the schema would be dropped silently below (sessions 22-26 lost
         # productivity's timer arguments that way), so it stops the generator instead.
-        if set(c["arguments"]) - set(props):
-            raise ValueError(f"{c['name']} has no argument {sorted(set(c['arguments']) - set(props))}")
+        unknown = sorted(set(c["arguments"]) - set(props))
+        if unknown:
+            raise ValueError(f"{c['name']} has no argument {unknown}")
         args = {k: encode(c["arguments"][k]) for k in props if k in c["arguments"]}
         ordered.append({"name": c["name"], "arguments": args})
     text = json.dumps(ordered, separators=(",", ":"), ensure_ascii=False)
