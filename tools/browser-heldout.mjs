@@ -5,7 +5,7 @@
 // requests count as right when the calls match; unsupported, negated and incomplete ones when
 // there is no call. Prints one line per case and the two rates.
 //
-//   node tools/browser-heldout.mjs [--model F] [--set 1|2] [-- extra needle run flags, e.g. --extractive --value-search]
+//   node tools/browser-heldout.mjs [--model F] [--set 1|2|3] [-- extra needle run flags, e.g. --extractive --value-search]
 //
 // Set 2 (CASES_2) was written later (session 25), before phase 60 was measured, from the schemas
 // only: set 1's misses had begun to guide training choices (`datagen.py --plain`), so set 2 is
@@ -131,6 +131,121 @@ export const CASES_2 = [
   ['Group my tabs', []],
 ];
 
+// Set 3 (session 27) was written by a helper that read only browser.json (not the generator, not
+// sets 1-2), before any phase was measured on it.
+export const CASES_3 = [
+  ['Open github.com', [['open_page', { url: 'github.com' }]]],
+  [
+    'can you pull up news.ycombinator.com in a new tab',
+    [['open_page', { url: 'news.ycombinator.com', new_tab: true }]],
+  ],
+  ['Switch me over to the Gmail tab', [['switch_to_tab', { title_contains: 'Gmail' }]]],
+  ["I'm done with this article, close the tab.", [['close_tabs', { which: 'current' }]]],
+  ['close everything except this tab', [['close_tabs', { which: 'others' }]]],
+  [
+    'I think I have the same pages open twice, get rid of the duplicate tabs',
+    [['close_tabs', { which: 'duplicates' }]],
+  ],
+  [
+    'Close every tab that has YouTube in the title',
+    [['close_tabs', { which: 'matching', title_contains: 'YouTube' }]],
+  ],
+  ['pin this tab', [['pin_tab', { pinned: true }]]],
+  ["I don't need this one stuck at the left anymore, unpin it", [['pin_tab', { pinned: false }]]],
+  ["This tab's autoplaying something, mute it", [['mute_tabs', { which: 'current', muted: true }]]],
+  ['ok unmute all my tabs', [['mute_tabs', { which: 'all', muted: false }]]],
+  ["Silence every tab except the one I'm on", [['mute_tabs', { which: 'others', muted: true }]]],
+  ['bookmark this', [['bookmark_page', {}]]],
+  [
+    'Save this page to my Recipes bookmarks folder please',
+    [['bookmark_page', { folder: 'Recipes' }]],
+  ],
+  ['Find "refund policy" on this page', [['find_in_page', { text: 'refund policy' }]]],
+  ['The text is tiny, zoom to 150%', [['zoom_page', { percent: 150 }]]],
+  ['25 min timer', [['set_timer', { minutes: 25 }]]],
+  [
+    'Can you set a timer for 2 hours? Label it laundry.',
+    [['set_timer', { minutes: 120, label: 'laundry' }]],
+  ],
+  [
+    'Put all the tabs with flights in the title into a group called Trip',
+    [['group_tabs', { name: 'Trip', title_contains: 'flights' }]],
+  ],
+  [
+    'group my Jira tabs into a blue group named Sprint',
+    [['group_tabs', { name: 'Sprint', title_contains: 'Jira', color: 'blue' }]],
+  ],
+  ['I need an incognito window', [['new_window', { private: true }]]],
+  [
+    "Copy this page's link as markdown so I can paste it in my notes",
+    [['copy_page_link', { format: 'markdown' }]],
+  ],
+  [
+    'Open a new window and go to wikipedia.org',
+    [
+      ['new_window', {}],
+      ['open_page', { url: 'wikipedia.org' }],
+    ],
+  ],
+  [
+    "Copy the link to this page and then close it, I'm done here",
+    [
+      ['copy_page_link', { format: 'url' }],
+      ['close_tabs', { which: 'current' }],
+    ],
+  ],
+  [
+    'Bookmark this under Reading and pin the tab',
+    [
+      ['bookmark_page', { folder: 'Reading' }],
+      ['pin_tab', { pinned: true }],
+    ],
+  ],
+  [
+    'put the zoom back to normal and find shipping on the page',
+    [
+      ['zoom_page', { percent: 100 }],
+      ['find_in_page', { text: 'shipping' }],
+    ],
+  ],
+  [
+    'Switch to the Spotify tab and unmute it',
+    [
+      ['switch_to_tab', { title_contains: 'Spotify' }],
+      ['mute_tabs', { which: 'current', muted: false }],
+    ],
+  ],
+  [
+    'copy the title and link of this page, then open notion.so in this same tab',
+    [
+      ['copy_page_link', { format: 'title_and_url' }],
+      ['open_page', { url: 'notion.so', new_tab: false }],
+    ],
+  ],
+  [
+    'Mute every tab and start an hour and a half timer called focus',
+    [
+      ['mute_tabs', { which: 'all', muted: true }],
+      ['set_timer', { minutes: 90, label: 'focus' }],
+    ],
+  ],
+  [
+    'close the duplicate tabs, then group the ones with React in the title as Docs, make it green',
+    [
+      ['close_tabs', { which: 'duplicates' }],
+      ['group_tabs', { name: 'Docs', title_contains: 'React', color: 'green' }],
+    ],
+  ],
+  ['Clear my browsing history from the last hour', []],
+  ['print this page', []],
+  ['Can you translate this page into Spanish?', []],
+  ['Can you open the site in a new tab?', []],
+  ['Set a timer for the pasta', []],
+  ['find a word on this page for me', []],
+  ["Don't close any tabs, I still need them all", []],
+  ["Please don't bookmark this page, I'm just browsing", []],
+];
+
 const norm = (v) => (typeof v === 'string' ? v.toLowerCase() : v);
 const key = ([name, args]) =>
   JSON.stringify([
@@ -153,8 +268,17 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   const env = JSON.parse(readFileSync(join(ROOT, 'www/presets/browser.json'), 'utf8'));
   mkdirSync(join(ROOT, 'target'), { recursive: true });
   writeFileSync(tools, JSON.stringify(env.tools));
-  const set = argv.indexOf('--set');
-  const cases = set >= 0 && argv[set + 1] === '2' ? CASES_2 : CASES;
+  const setAt = argv.indexOf('--set');
+  const set = setAt >= 0 ? argv[setAt + 1] : '1';
+  const cases = new Map([
+    ['1', CASES],
+    ['2', CASES_2],
+    ['3', CASES_3],
+  ]).get(set);
+  if (!cases) {
+    console.error(`--set takes 1, 2 or 3, not ${set}`);
+    process.exit(2);
+  }
   const tally = { act: [0, 0], refuse: [0, 0] };
   for (const [query, want] of cases) {
     const out = execFileSync(
