@@ -5,8 +5,6 @@
 # set 13 -> 15 of 24 and upstream's 192 153 -> 157, so the recipe continues. Started at the end of
 # session 26; resumes from out/run62/checkpoint.pkl when rerun.
 # Usage: tools/train/browser_phase62.sh [WORK_DIR]
+set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-export PHASE=62 SEED=62 PLAIN=0.3 TRAIN="${TRAIN:-32000}" BROWSER=0.5 SUBSET=0.25 LR=1.5e-4 WARMUP=20 MID_LEN=512
-export BATCH=8 QAT=300 STEPS="${STEPS:-3000}" INIT="${INIT:-${1:-$here/out}/run61/params.pkl}"
-export TRAIN_FLAGS="--no-initial-val --pack-prefix 256"
-exec "$here/browser_phase.sh" "$@"
+exec "$here/browser_continue.sh" 62 3000 "$@"
