@@ -64,6 +64,11 @@ fn every_gpu_failure_is_a_typed_error() {
     assert_eq!(err.code(), "gpu_unavailable", "{err}");
     assert!(err.to_string().contains("offers no subgroups"), "{err}");
     assert_eq!(tiled, "ok");
+    let kernels_of = |k| Engine::load(&bytes, &kernels(k)).unwrap().device_kernels();
+    assert_eq!(kernels_of(GpuKernels::Tiled), Some(GpuKernels::Tiled));
+    assert_eq!(kernels_of(GpuKernels::Plain), Some(GpuKernels::Plain));
+    let cpu = LoadOptions { backend: Backend::Cpu, ..gpu_options() };
+    assert_eq!(Engine::load(&bytes, &cpu).unwrap().device_kernels(), None);
 
     let mut engine = Engine::load(&bytes, &gpu_options()).unwrap();
     let tools = r#"[{"name":"set_timer","description":"Starts a timer.","parameters":{"type":"object","properties":{"minutes":{"type":"integer"}},"required":["minutes"]}}]"#;

@@ -81,7 +81,7 @@ export async function loadSession(
   const declined = want === 'auto' && g ? (g.reason ?? g.software) : null;
   if (declined) declineGpu(want, declined, log('info'));
   const base = {
-    ...engineFacts(build, session, config, want === 'webgpu' ? g.adapter : null),
+    ...engineFacts(build, session, want === 'webgpu' ? g.adapter : null),
     backend_choice: want !== 'auto' ? null : declined ? 'declined' : 'preparing',
     backend_reason: declined,
     calibration: null,
@@ -141,18 +141,17 @@ function construct(glue, bytes, config) {
 }
 
 /**
- * info's facts of the engine `session` of `build`, loaded with `config` (`adapter`: the gpu
- * build's, else null).
+ * info's facts of the engine `session` of `build`, as the engine reports them (`adapter`: the
+ * gpu build's, else null).
  */
-function engineFacts(build, session, config, adapter) {
+function engineFacts(build, session, adapter) {
   const onGpu = build.variant === 'gpu' ? session.gpu_info() : null;
   return {
     variant: build.variant,
     threads: build.threads,
     backend: onGpu ? onGpu.backend : 'cpu',
-    // The GPU engine's kernel variant (src/gpu/README.md, Kernel variants): the one asked for,
-    // else plain (a browser has no NEEDLE_GPU_KERNELS); null on a CPU.
-    gpu_kernels: onGpu && onGpu.backend === 'webgpu' ? (config.gpu_kernels ?? 'plain') : null,
+    // The kernel variant the GPU engine loaded (src/gpu/README.md, Kernel variants); null on a CPU.
+    gpu_kernels: onGpu && onGpu.backend === 'webgpu' ? onGpu.kernels : null,
     adapter,
     // Every buffer the forward pass holds on the GPU (weights as stored, activations, state).
     gpu_bytes: onGpu && onGpu.backend === 'webgpu' ? onGpu.gpu_bytes : null,
@@ -177,7 +176,7 @@ export async function prepareGpu({ here, bytes, config, between, warn }) {
     session.free();
     throw e;
   }
-  return { session, call, base: engineFacts(build, session, config, here.adapter) };
+  return { session, call, base: engineFacts(build, session, here.adapter) };
 }
 
 /**

@@ -113,6 +113,11 @@ impl<'a, G: GpuGeneration> GpuModel<'a, G> {
         self.runner.readback_bytes(rows, tokens)
     }
 
+    /// The kernel variant the pass was recorded on.
+    pub fn kernels(&self) -> GpuKernels {
+        self.runner.kernels
+    }
+
     /// Bytes of every GPU buffer (weights, activations, sequence state, readback).
     pub fn gpu_bytes(&self) -> u64 {
         self.runner.total_bytes

@@ -27,7 +27,7 @@ pub(crate) struct ChunkInputs<'c> {
 pub(crate) struct Runner {
     pub(crate) gpu: Gpu,
     rec: Recorded,
-    kernels: GpuKernels,
+    pub(crate) kernels: GpuKernels,
     state: wgpu::Buffer,
     pub(crate) act: wgpu::Buffer,
     ids: wgpu::Buffer,

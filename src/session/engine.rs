@@ -26,7 +26,7 @@ use crate::sampling::Sampler;
 use crate::tokenizer::Tokenizer;
 use crate::{Error, Result};
 
-use super::load_options::{Backend, LoadOptions};
+use super::load_options::{Backend, GpuKernels, LoadOptions};
 use super::net::{self, Net};
 use super::prefix::PrefixCache;
 use super::request::{Completion, Request, StopReason, Token};
@@ -144,6 +144,12 @@ impl<'a> Engine<'a> {
     /// The GPU adapter the forward pass runs on (name, driver backend, type); `None` on the CPU.
     pub fn device_name(&self) -> Option<&str> {
         self.net.device_name()
+    }
+
+    /// The GPU kernel variant the forward pass runs on (as loaded: the option, else
+    /// `NEEDLE_GPU_KERNELS`, else plain); `None` on the CPU.
+    pub fn device_kernels(&self) -> Option<GpuKernels> {
+        self.net.device_kernels()
     }
 
     /// Tokens the state has consumed.

@@ -65,14 +65,16 @@ impl Session {
         })
     }
 
-    /// Where the forward pass runs and what the GPU needs: `{backend, adapter, binding_bytes,
-    /// gpu_bytes, device_losses}` (`backend`: "webgpu" once `open` built the engine on the GPU;
-    /// `gpu_bytes`: every buffer it holds there, 0 before).
+    /// Where the forward pass runs and what the GPU needs: `{backend, adapter, kernels,
+    /// binding_bytes, gpu_bytes, device_losses}` (`backend`: "webgpu" once `open` built the
+    /// engine on the GPU; `kernels`: the variant it runs, null before; `gpu_bytes`: every
+    /// buffer it holds there, 0 before).
     pub fn gpu_info(&self) -> Result<JsValue, JsValue> {
         let adapter = self.gpu.adapter.as_deref().map(JsValue::from_str);
         Ok(Obj::new()
             .set("backend", if self.gpu.on_gpu.is_some() { "webgpu" } else { "cpu" })
             .set("adapter", adapter.unwrap_or(JsValue::NULL))
+            .set("kernels", self.engine.device_kernels().map_or(JsValue::NULL, |k| k.name().into()))
             .set("binding_bytes", self.binding_bytes().map_err(error)? as f64)
             .set("gpu_bytes", self.engine.device_bytes() as f64)
             .set("device_losses", self.gpu.losses)

@@ -14,7 +14,10 @@ export PHASE="$phase" SEED="$phase" PLAIN=0.3 TRAIN="${TRAIN:-32000}" BROWSER=0.
 # The previous phase's float weights, or where out/ was lost (LOG.md, session 28) its container
 # as committed in lineage/ (the CQ weights the model answers with).
 prev="${1:-$here/out}/run$((phase - 1))/params.pkl"
-[ -f "$prev" ] || [ ! -f "$here/lineage/phase$((phase - 1)).cact" ] || prev="$here/lineage/phase$((phase - 1)).cact"
+committed="$here/lineage/phase$((phase - 1)).cact"
+if [ ! -f "$prev" ] && [ -f "$committed" ]; then
+  prev="$committed"
+fi
 export BATCH=8 QAT=300 STEPS="${STEPS:-$steps}" INIT="${INIT:-$prev}"
 export TRAIN_FLAGS="--no-initial-val --pack-prefix 256"
 exec "$here/browser_phase.sh" "$@"

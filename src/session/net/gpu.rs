@@ -48,6 +48,10 @@ impl Net for Needle3Gpu<'_> {
         Some(self.adapter())
     }
 
+    fn device_kernels(&self) -> Option<GpuKernels> {
+        Some(self.kernels())
+    }
+
     fn position(&self) -> usize {
         self.state().position()
     }

@@ -7,7 +7,7 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::any::Any;
 
-use super::{Backend, LoadOptions, ModelInfo};
+use super::{Backend, GpuKernels, LoadOptions, ModelInfo};
 use crate::blocks::model::Model;
 use crate::blocks::persist::Writer;
 use crate::blocks::state::{self, Generation, State};
@@ -34,6 +34,10 @@ pub(super) trait Net: Send {
     }
     /// The device the forward pass runs on (the GPU adapter); `None` on the CPU.
     fn device_name(&self) -> Option<&str> {
+        None
+    }
+    /// The GPU kernel variant the forward pass runs on; `None` on the CPU.
+    fn device_kernels(&self) -> Option<GpuKernels> {
         None
     }
     /// Tokens consumed so far.
