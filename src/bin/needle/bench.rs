@@ -68,6 +68,11 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
         // Every GPU buffer (`--backend gpu`; 0 on the CPU): the weights as stored, activations, state.
         ("device_bytes", Value::Int(engine.device_bytes().to_string())),
         ("device", Value::String(engine.device_name().unwrap_or("cpu").into())),
+        // The GPU kernel variant the engine loaded (null on the CPU), so a run names what it timed.
+        (
+            "kernels",
+            engine.device_kernels().map_or(Value::Null, |k| Value::String(k.name().into())),
+        ),
     ]))?;
     for job in &jobs {
         let mut req = Request::new(&job.query, &job.tools);
