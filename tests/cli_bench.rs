@@ -51,6 +51,9 @@ fn bench_prints_the_prompt_ids_and_one_record_per_request() {
     let run = records(&["bench", "--model", model, "--requests", file_arg, "--kv", "f32"]);
     let kinds: Vec<_> = run.iter().map(|r| r.get("kind").unwrap().as_str().unwrap()).collect();
     assert_eq!(kinds, ["load", "request", "request", "memory"]);
+    // On the CPU: no device memory and no GPU kernel variant.
+    assert_eq!(int(&run[0], "device_bytes"), 0);
+    assert_eq!(run[0].get("kernels"), Some(&Value::Null));
     let prompt_len = ids(case.get("prompt_ids").unwrap()).len();
     for (record, name, max_tokens) in [(&run[1], "first", 3), (&run[2], "again", 1)] {
         assert_eq!(record.get("name").unwrap().as_str(), Some(name));
