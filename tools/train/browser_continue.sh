@@ -2,8 +2,13 @@
 # Phase 61's recipe continued (issue 49; LOG.md, sessions 26-27): phase PHASE starts from phase
 # PHASE-1's weights (fresh optimiser) on 32,000 new examples (seed PHASE, `--plain 0.3`, half of
 # them browser requests, a quarter of those with a short tool list), batches of 8 at peak lr
-# 1.5e-4, the last 300 steps QAT, the full-list browser batches packed. browser_phase62.sh and
-# on name each phase's length and why it ran. Resumes from out/runPHASE/checkpoint.pkl when rerun.
+# 1.5e-4, the last 300 steps QAT, the full-list browser batches packed. Resumes from
+# out/runPHASE/checkpoint.pkl when rerun. The phases it ran as `browser_continue.sh PHASE STEPS`
+# (LOG.md says why each ran and what it measured), with the commit that holds the container each
+# starts from where out/ is gone (`git checkout COMMIT -- tools/train/lineage/phasePHASE-1.cact`):
+#   62 3000, 63 2000 (their starts were lost with out/, session 28), 66 3000 (7c62dbf),
+#   67 2000 (e08e03d), 68 3000 (023d5c9), 69 1800 (6c87a52), 70 3000 (368f00d), 71 1200 (20f3857),
+#   72 3000 (8ed3769). Phase 65 (browser_phase65.sh) and 73 (browser_phase73.sh) change more.
 # Usage: tools/train/browser_continue.sh PHASE STEPS [WORK_DIR]   (STEPS=..., LR=... and INIT=...
 #        override the steps, the peak lr and the starting weights)
 set -euo pipefail
