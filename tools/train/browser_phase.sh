@@ -11,7 +11,9 @@
 #      BROWSER (0.4), SUBSET (0: datagen --browser-subset), STEPS (220), LR (3e-4), WARMUP (10),
 #      MID_LEN (0: train.py --mid-len), INIT (the shipped container: train.py --init), BATCH (16),
 #      QAT (STEPS: how many of the last steps run under QAT), TRAIN_FLAGS (more train.py flags),
-#      PLAIN (0: datagen --plain, the share of requests left bare; phase 59).
+#      PLAIN (0: datagen --plain, the share of requests left bare; phase 59), TOKENIZER
+#      (WORK_DIR/data/tokenizer.model: the SentencePiece model of the data, the run and the
+#      container; phase 73's is widened by extend_vocab.py).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -21,12 +23,13 @@ phase="${PHASE:-54}"
 steps="${STEPS:-220}"
 data="$work/data$phase"
 mkdir -p "$data"
-cp "$work/data/tokenizer.model" "$data/tokenizer.model"
+tokenizer="${TOKENIZER:-$work/data/tokenizer.model}"
+cp "$tokenizer" "$data/tokenizer.model"
 # Phase 43's generator flags; a small validation set, since every browser example is ~900 tokens
 # (the 12 tools' JSON) and the figure is measured through the runtime instead.
 [ -f "$data/train.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$data" --train "${TRAIN:-6000}" --val 32 \
   --seed "${SEED:-54}" --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 \
-  --more-phrasings 3 --wide-words 0.45 --vocab-words 0.4 --wide-verbs --tokenizer "$work/data/tokenizer.model" \
+  --more-phrasings 3 --wide-words 0.45 --vocab-words 0.4 --wide-verbs --tokenizer "$tokenizer" \
   --near-miss 0.5 --name-miss 0.5 --browser "${BROWSER:-0.4}" --browser-subset "${SUBSET:-0}" \
   --plain "${PLAIN:-0}"
 # Long prompts need --max-len 1024 (the model's max_seq_len); batches of the short ones stay at 256.

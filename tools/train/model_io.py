@@ -66,6 +66,18 @@ def deepen(params, num_layers, opening=0.0):
     return jax.tree.map(jnp.asarray, dict(params, stack=stack))
 
 
+def widen_vocab(params, sources):
+    """Append one embedding row per new piece (extend_vocab.py): the mean of the rows of the old
+    pieces its text was cut into. The head is the embedding (tied), so a new piece's logit starts
+    as the mean of its old pieces' logits, and text the old model wrote it can still write."""
+    if not all(sources):
+        raise ValueError("a new piece with no old pieces")
+    embedding = np.asarray(params["embedding"]["embedding"])
+    rows = [embedding[ids].mean(axis=0) for ids in sources]
+    widened = np.concatenate([embedding, np.stack(rows).astype(embedding.dtype)], axis=0)
+    return dict(params, embedding=dict(params["embedding"], embedding=jnp.asarray(widened)))
+
+
 def config_from_header(header):
     keep = ("vocab_size", "out_vocab", "d_model", "num_heads", "num_kv_heads", "num_layers",
             "qk_head_dim", "v_head_dim", "max_seq_len", "mhc_lanes", "sliding_window",

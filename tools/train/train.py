@@ -16,7 +16,9 @@ starts a new run (fresh optimiser, step 0) from the weights of an earlier one
 (its params.pkl or checkpoint.pkl, or an exported `.cact`, whose CQ-dequantised
 weights are what the runtime sees); a checkpoint in --work still takes precedence,
 so the same command resumes. `--layers N` above the init's depth first appends
-layers that leave its function unchanged (model_io.deepen, phase 20).
+layers that leave its function unchanged (model_io.deepen, phase 20), and an init with fewer
+pieces than the data's tokenizer (extend_vocab.py appends them) gets their embedding rows
+(model_io.widen_vocab, session 32).
 
 `--pack-prefix N` (session 25) trains batches of examples that share a prompt opening of at
 least N tokens (the browser's full tool list) as one packed row on the float steps
@@ -43,7 +45,8 @@ from needle.model.tokenizer import SANTokenizer  # noqa: E402
 from objective import Validation, answer_loss, load  # noqa: E402
 from packing import PackedModel, common_prefix_groups, pack_row, packed_answer_ce  # noqa: E402
 from model_io import (GEOMETRY, deepen, init_params, make_config, num_layers_of,  # noqa: E402
-                      params_from_export)
+                      params_from_export, widen_vocab)
+from extend_vocab import sources  # noqa: E402
 
 jax.config.update("jax_default_matmul_precision", "highest")
 
@@ -166,6 +169,10 @@ def main():
         print(f"resumed from step {state['step']}", flush=True)
     elif args.init:
         loaded = init_weights
+        rows = int(np.shape(loaded["embedding"]["embedding"])[0])
+        if rows < tokenizer.vocab_size:
+            print(f"widening {args.init} from {rows} to {tokenizer.vocab_size} pieces", flush=True)
+            loaded = widen_vocab(loaded, sources(os.path.join(args.data, "tokenizer.model"), rows))
         if num_layers_of(loaded) < args.layers:
             print(f"deepening {args.init} from {num_layers_of(loaded)} to {args.layers} layers", flush=True)
             loaded = deepen(loaded, args.layers, args.new_layer_opening)
