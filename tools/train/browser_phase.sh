@@ -13,7 +13,8 @@
 #      QAT (STEPS: how many of the last steps run under QAT), TRAIN_FLAGS (more train.py flags),
 #      PLAIN (0: datagen --plain, the share of requests left bare; phase 59), TOKENIZER
 #      (WORK_DIR/data/tokenizer.model: the SentencePiece model of the data, the run and the
-#      container; phase 73's is widened by extend_vocab.py).
+#      container; phase 73's is widened by extend_vocab.py), LAYERS (6: train.py --layers, which
+#      deepens a shallower INIT; phase 74).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -34,6 +35,6 @@ cp "$tokenizer" "$data/tokenizer.model"
   --plain "${PLAIN:-0}"
 # Long prompts need --max-len 1024 (the model's max_seq_len); batches of the short ones stay at 256.
 "$PYTHON" "$here/train.py" --data "$data" --work "$work/run$phase" --init "${INIT:-$root/www/models/default.cact}" \
-  --layers 6 --steps "$steps" --qat-steps "${QAT:-$steps}" --batch "${BATCH:-16}" --warmup "${WARMUP:-10}" --lr "${LR:-3e-4}" --max-len 1024 \
+  --layers "${LAYERS:-6}" --steps "$steps" --qat-steps "${QAT:-$steps}" --batch "${BATCH:-16}" --warmup "${WARMUP:-10}" --lr "${LR:-3e-4}" --max-len 1024 \
   --short-len 256 --mid-len "${MID_LEN:-0}" --save-every 25 ${TRAIN_FLAGS:-}
 "$PYTHON" "$here/export.py" --work "$work/run$phase" --data "$data" --out "$work/phase$phase.cact"

@@ -4,8 +4,9 @@
 # "▁unpin", "▁incognito"; each new embedding row starts as its old pieces' mean). Same start
 # (phase 71's weights), the same examples (data72's, copied), steps and recipe, so the two
 # phases compare the tokenizers.
-# Starts from out/run71/params.pkl, or where out/ is gone from lineage/phase71.cact (data72 then
-# comes from browser_phase72.sh); resumes from out/run73/checkpoint.pkl when rerun.
+# Starts from out/run71/params.pkl, or where out/ is gone from lineage/phase71.cact (in git at
+# 16475ac; data72 then comes from `browser_continue.sh 72 3000`); resumes from
+# out/run73/checkpoint.pkl when rerun.
 # Usage: tools/train/browser_phase73.sh [WORK_DIR]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
