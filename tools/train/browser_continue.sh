@@ -10,17 +10,19 @@
 #   67 2000 (e08e03d), 68 3000 (023d5c9), 69 1800 (6c87a52), 70 3000 (368f00d), 71 1200 (20f3857),
 #   72 3000 (8ed3769). Phases 65, 73 and 74 (browser_phase65.sh, ...73.sh, ...74.sh) change more.
 # Usage: tools/train/browser_continue.sh PHASE STEPS [WORK_DIR]   (STEPS=..., LR=... and INIT=...
-#        override the steps, the peak lr and the starting weights; LAYERS=... and TRAIN_FLAGS=...
-#        pass on to browser_phase.sh, the flags after these)
+#        override the steps, the peak lr and the starting weights, FROM=N starts from phase N's
+#        instead of PHASE-1's; LAYERS=..., TOKENIZER=... and TRAIN_FLAGS=... pass on to
+#        browser_phase.sh, the flags after these)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 phase="$1" steps="$2"
 shift 2
 export PHASE="$phase" SEED="$phase" PLAIN=0.3 TRAIN="${TRAIN:-32000}" BROWSER=0.5 SUBSET=0.25 LR="${LR:-1.5e-4}" WARMUP=20 MID_LEN=512
-# The previous phase's float weights, or where out/ was lost (LOG.md, session 28) its container
-# as committed in lineage/ (the CQ weights the model answers with).
-prev="${1:-$here/out}/run$((phase - 1))/params.pkl"
-committed="$here/lineage/phase$((phase - 1)).cact"
+# The previous phase's (or FROM's) float weights, or where out/ was lost (LOG.md, session 28) its
+# container as committed in lineage/ (the CQ weights the model answers with).
+from="${FROM:-$((phase - 1))}"
+prev="${1:-$here/out}/run$from/params.pkl"
+committed="$here/lineage/phase$from.cact"
 if [ ! -f "$prev" ] && [ -f "$committed" ]; then
   prev="$committed"
 fi

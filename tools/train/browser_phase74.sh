@@ -9,8 +9,5 @@
 # Usage: tools/train/browser_phase74.sh [WORK_DIR]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-work="${1:-$here/out}"
-init="$work/run72/params.pkl"
-[ -f "$init" ] || init="$here/lineage/phase72.cact"
-INIT="$init" LAYERS=8 TRAIN_FLAGS="--new-layer-opening 0.5 --new-layer-lr 2" \
+FROM=72 LAYERS=8 TRAIN_FLAGS="--new-layer-opening 0.5 --new-layer-lr 2" \
   exec "$here/browser_continue.sh" 74 3000 "$@"

@@ -46,8 +46,9 @@ def mergeable(piece):
             and len(piece) <= 48)
 
 
-def learn_merges(processor, texts, merges, known):
-    """BPE from the old segmentation: the `merges` most frequent new adjacent pairs, in order."""
+def learn_merges(processor, texts, merges, known, fixed):
+    """BPE from the old segmentation: the `merges` most frequent new adjacent pairs, in order.
+    Pieces in `fixed` (bytes, markers) never merge."""
     words = collections.Counter(tuple(processor.encode(text, out_type=str)) for text in texts)
     words = [[list(word), count] for word, count in words.items()]
     learned = []
@@ -55,7 +56,7 @@ def learn_merges(processor, texts, merges, known):
         pairs = collections.Counter()
         for word, count in words:
             for a, b in zip(word, word[1:]):
-                if a + b not in known and mergeable(a + b) and not (a.startswith("<") and a.endswith(">")):
+                if a + b not in known and mergeable(a + b) and a not in fixed and b not in fixed:
                     pairs[a, b] += count
         if not pairs:
             break
@@ -82,7 +83,8 @@ def extend(tokenizer, data, merges, out):
     texts = list(browser_requests(os.path.join(data, "train.jsonl")))
     known = {p.piece for p in proto.pieces}
     lowest = min(p.score for p in proto.pieces)
-    for rank, piece in enumerate(learn_merges(processor, texts, merges, known)):
+    fixed = {p.piece for p in proto.pieces if p.type != NORMAL}
+    for rank, piece in enumerate(learn_merges(processor, texts, merges, known, fixed)):
         proto.pieces.add(piece=piece, score=lowest - 1 - rank, type=NORMAL)
     with open(out, "wb") as handle:
         handle.write(proto.SerializeToString())
