@@ -4,8 +4,8 @@
 # for the six), then phase 61's recipe (browser_continue.sh, seed 74), 3,000 steps: phases 70-73
 # moved the held-out browser requests 44 -> 46 -> 46 -> 45 of 70 whatever the tokenizer, so the
 # remaining lever is capacity.
-# Starts from out/run72/params.pkl, or where out/ is gone from lineage/phase72.cact; resumes from
-# out/run74/checkpoint.pkl when rerun.
+# Starts from out/run72/params.pkl, or where out/ is gone from lineage/phase72.cact (in git at
+# f75efd9); resumes from out/run74/checkpoint.pkl when rerun.
 # Usage: tools/train/browser_phase74.sh [WORK_DIR]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
