@@ -5,12 +5,14 @@
 # 1.5e-4, the last 300 steps QAT, the full-list browser batches packed. Resumes from
 # out/runPHASE/checkpoint.pkl when rerun. The phases it ran as `browser_continue.sh PHASE STEPS`
 # (LOG.md says why each ran and what it measured), with the commit that holds the container each
-# starts from where out/ is gone (`git checkout COMMIT -- tools/train/lineage/phasePHASE-1.cact`):
+# starts from where out/ is gone (`git checkout COMMIT -- tools/train/lineage/phaseFROM.cact`,
+# FROM = PHASE-1 unless set):
 #   62 3000, 63 2000 (their starts were lost with out/, session 28), 66 3000 (7c62dbf),
 #   67 2000 (e08e03d), 68 3000 (023d5c9), 69 1800 (6c87a52), 70 3000 (368f00d), 71 1200 (20f3857),
-#   72 3000 (8ed3769), 75 2000 with LAYERS=8 (a23ef71), 76 3000 with FROM=74 LAYERS=10
-#   TRAIN_FLAGS="--new-layer-opening 0.5 --new-layer-lr 2" (a23ef71; phase 74 deepened to ten
-#   layers). Phases 65, 73 and 74 (browser_phase65.sh, ...73.sh, ...74.sh) change more.
+#   72 3000 (8ed3769), 75 2000 with LAYERS=8 (a23ef71). Deepened (new layers copies at half
+#   strength, twice the lr: TRAIN_FLAGS="--new-layer-opening 0.5 --new-layer-lr 2"): 74 3000 with
+#   FROM=72 LAYERS=8 (f75efd9), 76 3000 with FROM=74 LAYERS=10 (a23ef71). Phases 65 and 73
+#   (browser_phase65.sh, browser_phase73.sh) change more.
 # Usage: tools/train/browser_continue.sh PHASE STEPS [WORK_DIR]   (STEPS=..., LR=... and INIT=...
 #        override the steps, the peak lr and the starting weights, FROM=N starts from phase N's
 #        instead of PHASE-1's; LAYERS=..., TOKENIZER=... and TRAIN_FLAGS=... pass on to
