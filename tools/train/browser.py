@@ -23,6 +23,8 @@ PRESET = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "w
 SHARE = 0.0
 # Share of its training examples shown a short tool list (datagen.py --browser-subset, phase 55).
 SUBSET = 0.0
+# Whether its invalid examples are spread by intent (datagen.py --browser-invalid-balanced, phase 77).
+INVALID_BALANCED = False
 # Free-text slots copied into the call (datagen's FREE: no filler words after them).
 FREE = {"url", "tab", "folder", "find", "group", "tlabel"}
 # The intents, here and in the environments with a timer tool too, that ask for a timer: never

@@ -15,8 +15,8 @@
 #   (browser_phase65.sh, browser_phase73.sh) change more.
 # Usage: tools/train/browser_continue.sh PHASE STEPS [WORK_DIR]   (STEPS=..., LR=... and INIT=...
 #        override the steps, the peak lr and the starting weights, FROM=N starts from phase N's
-#        instead of PHASE-1's; LAYERS=..., TOKENIZER=... and TRAIN_FLAGS=... pass on to
-#        browser_phase.sh, the flags after these)
+#        instead of PHASE-1's; LAYERS=..., TOKENIZER=..., TRAIN_FLAGS=... and DATAGEN_FLAGS=...
+#        pass on to browser_phase.sh, the flags after these)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 phase="$1" steps="$2"

@@ -14,7 +14,7 @@
 #      PLAIN (0: datagen --plain, the share of requests left bare; phase 59), TOKENIZER
 #      (WORK_DIR/data/tokenizer.model: the SentencePiece model of the data, the run and the
 #      container; phase 73's is widened by extend_vocab.py), LAYERS (6: train.py --layers, which
-#      deepens a shallower INIT; phase 74).
+#      deepens a shallower INIT; phase 74), DATAGEN_FLAGS (more datagen.py flags; phase 77).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -32,7 +32,7 @@ cp "$tokenizer" "$data/tokenizer.model"
   --seed "${SEED:-54}" --values mixed --paraphrase 0.5 --env-weights 1,1,1,3,1,3 --parallel-share 0.30 \
   --more-phrasings 3 --wide-words 0.45 --vocab-words 0.4 --wide-verbs --tokenizer "$tokenizer" \
   --near-miss 0.5 --name-miss 0.5 --browser "${BROWSER:-0.4}" --browser-subset "${SUBSET:-0}" \
-  --plain "${PLAIN:-0}"
+  --plain "${PLAIN:-0}" ${DATAGEN_FLAGS:-}
 # Long prompts need --max-len 1024 (the model's max_seq_len); batches of the short ones stay at 256.
 "$PYTHON" "$here/train.py" --data "$data" --work "$work/run$phase" --init "${INIT:-$root/www/models/default.cact}" \
   --layers "${LAYERS:-6}" --steps "$steps" --qat-steps "${QAT:-$steps}" --batch "${BATCH:-16}" --warmup "${WARMUP:-10}" --lr "${LR:-3e-4}" --max-len 1024 \

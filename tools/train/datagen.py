@@ -333,6 +333,20 @@ class Generator:
             needed = self._intent_tools(name)
         return {"query": query, "answers": calls, "intent": name, "tools": self._tools(env, needed)}
 
+    def _browser_weights(self, cats, weights):
+        """The category weights of browser examples: with `--browser-invalid-balanced` (phase 77)
+        the invalid weight is scaled by the share of its intents that have an out-of-range value,
+        so each of those intents gets about as many invalid examples as missing ones, instead of
+        more than its positives (4 of 25 intents drew all 8%)."""
+        if not B.INVALID_BALANCED:
+            return weights
+        if not hasattr(self, "_invalid_scale"):
+            intents = self._intents(B.NAME)
+            bad = sum(any(s.bad(random.Random(0), self.split) is not None for s in i.slots.values())
+                      for i in intents)
+            self._invalid_scale = bad / len(intents)
+        return [w * self._invalid_scale if c == "invalid" else w for c, w in zip(cats, weights)]
+
     def generate(self, n, env_weights=None, parallel_share=None):
         rng = self.rng
         envs = list(self.catalogue)
@@ -350,7 +364,7 @@ class Generator:
                 env = B.NAME
             else:
                 env = rng.choices(six, env_weights)[0]
-            category = rng.choices(cats, weights)[0]
+            category = rng.choices(cats, self._browser_weights(cats, weights) if env == B.NAME else weights)[0]
             ex = self.example(env, category)
             ex["tools"] = [dict(t) for t in ex["tools"]]
             yield {"env": env, "system": self.catalogue[env]["system"], "category": category,
@@ -423,6 +437,9 @@ def main():
     parser.add_argument("--browser-subset", type=float, default=0.0,
                         help="share of the browser training examples shown only the needed tools "
                              "plus 0-3 others (phase 55)")
+    parser.add_argument("--browser-invalid-balanced", action="store_true",
+                        help="scale the browser's invalid share by the share of its intents with an "
+                             "out-of-range value (phase 77)")
     parser.add_argument("--tokenizer", help="the SentencePiece model whose pieces --vocab-words draws")
     parser.add_argument("--more-phrasings", type=int, nargs="?", const=1, default=0, choices=(0, 1, 2, 3),
                         help="add more_phrasings.py's rounds of phrasings: 1 = productivity and data_capture "
@@ -454,6 +471,9 @@ def main():
     if not 0 <= args.browser_subset <= 1 or args.browser_subset and not args.browser:
         raise SystemExit("--browser-subset must be in [0, 1] and needs --browser")
     B.SUBSET = args.browser_subset
+    if args.browser_invalid_balanced and not args.browser:
+        raise SystemExit("--browser-invalid-balanced needs --browser")
+    B.INVALID_BALANCED = args.browser_invalid_balanced
     if B.SHARE:
         B.register()
     if not 0 <= args.vocab_words <= 1 - args.wide_words:
