@@ -288,10 +288,14 @@ class Generator:
         query = self.rng.choice(NEGATIONS).format(c=text)
         return self._finish(query), [], intent.name
 
+    def _bad_slots(self, env):
+        """The (intent, slot) pairs of an environment that have an out-of-range value."""
+        return [(i, s) for i in self._intents(env) for s, slot in i.slots.items()
+                if slot.bad(random.Random(0), self.split) is not None]
+
     def invalid(self, env):
         rng = self.rng
-        candidates = [(i, s) for i in self._intents(env) for s, slot in i.slots.items()
-                      if slot.bad(random.Random(0), self.split) is not None]
+        candidates = self._bad_slots(env)
         for _ in range(50):
             intent, slot = rng.choice(candidates)
             kind, template = rng.choice(intent.templates(self.split))
@@ -340,12 +344,8 @@ class Generator:
         more than its positives (4 of 25 intents drew all 8%)."""
         if not B.INVALID_BALANCED:
             return weights
-        if not hasattr(self, "_invalid_scale"):
-            intents = self._intents(B.NAME)
-            bad = sum(any(s.bad(random.Random(0), self.split) is not None for s in i.slots.values())
-                      for i in intents)
-            self._invalid_scale = bad / len(intents)
-        return [w * self._invalid_scale if c == "invalid" else w for c, w in zip(cats, weights)]
+        scale = len({i.name for i, _ in self._bad_slots(B.NAME)}) / len(self._intents(B.NAME))
+        return [w * scale if c == "invalid" else w for c, w in zip(cats, weights)]
 
     def generate(self, n, env_weights=None, parallel_share=None):
         rng = self.rng
@@ -357,6 +357,7 @@ class Generator:
             rest = sum(w for c, w in zip(cats, weights) if c != "parallel")
             weights = [parallel_share if c == "parallel" else w * (1 - parallel_share) / rest
                        for c, w in zip(cats, weights)]
+        browser_weights = self._browser_weights(cats, weights) if B.SHARE else weights
         for i in range(n):
             if not env_weights:
                 env = envs[i % len(envs)]
@@ -364,7 +365,7 @@ class Generator:
                 env = B.NAME
             else:
                 env = rng.choices(six, env_weights)[0]
-            category = rng.choices(cats, self._browser_weights(cats, weights) if env == B.NAME else weights)[0]
+            category = rng.choices(cats, browser_weights if env == B.NAME else weights)[0]
             ex = self.example(env, category)
             ex["tools"] = [dict(t) for t in ex["tools"]]
             yield {"env": env, "system": self.catalogue[env]["system"], "category": category,
