@@ -10,7 +10,7 @@
 #   62 3000, 63 2000 (their starts were lost with out/, session 28), 66 3000 (7c62dbf),
 #   67 2000 (e08e03d), 68 3000 (023d5c9), 69 1800 (6c87a52), 70 3000 (368f00d), 71 1200 (20f3857),
 #   72 3000 (8ed3769), 75 2000 with LAYERS=8 (a23ef71), 77 3000 with LAYERS=10
-#   DATAGEN_FLAGS="--browser-invalid-balanced". Deepened (new layers copies at half
+#   DATAGEN_FLAGS="--browser-invalid-balanced" (1289ce9). Deepened (new layers copies at half
 #   strength, twice the lr: TRAIN_FLAGS="--new-layer-opening 0.5 --new-layer-lr 2"): 74 3000 with
 #   FROM=72 LAYERS=8 (f75efd9), 76 3000 with FROM=74 LAYERS=10 (a23ef71), 78 3000 with FROM=76
 #   LAYERS=12 DATAGEN_FLAGS="--browser-invalid-balanced" (1289ce9). Phases 65 and 73
