@@ -3,16 +3,17 @@
 # PHASE-1's weights (fresh optimiser) on 32,000 new examples (seed PHASE, `--plain 0.3`, half of
 # them browser requests, a quarter of those with a short tool list), batches of 8 at peak lr
 # 1.5e-4, the last 300 steps QAT, the full-list browser batches packed. Resumes from
-# out/runPHASE/checkpoint.pkl when rerun. The phases it ran as `browser_continue.sh PHASE STEPS`
-# (LOG.md says why each ran and what it measured), with the commit that holds the container each
-# starts from where out/ is gone (`git checkout COMMIT -- tools/train/lineage/phaseFROM.cact`,
-# FROM = PHASE-1 unless set):
+# out/runPHASE/checkpoint.pkl when rerun on the same machine (out/ has not outlived a session's
+# machine, sessions 28 and 36, so a phase's STEPS should fit one session). The phases it ran as
+# `browser_continue.sh PHASE STEPS` (LOG.md says why each ran and what it measured), with the
+# commit that holds the container each starts from where out/ is gone (`git checkout COMMIT --
+# tools/train/lineage/phaseFROM.cact`, FROM = PHASE-1 unless set):
 #   62 3000, 63 2000 (their starts were lost with out/, session 28), 66 3000 (7c62dbf),
 #   67 2000 (e08e03d), 68 3000 (023d5c9), 69 1800 (6c87a52), 70 3000 (368f00d), 71 1200 (20f3857),
 #   72 3000 (8ed3769), 75 2000 with LAYERS=8 (a23ef71), 77 3000 with LAYERS=10
 #   DATAGEN_FLAGS="--browser-invalid-balanced" (1289ce9). Deepened (new layers copies at half
 #   strength, twice the lr: TRAIN_FLAGS="--new-layer-opening 0.5 --new-layer-lr 2"): 74 3000 with
-#   FROM=72 LAYERS=8 (f75efd9), 76 3000 with FROM=74 LAYERS=10 (a23ef71), 78 3000 with FROM=76
+#   FROM=72 LAYERS=8 (f75efd9), 76 3000 with FROM=74 LAYERS=10 (a23ef71), 78 1800 with FROM=76
 #   LAYERS=12 DATAGEN_FLAGS="--browser-invalid-balanced" (1289ce9). Phases 65 and 73
 #   (browser_phase65.sh, browser_phase73.sh) change more.
 # Usage: tools/train/browser_continue.sh PHASE STEPS [WORK_DIR]   (STEPS=..., LR=... and INIT=...
