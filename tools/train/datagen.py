@@ -42,13 +42,14 @@ bareness alone could predict `[]`. `--browser B` (phase 54) adds the browser env
 examples; its requests become the six environments' refusals and theirs its own.
 `--browser-subset S` (phase 55) shows a share S of the browser training examples only the tools
 they need (a refusal: the tools its intent would call) plus 0-3 others, ~250-400 tokens instead of
-the full list's ~900; without it nothing extra is drawn.
+the full list's ~900; without it nothing extra is drawn. `--browser-phrasings` (phase 79) appends
+browser_phrasings.py's second round of sentence shapes to the browser intents.
 
 Usage: python datagen.py --out DIR [--train N] [--val N] [--seed S] [--values curated|mixed]
        [--paraphrase P] [--env-weights W,W,W,W,W,W] [--parallel-share S]
        [--more-phrasings [1|2|3]] [--wide-words W] [--vocab-words V --tokenizer PATH] [--wide-verbs]
        [--near-miss M] [--name-miss N] [--codes C] [--spoken-durations D] [--unsupported-ops U]
-       [--plain P] [--browser B [--browser-subset S]]
+       [--plain P] [--browser B [--browser-subset S] [--browser-invalid-balanced] [--browser-phrasings]]
 """
 import argparse
 import json
@@ -66,6 +67,7 @@ import more_phrasings  # noqa: E402
 import slots as S  # noqa: E402
 import unsupported as U  # noqa: E402
 import browser as B  # noqa: E402
+import browser_phrasings  # noqa: E402
 from dump_tools import catalogue  # noqa: E402
 
 MIX = [("positive", 0.44), ("parallel", 0.14), ("missing", 0.09), ("negation", 0.09),
@@ -441,6 +443,8 @@ def main():
     parser.add_argument("--browser-invalid-balanced", action="store_true",
                         help="scale the browser's invalid share by the share of its intents with an "
                              "out-of-range value (phase 77)")
+    parser.add_argument("--browser-phrasings", action="store_true",
+                        help="add browser_phrasings.py's second round of browser phrasings (phase 79)")
     parser.add_argument("--tokenizer", help="the SentencePiece model whose pieces --vocab-words draws")
     parser.add_argument("--more-phrasings", type=int, nargs="?", const=1, default=0, choices=(0, 1, 2, 3),
                         help="add more_phrasings.py's rounds of phrasings: 1 = productivity and data_capture "
@@ -475,8 +479,12 @@ def main():
     if args.browser_invalid_balanced and not args.browser:
         raise SystemExit("--browser-invalid-balanced needs --browser")
     B.INVALID_BALANCED = args.browser_invalid_balanced
+    if args.browser_phrasings and not args.browser:
+        raise SystemExit("--browser-phrasings needs --browser")
     if B.SHARE:
         B.register()
+    if args.browser_phrasings:
+        browser_phrasings.extend()
     if not 0 <= args.vocab_words <= 1 - args.wide_words:
         raise SystemExit("--vocab-words must be in [0, 1 - wide words]")
     if args.vocab_words:

@@ -321,15 +321,21 @@ THIRD = {
 def extend(rounds=1):
     """Append the first `rounds` of MORE, SECOND and THIRD to the intents' phrasing lists, once
     per run; the split stays index-based."""
-    by_key = {(intent.env, intent.name): intent for intents, _ in I.ENVIRONMENTS.values() for intent in intents}
     for table in (MORE, SECOND, THIRD)[:rounds]:
-        for key, kinds in table.items():
-            intent = by_key[key]
-            allowed = set(intent.slots) | ({"phone", "email"} if "who" in intent.slots else set())
-            for kind, phrasings in kinds.items():
-                for phrasing in phrasings:
-                    unknown = set(re.findall(r"{(\w+)}", phrasing)) - allowed
-                    if unknown:
-                        raise ValueError(f"{key} {phrasing!r}: no slot {sorted(unknown)}")
-                current = getattr(intent, kind)
-                current += [p for p in phrasings if p not in current]
+        append(table)
+
+
+def append(table):
+    """Append a round {(env, intent): {kind: phrasings}} to the intents' lists, checking that each
+    phrasing names only the intent's slots."""
+    by_key = {(intent.env, intent.name): intent for intents, _ in I.ENVIRONMENTS.values() for intent in intents}
+    for key, kinds in table.items():
+        intent = by_key[key]
+        allowed = set(intent.slots) | ({"phone", "email"} if "who" in intent.slots else set())
+        for kind, phrasings in kinds.items():
+            for phrasing in phrasings:
+                unknown = set(re.findall(r"{(\w+)}", phrasing)) - allowed
+                if unknown:
+                    raise ValueError(f"{key} {phrasing!r}: no slot {sorted(unknown)}")
+            current = getattr(intent, kind)
+            current += [p for p in phrasings if p not in current]
