@@ -26,7 +26,7 @@ SUBSET = 0.0
 # Whether its invalid examples are spread by intent (datagen.py --browser-invalid-balanced, phase 77).
 INVALID_BALANCED = False
 # Free-text slots copied into the call (datagen's FREE: no filler words after them).
-FREE = {"url", "tab", "folder", "find", "group", "tlabel"}
+FREE = {"url", "tab", "folder", "find", "group", "tlabel", "todo"}
 # The intents, here and in the environments with a timer tool too, that ask for a timer: never
 # each other's refusals (datagen's CONFLICTS).
 TIMERS = {NAME: {"timer", "timer_label"}, "kitchen_appliance": {"timer"},
@@ -71,8 +71,31 @@ def _domain(rng):
     return host
 
 
+# Share of timer lengths drawn by `_hours` first (browser_values.py, phase 81); at 0 nothing
+# extra is drawn.
+MORE_HOURS = 0.0
+
+
+def _hours(rng):
+    """A length in hours, or hours and minutes, within the schema's 1440 minutes."""
+    whole, h = rng.randint(1, 24), rng.randint(1, 23)
+    m = rng.choice([5, 10, 15, 20, 30, 40, 45, 50]) if rng.random() < 0.5 else rng.randint(1, 59)
+    said = I.number_words(h) if rng.random() < 0.3 else str(h)
+    hours = "hour" if h == 1 else "hours"
+    return rng.choice([
+        (f"{whole} " + ("hour" if whole == 1 else rng.choice(["hours", "hrs"])), 60 * whole),
+        (f"{I.number_words(whole)} " + ("hour" if whole == 1 else "hours"), 60 * whole),
+        (f"{whole}h", 60 * whole), (f"{said} {hours} and {m} minutes", 60 * h + m),
+        (f"{h}h {m}m", 60 * h + m), (f"{h} hr {m} min", 60 * h + m),
+        (f"{said} and a half hours", 60 * h + 30), (f"{h}.5 hours", 60 * h + 30),
+        (f"an hour and {m} minutes", 60 + m), ("a quarter of an hour", 15),
+        ("three quarters of an hour", 45), ("half an hour", 30), ("a day", 1440)])
+
+
 def _minutes(rng, split):
     """A timer length as said, with its minutes (hours converted, as the schema asks)."""
+    if MORE_HOURS and rng.random() < MORE_HOURS:
+        return _hours(rng)
     r = rng.random()
     if r < 0.2:
         h = rng.randint(1, 24)

@@ -43,13 +43,16 @@ examples; its requests become the six environments' refusals and theirs its own.
 `--browser-subset S` (phase 55) shows a share S of the browser training examples only the tools
 they need (a refusal: the tools its intent would call) plus 0-3 others, ~250-400 tokens instead of
 the full list's ~900; without it nothing extra is drawn. `--browser-phrasings` (phase 79) appends
-browser_phrasings.py's second round of sentence shapes to the browser intents.
+browser_phrasings.py's second round of sentence shapes to the browser intents;
+`--browser-values` (phase 81) browser_values.py's third round: carrier words before values,
+timer lengths in hours, labels after "to", "mute it" as the current tab.
 
 Usage: python datagen.py --out DIR [--train N] [--val N] [--seed S] [--values curated|mixed]
        [--paraphrase P] [--env-weights W,W,W,W,W,W] [--parallel-share S]
        [--more-phrasings [1|2|3]] [--wide-words W] [--vocab-words V --tokenizer PATH] [--wide-verbs]
        [--near-miss M] [--name-miss N] [--codes C] [--spoken-durations D] [--unsupported-ops U]
-       [--plain P] [--browser B [--browser-subset S] [--browser-invalid-balanced] [--browser-phrasings]]
+       [--plain P] [--browser B [--browser-subset S] [--browser-invalid-balanced] [--browser-phrasings]
+       [--browser-values]]
 """
 import argparse
 import json
@@ -68,6 +71,7 @@ import slots as S  # noqa: E402
 import unsupported as U  # noqa: E402
 import browser as B  # noqa: E402
 import browser_phrasings  # noqa: E402
+import browser_values  # noqa: E402
 from dump_tools import catalogue  # noqa: E402
 
 MIX = [("positive", 0.44), ("parallel", 0.14), ("missing", 0.09), ("negation", 0.09),
@@ -445,6 +449,9 @@ def main():
                              "out-of-range value (phase 77)")
     parser.add_argument("--browser-phrasings", action="store_true",
                         help="add browser_phrasings.py's second round of browser phrasings (phase 79)")
+    parser.add_argument("--browser-values", action="store_true",
+                        help="add browser_values.py's third round: carrier words, hours, 'to' labels, "
+                             "'mute it' (phase 81)")
     parser.add_argument("--tokenizer", help="the SentencePiece model whose pieces --vocab-words draws")
     parser.add_argument("--more-phrasings", type=int, nargs="?", const=1, default=0, choices=(0, 1, 2, 3),
                         help="add more_phrasings.py's rounds of phrasings: 1 = productivity and data_capture "
@@ -481,10 +488,14 @@ def main():
     B.INVALID_BALANCED = args.browser_invalid_balanced
     if args.browser_phrasings and not args.browser:
         raise SystemExit("--browser-phrasings needs --browser")
+    if args.browser_values and not args.browser:
+        raise SystemExit("--browser-values needs --browser")
     if B.SHARE:
         B.register()
     if args.browser_phrasings:
         browser_phrasings.extend()
+    if args.browser_values:
+        browser_values.extend()
     if not 0 <= args.vocab_words <= 1 - args.wide_words:
         raise SystemExit("--vocab-words must be in [0, 1 - wide words]")
     if args.vocab_words:
