@@ -45,14 +45,15 @@ they need (a refusal: the tools its intent would call) plus 0-3 others, ~250-400
 the full list's ~900; without it nothing extra is drawn. `--browser-phrasings` (phase 79) appends
 browser_phrasings.py's second round of sentence shapes to the browser intents;
 `--browser-values` (phase 81) browser_values.py's third round: carrier words before values,
-timer lengths in hours, labels after "to", "mute it" as the current tab.
+timer lengths in hours, labels after "to", "mute it" as the current tab;
+`--browser-values-repeat K` (phase 82) draws that round's training phrasings K times as often.
 
 Usage: python datagen.py --out DIR [--train N] [--val N] [--seed S] [--values curated|mixed]
        [--paraphrase P] [--env-weights W,W,W,W,W,W] [--parallel-share S]
        [--more-phrasings [1|2|3]] [--wide-words W] [--vocab-words V --tokenizer PATH] [--wide-verbs]
        [--near-miss M] [--name-miss N] [--codes C] [--spoken-durations D] [--unsupported-ops U]
        [--plain P] [--browser B [--browser-subset S] [--browser-invalid-balanced] [--browser-phrasings]
-       [--browser-values]]
+       [--browser-values [--browser-values-repeat K]]]
 """
 import argparse
 import json
@@ -452,6 +453,8 @@ def main():
     parser.add_argument("--browser-values", action="store_true",
                         help="add browser_values.py's third round: carrier words, hours, 'to' labels, "
                              "'mute it' (phase 81)")
+    parser.add_argument("--browser-values-repeat", type=int, default=1,
+                        help="draw --browser-values' training phrasings this many times as often (phase 82)")
     parser.add_argument("--tokenizer", help="the SentencePiece model whose pieces --vocab-words draws")
     parser.add_argument("--more-phrasings", type=int, nargs="?", const=1, default=0, choices=(0, 1, 2, 3),
                         help="add more_phrasings.py's rounds of phrasings: 1 = productivity and data_capture "
@@ -490,12 +493,14 @@ def main():
         raise SystemExit("--browser-phrasings needs --browser")
     if args.browser_values and not args.browser:
         raise SystemExit("--browser-values needs --browser")
+    if args.browser_values_repeat != 1 and not (args.browser_values and 1 < args.browser_values_repeat <= 8):
+        raise SystemExit("--browser-values-repeat must be in 2..8 and needs --browser-values")
     if B.SHARE:
         B.register()
     if args.browser_phrasings:
         browser_phrasings.extend()
     if args.browser_values:
-        browser_values.extend()
+        browser_values.extend(args.browser_values_repeat)
     if not 0 <= args.vocab_words <= 1 - args.wide_words:
         raise SystemExit("--vocab-words must be in [0, 1 - wide words]")
     if args.vocab_words:
