@@ -454,7 +454,8 @@ def main():
                         help="add browser_values.py's third round: carrier words, hours, 'to' labels, "
                              "'mute it' (phase 81)")
     parser.add_argument("--browser-values-repeat", type=int, default=1,
-                        help="draw --browser-values' training phrasings this many times as often (phase 82)")
+                        help="draw --browser-values' training phrasings this many times as often, 2-8 "
+                             "(default 1: once; phase 82 used 3)")
     parser.add_argument("--tokenizer", help="the SentencePiece model whose pieces --vocab-words draws")
     parser.add_argument("--more-phrasings", type=int, nargs="?", const=1, default=0, choices=(0, 1, 2, 3),
                         help="add more_phrasings.py's rounds of phrasings: 1 = productivity and data_capture "
