@@ -92,9 +92,7 @@ NOT_INCOMPLETE = {"mute it", "unmute it", "silence that"}
 def extend(repeat=1):
     """Add the round (after `browser.register()`): phrasings, intents, and more hours; with
     `repeat` > 1 the round's training phrasings are drawn that many times as often."""
-    more_phrasings.append({(B.NAME, name): kinds for name, kinds in PHRASINGS.items()})
-    if repeat > 1:
-        _repeat(repeat)
+    more_phrasings.append({(B.NAME, name): kinds for name, kinds in PHRASINGS.items()}, repeat)
     intents = I.ENVIRONMENTS[B.NAME][0]
     for intent in intents:
         intent.missing = [m for m in intent.missing if m not in NOT_INCOMPLETE]
@@ -104,18 +102,3 @@ def extend(repeat=1):
     # being browser refusals.
     B.TIMERS["productivity"] |= {"reminder"}
     B.MORE_HOURS = 0.35
-
-
-def _repeat(times):
-    """Give the round's training phrasings `times` times their share (phase 82). Copies go to
-    training positions only; every 8th position (validation's) gets again a phrasing that is
-    already validation-only, so the index-based split is unchanged."""
-    by_name = {intent.name: intent for intent in I.ENVIRONMENTS[B.NAME][0]}
-    for name, kinds in PHRASINGS.items():
-        for kind, phrasings in kinds.items():
-            current = getattr(by_name[name], kind)
-            held = [p for i, p in enumerate(current) if i % 8 == 7]
-            train = [p for i, p in enumerate(current) if i % 8 != 7 and p in phrasings]
-            copies = train * (times - 1) if held else []  # a list under 8 long has no filler
-            while copies:
-                current.append(held[len(current) // 8 % len(held)] if len(current) % 8 == 7 else copies.pop(0))

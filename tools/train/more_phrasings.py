@@ -325,9 +325,10 @@ def extend(rounds=1):
         append(table)
 
 
-def append(table):
+def append(table, repeat=1):
     """Append a round {(env, intent): {kind: phrasings}} to the intents' lists, checking that each
-    phrasing names only the intent's slots."""
+    phrasing names only the intent's slots; with `repeat` > 1 its training phrasings are drawn that
+    many times as often (phase 82)."""
     by_key = {(intent.env, intent.name): intent for intents, _ in I.ENVIRONMENTS.values() for intent in intents}
     for key, kinds in table.items():
         intent = by_key[key]
@@ -339,3 +340,14 @@ def append(table):
                     raise ValueError(f"{key} {phrasing!r}: no slot {sorted(unknown)}")
             current = getattr(intent, kind)
             current += [p for p in phrasings if p not in current]
+            _repeat(current, phrasings, repeat)
+
+
+def _repeat(current, phrasings, times):
+    """Copy the training positions' `phrasings` of `current` until each is there `times` times.
+    Every 8th position (validation's) gets again a phrasing already there, so the index-based split
+    is unchanged; a list under 8 long has no such phrasing and gets no copies."""
+    held = [p for i, p in enumerate(current) if i % 8 == 7]
+    copies = [p for i, p in enumerate(current) if i % 8 != 7 and p in phrasings] * (times - 1) if held else []
+    while copies:
+        current.append(held[len(current) // 8 % len(held)] if len(current) % 8 == 7 else copies.pop(0))
