@@ -47,13 +47,15 @@ browser_phrasings.py's second round of sentence shapes to the browser intents;
 `--browser-values` (phase 81) browser_values.py's third round: carrier words before values,
 timer lengths in hours, labels after "to", "mute it" as the current tab;
 `--browser-values-repeat K` (phase 82) draws that round's training phrasings K times as often.
+`--browser-refusals` (phase 84) adds browser_refusals.py's fourth round: more unsupported browser
+actions, its composed unsupported operations drawn, values missing after carrier words.
 
 Usage: python datagen.py --out DIR [--train N] [--val N] [--seed S] [--values curated|mixed]
        [--paraphrase P] [--env-weights W,W,W,W,W,W] [--parallel-share S]
        [--more-phrasings [1|2|3]] [--wide-words W] [--vocab-words V --tokenizer PATH] [--wide-verbs]
        [--near-miss M] [--name-miss N] [--codes C] [--spoken-durations D] [--unsupported-ops U]
        [--plain P] [--browser B [--browser-subset S] [--browser-invalid-balanced] [--browser-phrasings]
-       [--browser-values [--browser-values-repeat K]]]
+       [--browser-values [--browser-values-repeat K]] [--browser-refusals]]
 """
 import argparse
 import json
@@ -73,6 +75,7 @@ import unsupported as U  # noqa: E402
 import browser as B  # noqa: E402
 import browser_phrasings  # noqa: E402
 import browser_values  # noqa: E402
+import browser_refusals as R  # noqa: E402
 from dump_tools import catalogue  # noqa: E402
 
 MIX = [("positive", 0.44), ("parallel", 0.14), ("missing", 0.09), ("negation", 0.09),
@@ -314,7 +317,8 @@ class Generator:
 
     def irrelevant(self, env):
         rng = self.rng
-        if U.SHARE and self.split == "train" and rng.random() < U.SHARE:
+        share = R.OPS_SHARE if env == B.NAME and R.ACTIVE else U.SHARE
+        if share and self.split == "train" and rng.random() < share:
             text, question = U.request(env, rng)
             return self._dress("alt" if question else "imp", text, False), [], "unsupported-op"
         r = rng.random()
@@ -348,7 +352,10 @@ class Generator:
         """The category weights of browser examples: with `--browser-invalid-balanced` (phase 77)
         the invalid weight is scaled by the share of its intents that have an out-of-range value,
         so each of those intents gets about as many invalid examples as missing ones, instead of
-        more than its positives (4 of 25 intents drew all 8%)."""
+        more than its positives (4 of 25 intents drew all 8%). With `--browser-refusals` (phase 84)
+        the irrelevant weight is scaled up too."""
+        if R.ACTIVE:
+            weights = [w * R.IRRELEVANT_SCALE if c == "irrelevant" else w for c, w in zip(cats, weights)]
         if not B.INVALID_BALANCED:
             return weights
         scale = len({i.name for i, _ in self._bad_slots(B.NAME)}) / len(self._intents(B.NAME))
@@ -456,6 +463,9 @@ def main():
     parser.add_argument("--browser-values-repeat", type=int, default=1,
                         help="draw --browser-values' training phrasings this many times as often, 2-8 "
                              "(default 1: once; phase 82 used 3)")
+    parser.add_argument("--browser-refusals", action="store_true",
+                        help="add browser_refusals.py's fourth round: more unsupported browser actions, "
+                             "composed ones drawn, values missing after carrier words (phase 84)")
     parser.add_argument("--tokenizer", help="the SentencePiece model whose pieces --vocab-words draws")
     parser.add_argument("--more-phrasings", type=int, nargs="?", const=1, default=0, choices=(0, 1, 2, 3),
                         help="add more_phrasings.py's rounds of phrasings: 1 = productivity and data_capture "
@@ -496,12 +506,16 @@ def main():
         raise SystemExit("--browser-values needs --browser")
     if args.browser_values_repeat != 1 and not (args.browser_values and 1 < args.browser_values_repeat <= 8):
         raise SystemExit("--browser-values-repeat must be in 2..8 and needs --browser-values")
+    if args.browser_refusals and not args.browser:
+        raise SystemExit("--browser-refusals needs --browser")
     if B.SHARE:
         B.register()
     if args.browser_phrasings:
         browser_phrasings.extend()
     if args.browser_values:
         browser_values.extend(args.browser_values_repeat)
+    if args.browser_refusals:
+        R.extend()
     if not 0 <= args.vocab_words <= 1 - args.wide_words:
         raise SystemExit("--vocab-words must be in [0, 1 - wide words]")
     if args.vocab_words:
