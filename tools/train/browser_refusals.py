@@ -1,4 +1,4 @@
-"""A fourth round for the browser environment (`datagen.py --browser-refusals`, phase 84): where
+"""A fourth round for the browser environment (`datagen.py --browser-refusals`, phase 83): where
 the browser's tools stop.
 
 Written from `browser.json`'s system prompt and schemas only ("Unsupported, ambiguous and

@@ -47,7 +47,7 @@ browser_phrasings.py's second round of sentence shapes to the browser intents;
 `--browser-values` (phase 81) browser_values.py's third round: carrier words before values,
 timer lengths in hours, labels after "to", "mute it" as the current tab;
 `--browser-values-repeat K` (phase 82) draws that round's training phrasings K times as often.
-`--browser-refusals` (phase 84) adds browser_refusals.py's fourth round: more unsupported browser
+`--browser-refusals` (phase 83) adds browser_refusals.py's fourth round: more unsupported browser
 actions, its composed unsupported operations drawn, values missing after carrier words.
 
 Usage: python datagen.py --out DIR [--train N] [--val N] [--seed S] [--values curated|mixed]
@@ -352,7 +352,7 @@ class Generator:
         """The category weights of browser examples: with `--browser-invalid-balanced` (phase 77)
         the invalid weight is scaled by the share of its intents that have an out-of-range value,
         so each of those intents gets about as many invalid examples as missing ones, instead of
-        more than its positives (4 of 25 intents drew all 8%). With `--browser-refusals` (phase 84)
+        more than its positives (4 of 25 intents drew all 8%). With `--browser-refusals` (phase 83)
         the irrelevant weight is scaled up too."""
         if R.ACTIVE:
             weights = [w * R.IRRELEVANT_SCALE if c == "irrelevant" else w for c, w in zip(cats, weights)]
@@ -465,7 +465,7 @@ def main():
                              "(default 1: once; phase 82 used 3)")
     parser.add_argument("--browser-refusals", action="store_true",
                         help="add browser_refusals.py's fourth round: more unsupported browser actions, "
-                             "composed ones drawn, values missing after carrier words (phase 84)")
+                             "composed ones drawn, values missing after carrier words (phase 83)")
     parser.add_argument("--tokenizer", help="the SentencePiece model whose pieces --vocab-words draws")
     parser.add_argument("--more-phrasings", type=int, nargs="?", const=1, default=0, choices=(0, 1, 2, 3),
                         help="add more_phrasings.py's rounds of phrasings: 1 = productivity and data_capture "
