@@ -19,7 +19,8 @@
 #   --browser-phrasings" (1289ce9), 80 2000 with LAYERS=10 and the same DATAGEN_FLAGS (6ec1609).
 #   With browser_values.py's round too: 81 2000 with LAYERS=10 DATAGEN_FLAGS="--browser-invalid-balanced
 #   --browser-phrasings --browser-values" (db2d275), 82 2000 with LAYERS=10 and those DATAGEN_FLAGS
-#   plus "--browser-values-repeat 3" (d758e89). Phases 65 and 73
+#   plus "--browser-values-repeat 3" (d758e89), 83 2000 with LAYERS=10 and those DATAGEN_FLAGS plus
+#   "--browser-refusals" (5fa9e02). Phases 65 and 73
 #   (browser_phase65.sh, browser_phase73.sh) change more.
 # Usage: tools/train/browser_continue.sh PHASE STEPS [WORK_DIR]   (STEPS=..., LR=... and INIT=...
 #        override the steps, the peak lr and the starting weights, FROM=N starts from phase N's
