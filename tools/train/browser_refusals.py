@@ -76,6 +76,7 @@ def extend():
     """Add the round (after `browser.register()` and the earlier rounds)."""
     I.ENVIRONMENTS[B.NAME][1].extend(u for u in UNSUPPORTED if u not in I.ENVIRONMENTS[B.NAME][1])
     U.TEMPLATES[B.NAME] = U.TEMPLATES[B.NAME] + UNSUPPORTED_OPS
+    U.ENV_SHARE[B.NAME] = OPS_SHARE
     more_phrasings.append({(B.NAME, name): {"missing": phrasings} for name, phrasings in MISSING.items()})
     global ACTIVE
     ACTIVE = True

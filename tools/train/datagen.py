@@ -317,7 +317,7 @@ class Generator:
 
     def irrelevant(self, env):
         rng = self.rng
-        share = R.OPS_SHARE if env == B.NAME and R.ACTIVE else U.SHARE
+        share = U.ENV_SHARE.get(env, U.SHARE)
         if share and self.split == "train" and rng.random() < share:
             text, question = U.request(env, rng)
             return self._dress("alt" if question else "imp", text, False), [], "unsupported-op"

@@ -17,6 +17,8 @@ import compose as C
 # Share of the training split's irrelevant examples drawn from here (`datagen.py
 # --unsupported-ops`). At 0 no extra random number is drawn, so earlier phases reproduce.
 SHARE = 0.0
+# Environments whose own share replaces SHARE (the browser's, browser_refusals.py, phase 83).
+ENV_SHARE = {}
 
 SENDERS = ["Maya", "Leo", "Dr. Patel", "Cactus Team"]
 WORKOUTS = ["running", "walking", "cycling", "swimming", "strength", "yoga"]
