@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# A phase on the browser environment (issue 49; LOG.md, sessions 22-23): the shipped container
-# continued on browser.py's environment as a seventh with a replay of the six under phase 43's
-# flags. Not in the shipped lineage (make_model.sh) yet. The defaults are phase 54 (40% browser,
-# every prompt with the full tool list, peak lr 3e-4); browser_phase55.sh sets phase 55's.
+# A phase on the browser environment (issue 49; LOG.md, sessions 22-23): phase 43 (shipped until
+# session 49) continued on browser.py's environment as a seventh with a replay of the six under
+# phase 43's flags; make_model.sh runs the phases of the shipped lineage through it. The defaults
+# are phase 54 (40% browser, every prompt with the full tool list, peak lr 3e-4);
+# browser_phase55.sh sets phase 55's.
 # Resumable: rerun after an interruption; STEPS sets the schedule's length, so a longer run is a
 # new WORK_DIR (or a restart early in the run, while the schedule is still near its peak).
 # Usage: tools/train/browser_phase.sh [WORK_DIR]   (PYTHON=... as make_model.sh; needs
 #        WORK_DIR/data/tokenizer.model, which make_model.sh's first two commands write)
 # Env: PHASE (54) names data$PHASE, run$PHASE and phase$PHASE.cact; SEED (54), TRAIN (6000),
 #      BROWSER (0.4), SUBSET (0: datagen --browser-subset), STEPS (220), LR (3e-4), WARMUP (10),
-#      MID_LEN (0: train.py --mid-len), INIT (the shipped container: train.py --init), BATCH (16),
+#      MID_LEN (0: train.py --mid-len), INIT (train.py --init; WORK_DIR/phase43C.cact, phase 43
+#      with its head as make_model.sh writes it), BATCH (16),
 #      QAT (STEPS: how many of the last steps run under QAT), TRAIN_FLAGS (more train.py flags),
 #      PLAIN (0: datagen --plain, the share of requests left bare; phase 59), TOKENIZER
 #      (WORK_DIR/data/tokenizer.model: the SentencePiece model of the data, the run and the
@@ -34,7 +36,7 @@ cp "$tokenizer" "$data/tokenizer.model"
   --near-miss 0.5 --name-miss 0.5 --browser "${BROWSER:-0.4}" --browser-subset "${SUBSET:-0}" \
   --plain "${PLAIN:-0}" ${DATAGEN_FLAGS:-}
 # Long prompts need --max-len 1024 (the model's max_seq_len); batches of the short ones stay at 256.
-"$PYTHON" "$here/train.py" --data "$data" --work "$work/run$phase" --init "${INIT:-$root/www/models/default.cact}" \
+"$PYTHON" "$here/train.py" --data "$data" --work "$work/run$phase" --init "${INIT:-$work/phase43C.cact}" \
   --layers "${LAYERS:-6}" --steps "$steps" --qat-steps "${QAT:-$steps}" --batch "${BATCH:-16}" --warmup "${WARMUP:-10}" --lr "${LR:-3e-4}" --max-len 1024 \
   --short-len 256 --mid-len "${MID_LEN:-0}" --save-every 25 ${TRAIN_FLAGS:-}
 "$PYTHON" "$here/export.py" --work "$work/run$phase" --data "$data" --out "$work/phase$phase.cact"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Reproduces www/models/default.cact from scratch: dump the six environments, generate the
-# synthetic data, train the tokenizer, train the model (resumable: rerun after an interruption),
-# export, train its confidence head, and score it on the acceptance suite with upstream's JAX model.
+# synthetic data, train the tokenizer, train the model on the six (phases 1-43; resumable: rerun
+# after an interruption), continue it on the browser environment (phases 65-83), export, train
+# its confidence head, and score it on the acceptance suite with upstream's JAX model.
 # Usage: tools/train/make_model.sh [WORK_DIR]     (PYTHON=... to pick the interpreter;
 #        default: the pinned venv tools/reference/.venv-v3, created when missing)
 set -euo pipefail
@@ -153,17 +154,50 @@ qat_phase 40 38 1200 36 "${near_flags[@]}"
 # Phase 43 (41-42 are not in the lineage): phase 40 continued on fresh examples (seed 39), 1200 steps.
 qat_phase 43 40 1200 39 "${near_flags[@]}"
 "$PYTHON" "$here/export.py" --work "$work/run43" --data "$work/data43" --out "$work/phase43.cact"
-# The confidence head (session 20): phase 43's own answers to fresh generator examples (seed 200,
-# the last phase's flags), greedy and with value search, labelled right or wrong through the CLI;
-# upstream's ConfidenceHead trained on them with the backbone frozen, then added to the container
-# with every backbone byte unchanged.
+# Phase 43's confidence head (session 20; what shipped until session 49, and phase 65's start): phase
+# 43's own answers to fresh generator examples (seed 200, the last phase's flags), greedy and with
+# value search, labelled right or wrong through the CLI; upstream's ConfidenceHead trained on them
+# with the backbone frozen, then added to the container with every backbone byte unchanged.
 mkdir -p "$work/dataC"
 [ -f "$work/dataC/val.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/dataC" --train 3000 --val 6000 \
   --seed 200 --values mixed "${late_flags[@]}" "${near_flags[@]}"
 (cd "$root" && cargo build --release --features cli --bin needle)
 [ -f "$work/runsC.jsonl" ] || "$PYTHON" "$here/label_runs.py" --examples "$work/dataC/train.jsonl" \
   "$work/dataC/val.jsonl" --model "$work/phase43.cact" --out "$work/runsC.jsonl"
-"$PYTHON" "$here/confidence.py" --model "$work/phase43.cact" --runs "$work/runsC.jsonl" \
+[ -f "$work/phase43C.cact" ] || "$PYTHON" "$here/confidence.py" --model "$work/phase43.cact" \
+  --runs "$work/runsC.jsonl" --out "$work/phase43C.cact"
+# The browser lineage (issue 49; LOG.md, sessions 28-41): phase 65 restarts from phase 43 on the
+# browser recipe, then browser_continue.sh's phases, each from the last one's float weights
+# (where out/ was lost, the recorded phases started from the committed container instead, so a
+# rebuild lands near the recorded figures, not on them). Phases 74 and 76 deepen to eight and ten
+# layers; from 79 on, browser_phrasings.py, browser_values.py and browser_refusals.py's rounds.
+INIT="$work/phase43C.cact" "$here/browser_phase65.sh" "$work"
+for step in 66:3000 67:2000 68:3000 69:1800 70:3000 71:1200 72:3000; do
+  "$here/browser_continue.sh" "${step%:*}" "${step#*:}" "$work"
+done
+deepen="--new-layer-opening 0.5 --new-layer-lr 2"
+FROM=72 LAYERS=8 TRAIN_FLAGS="$deepen" "$here/browser_continue.sh" 74 3000 "$work"
+FROM=74 LAYERS=10 TRAIN_FLAGS="$deepen" "$here/browser_continue.sh" 76 3000 "$work"
+rounds="--browser-invalid-balanced --browser-phrasings"
+FROM=76 LAYERS=10 DATAGEN_FLAGS="$rounds" "$here/browser_continue.sh" 79 2000 "$work"
+LAYERS=10 DATAGEN_FLAGS="$rounds" "$here/browser_continue.sh" 80 2000 "$work"
+rounds="$rounds --browser-values"
+LAYERS=10 DATAGEN_FLAGS="$rounds" "$here/browser_continue.sh" 81 2000 "$work"
+rounds="$rounds --browser-values-repeat 3"
+LAYERS=10 DATAGEN_FLAGS="$rounds" "$here/browser_continue.sh" 82 2000 "$work"
+rounds="$rounds --browser-refusals"
+LAYERS=10 DATAGEN_FLAGS="$rounds" "$here/browser_continue.sh" 83 2000 "$work"
+# The shipped model (session 49): phase 83 with its own confidence head, labelled as phase 43's
+# was, on fresh examples drawn with phase 83's generator flags (seed 200; two fifths of the
+# training split browser requests, ~900 tokens each with the full list, hence 3,000 examples
+# rather than 9,000).
+mkdir -p "$work/dataC83"
+[ -f "$work/dataC83/val.jsonl" ] || "$PYTHON" "$here/datagen.py" --out "$work/dataC83" --train 2000 --val 1000 \
+  --seed 200 --values mixed "${late_flags[@]}" "${near_flags[@]}" --browser 0.4 \
+  --browser-subset 0.25 --plain 0.3 $rounds
+[ -f "$work/runsC83.jsonl" ] || "$PYTHON" "$here/label_runs.py" --examples "$work/dataC83/train.jsonl" \
+  "$work/dataC83/val.jsonl" --model "$work/phase83.cact" --out "$work/runsC83.jsonl"
+"$PYTHON" "$here/confidence.py" --model "$work/phase83.cact" --runs "$work/runsC83.jsonl" \
   --out "$root/www/models/default.cact"
 echo "pipeline wall time: $(( $(date +%s) - start )) s"
 "$PYTHON" "$here/eval_reference.py" --model "$root/www/models/default.cact" --json "$work/eval_reference.json"
