@@ -18,10 +18,10 @@ export const UNRESET_TURNS = 4;
 
 /**
  * Whether conversations, the agent loop and extraction add the date fact unless told. Upstream's
- * do; here it is off, as for `complete()`, `chat.completions` and the CLI: on the bundled model's acceptance
- * suite (192 cases, six environments) the date fact costs 14 right answers greedy (162 -> 148) and
- * 15 constrained (162 -> 147): the model was trained without it. Models trained with it (upstream's)
- * want `autoDate: true`.
+ * do; here it is off, as for `complete()`, `chat.completions` and the CLI: on the bundled model's
+ * acceptance suite (192 cases, six environments) the date fact costs 6 right answers greedy
+ * (163 -> 157 with README.md's fixed date, 154 with 2026-12-07's): the model was trained without
+ * it. Models trained with it (upstream's) want `autoDate: true`.
  */
 export const AUTO_DATE_DEFAULT = false;
 

@@ -1,6 +1,5 @@
-// Types for needle-web/environments: upstream's six tool environments, the default model's domain,
-// and `browser`, the browser actions the extension executes (the default model was not trained on
-// it: it refuses them; a model that generalises to unseen tools, such as needle3, is needed).
+// Types for needle-web/environments: upstream's six tool environments and `browser`, the browser
+// actions the extension executes: the seven the default model was trained on.
 import type { Tool } from './index.js';
 
 export type EnvironmentName =

@@ -86,7 +86,7 @@ const spawnWebWorker = (name) =>
   new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name });
 
 // The default model is its own entry (`needle-web/default-model`), so a bundle that never loads it
-// does not ship its 0.7 MB. A source-less `Needle.load()` still finds it where the package is
+// does not ship its 0.95 MB. A source-less `Needle.load()` still finds it where the package is
 // served as files (Node, an import map): the specifier is a variable, which bundlers leave alone.
 const DEFAULT_MODEL_MODULE = './default-model.js';
 

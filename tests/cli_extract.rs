@@ -58,8 +58,8 @@ fn extract_prints_the_arguments_and_refuses_ungrounded_values() {
         r#"{"amount_ml":500}"#
     );
 
-    // No amount written: whatever number the model gives is not grounded.
-    let out = extract(&water, "log a big glass of water", &[]);
+    // The amount in words: the millilitres the model writes are not in the input.
+    let out = extract(&water, "I drank half a liter of water", &[]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -68,7 +68,7 @@ fn extract_prints_the_arguments_and_refuses_ungrounded_values() {
     );
     assert!(out.stdout.is_empty());
     // Not strict: the arguments as generated.
-    let out = extract(&water, "log a big glass of water", &["--no-strict"]);
+    let out = extract(&water, "I drank half a liter of water", &["--no-strict"]);
     assert!(out.status.success());
     assert!(json::parse(std::str::from_utf8(&out.stdout).unwrap().trim())
         .unwrap()

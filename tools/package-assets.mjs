@@ -46,7 +46,7 @@ const environments = Object.fromEntries(
 );
 writeFileSync(
   join(ROOT, 'pkg/environments.js'),
-  `${HEADER}/** Upstream's six tool environments (tool schemas and system prompt), the default model's training domain, and the browser environment (not trained on). */\n` +
+  `${HEADER}/** Upstream's six tool environments and the browser environment (tool schemas and system prompt): the default model's training domain. */\n` +
     `export const environments = ${JSON.stringify(environments, null, 1)};\n`,
 );
 console.log(

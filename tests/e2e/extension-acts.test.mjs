@@ -1,8 +1,9 @@
 // The extension acts (Chromium with WebMCP on, the extension loaded unpacked with its optional
 // permissions granted at install: a headless browser cannot answer a permission prompt).
 // Browser commands: each executor checked through chrome.tabs / bookmarks / tabGroups / alarms
-// and clipboard state, and the embedded model's answers to browser sentences through the popup
-// equal the native CLI's. Page tools: on a page that declares WebMCP tools, the popup offers them, runs the
+// and clipboard state, the embedded model's answers to browser sentences through the popup
+// equal the native CLI's, and a sentence in the popup pins, zooms and (after the confirm) closes
+// tabs. Page tools: on a page that declares WebMCP tools, the popup offers them, runs the
 // sentence, and the page's execute runs (or its form is filled and submitted) only after the
 // confirm; read-only tools run at once; a cancel runs nothing.
 import { test, before, after } from 'node:test';
@@ -193,6 +194,42 @@ test("browser sentences in the popup: the embedded model's calls are the native 
   await doc.close();
 });
 
+test('a browser sentence in the popup acts on the browser; closing tabs waits for the confirm', async () => {
+  await openTab('/t/doc.html');
+  await openTab('/t/lisbon.html?sentence');
+  await openTab('/t/porto.html?sentence');
+  const { popup, id } = await popupOn('/t/doc.html');
+  await popup.selectOption('#preset', { label: 'Browser (environment)' });
+  const say = async (query) => {
+    await popup.fill('#query', query);
+    await popup.click('#run');
+    await waitState(popup, 'done', 'error', 'confirm');
+    return popup.evaluate(() => document.body.dataset.state);
+  };
+  // The earlier tests pinned and zoomed this origin's tabs: start from an unpinned tab at 100%.
+  await popup.evaluate(async (id) => { await chrome.tabs.update(id, { pinned: false }); await chrome.tabs.setZoom(id, 1); }, id);
+  const tab = () => popup.evaluate((id) => chrome.tabs.get(id), id);
+  assert.equal(await say('Pin this tab'), 'done', await popup.textContent('#status'));
+  assert.equal((await tab()).pinned, true);
+  assert.equal(await say('Zoom the page to 150 percent'), 'done', await popup.textContent('#status'));
+  assert.equal(await popup.evaluate((id) => chrome.tabs.getZoom(id), id), 1.5);
+  // Closing acts in the tab's own window (the earlier tests left flight tabs in others).
+  const flightTabs = () =>
+    popup.evaluate(async (id) => {
+      const { windowId } = await chrome.tabs.get(id);
+      return (await chrome.tabs.query({ windowId })).filter((t) => /flights/i.test(t.title)).length;
+    }, id);
+  const open = await flightTabs();
+  assert.ok(open >= 2, `${open} flight tabs open`);
+  assert.equal(await say('Close the tabs about flights'), 'confirm', await popup.textContent('#status'));
+  assert.equal(await flightTabs(), open, 'nothing closed before the confirm');
+  await popup.click('#confirm-run');
+  await waitState(popup, 'done', 'error');
+  assert.deepEqual(JSON.parse(await popup.evaluate(() => document.body.dataset.results)), [{ closed: open }]);
+  await until(async () => (await flightTabs()) === 0);
+  await popup.close();
+});
+
 /** Runs `query` on the popup's "This page's tools"; `confirm`: expect the confirm, then answer it. */
 async function onPageTools(path, query, confirm) {
   const page = await openTab(path);
@@ -302,7 +339,7 @@ test('as installed: the optional permissions are asked with the confirm; no conf
       const self = await chrome.tabs.getCurrent();
       const [tab] = (await chrome.tabs.query({})).filter((t) => t.id !== self.id);
       const { actOnBrowser } = await import('./act.js');
-      // The model's answer is given here: the embedded model answers no browser command.
+      // The model's answer is given here: only the permission flow is under test.
       const answering = (call) => ({ complete: async () => ({ function_calls: [call] }) });
       const asked = [];
       const ui = { calls: () => {}, results: () => {}, confirm: async (text, permissions) => (asked.push({ text, permissions }), false) };

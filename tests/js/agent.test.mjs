@@ -83,7 +83,7 @@ test('maxSteps bounds the steps; a thrown error and an unknown tool become {erro
 });
 
 test('strict: a call whose numbers are not in the request is not executed; strict: false runs it', async () => {
-  const query = 'Make it warmer in here';
+  const query = 'Set the thermostat to twenty degrees'; // in words: the 20 the model writes is not in it
   const cli = native(query);
   assert.equal(cli.function_calls[0].name, 'set_thermostat', cli.text);
   assert.deepEqual(cli.validation.ungrounded, ['set_thermostat.temperature'], 'the engine flags the invented number');
@@ -126,7 +126,8 @@ test('an abort stops the run within a step (a pending function) and between step
 });
 
 test('run() decodes constrained unless told otherwise: only calls that fit the schema reach the functions', async () => {
-  // A light tool of the caller's own: unconstrained, the model writes a call that does not parse.
+  // A light tool of the caller's own: unconstrained, the model runs on past its call, which then
+  // does not parse.
   const light = {
     name: 'control_lights',
     description: 'Turn lights on or off in a room.',
@@ -136,17 +137,17 @@ test('run() decodes constrained unless told otherwise: only calls that fit the s
       required: ['room', 'action'],
     },
   };
-  const query = 'Turn on the kitchen light';
+  const query = 'Switch the bedroom light off';
   const flags = ['--max-tokens', '64'];
   const free = nativeRun(MODEL, query, JSON.stringify([light]), flags);
   const held = nativeRun(MODEL, query, JSON.stringify([light]), [...flags, '--constrained']);
-  assert.deepEqual(held.function_calls, [{ name: 'control_lights', arguments: { room: 'kitchen', action: 'on' } }]);
+  assert.deepEqual(held.function_calls, [{ name: 'control_lights', arguments: { room: 'bedroom', action: 'off' } }]);
   assert.notDeepEqual(free.function_calls, held.function_calls, free.text);
   const calls = [];
   const fn = (args) => (calls.push(args), { ok: true });
   const r = await needle.run(query, { tools: [{ ...light, fn }], maxTokens: 64, maxSteps: 1 });
   assert.deepEqual(r.steps[0].function_calls, held.function_calls);
-  assert.deepEqual(calls, [{ room: 'kitchen', action: 'on' }]);
+  assert.deepEqual(calls, [{ room: 'bedroom', action: 'off' }]);
   const loose = await needle.run(query, { tools: [{ ...light, fn }], maxTokens: 64, maxSteps: 1, constrained: false });
   assert.deepEqual(loose.steps.map((s) => s.function_calls).flat(), free.function_calls, 'constrained: false is the unconstrained answer');
 });
@@ -160,7 +161,7 @@ function acknowledging() {
 
 test('a call the model repeats after its result is not run again: the step reports it and the run ends', async () => {
   // Told only {ok: true}, the model asks for the calls it has just made again.
-  for (const query of ['Turn on the kitchen lights', 'Close the living room blinds and turn on the study fan']) {
+  for (const query of ['Turn on the kitchen lights', 'Dim the bedroom lights to 30 percent']) {
     const expected = native(query).function_calls;
     const house = acknowledging();
     const steps = [];

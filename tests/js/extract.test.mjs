@@ -40,7 +40,7 @@ test('a declined extraction is null', async () => {
 });
 
 test('strict: a number the text never wrote rejects with code ungrounded and its path; strict: false returns it', async () => {
-  const text = 'Make it warmer in here';
+  const text = 'Set the temperature to twenty two'; // in words: the model's 22 is not in the text
   const cli = native(text);
   assert.deepEqual(cli.validation.ungrounded, ['set_thermostat.temperature']);
   await assert.rejects(needle.extract(text, THERMOSTAT, OPTS), (e) => {
