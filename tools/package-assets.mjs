@@ -30,7 +30,7 @@ cpSync(model, join(ROOT, 'pkg/models/default.cact'));
 const sha256 = createHash('sha256').update(bytes).digest('hex');
 writeFileSync(
   join(ROOT, 'pkg/default-model.js'),
-  `${HEADER}/** URL of the bundled default model: a small Needle 3 trained on upstream's six tool environments. */\n` +
+  `${HEADER}/** URL of the bundled default model: a small Needle 3 trained on upstream's six tool environments and the browser's. */\n` +
     `export const defaultModel = new URL('./models/default.cact', import.meta.url).href;\n` +
     `/** Its SHA-256 (${bytes.length} bytes): a stale cached copy is replaced after an upgrade. */\n` +
     `export const defaultModelSha256 = '${sha256}';\n`,

@@ -1,7 +1,7 @@
 // Tool presets for the demo. First the six environments that ship with upstream's package
-// (presets/*.json: tool schemas and system prompt, dumped by tools/train/dump_tools.py — the
-// embedded default model was trained on them) and the browser environment the extension acts
-// with, each with a hand-written example query; then
+// (presets/*.json: tool schemas and system prompt, dumped by tools/train/dump_tools.py) and the
+// browser environment the extension acts with (the embedded default model was trained on all
+// seven), each with a hand-written example query; then
 // hand-written presets in both styles the runtime accepts: OpenAI style
 // ({type: 'function', function: {...}}) and flat ({name, description, parameters}).
 const ENVIRONMENTS = [
