@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A phase on the browser environment (issue 49; LOG.md, sessions 22-23): phase 43 (shipped until
-# session 49) continued on browser.py's environment as a seventh with a replay of the six under
+# session 42) continued on browser.py's environment as a seventh with a replay of the six under
 # phase 43's flags; make_model.sh runs the phases of the shipped lineage through it. The defaults
 # are phase 54 (40% browser, every prompt with the full tool list, peak lr 3e-4);
 # browser_phase55.sh sets phase 55's.

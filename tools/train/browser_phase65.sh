@@ -5,7 +5,7 @@
 # at phase 56's peak lr 3e-4 since it starts as far from the browser as phase 56 did: 3,500 steps
 # of 8, the last 300 QAT. It starts from phase 43 with its confidence head (make_model.sh writes
 # WORK_DIR/phase43C.cact; the recorded phase 65 started from the container shipped until session
-# 49, `git show 0e8cece:www/models/default.cact`). Resumes from out/run65/checkpoint.pkl when rerun.
+# 42, `git show 0e8cece:www/models/default.cact`). Resumes from out/run65/checkpoint.pkl when rerun.
 # Usage: tools/train/browser_phase65.sh [WORK_DIR]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"

@@ -154,7 +154,7 @@ qat_phase 40 38 1200 36 "${near_flags[@]}"
 # Phase 43 (41-42 are not in the lineage): phase 40 continued on fresh examples (seed 39), 1200 steps.
 qat_phase 43 40 1200 39 "${near_flags[@]}"
 "$PYTHON" "$here/export.py" --work "$work/run43" --data "$work/data43" --out "$work/phase43.cact"
-# Phase 43's confidence head (session 20; what shipped until session 49, and phase 65's start): phase
+# Phase 43's confidence head (session 20; what shipped until session 42, and phase 65's start): phase
 # 43's own answers to fresh generator examples (seed 200, the last phase's flags), greedy and with
 # value search, labelled right or wrong through the CLI; upstream's ConfidenceHead trained on them
 # with the backbone frozen, then added to the container with every backbone byte unchanged.
@@ -187,7 +187,7 @@ rounds="$rounds --browser-values-repeat 3"
 LAYERS=10 DATAGEN_FLAGS="$rounds" "$here/browser_continue.sh" 82 2000 "$work"
 rounds="$rounds --browser-refusals"
 LAYERS=10 DATAGEN_FLAGS="$rounds" "$here/browser_continue.sh" 83 2000 "$work"
-# The shipped model (session 49): phase 83 with its own confidence head, labelled as phase 43's
+# The shipped model (session 42): phase 83 with its own confidence head, labelled as phase 43's
 # was, on fresh examples drawn with phase 83's generator flags (seed 200; two fifths of the
 # training split browser requests, ~900 tokens each with the full list, hence 3,000 examples
 # rather than 9,000).
