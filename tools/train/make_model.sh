@@ -171,7 +171,7 @@ mkdir -p "$work/dataC"
 # (where out/ was lost, the recorded phases started from the committed container instead, so a
 # rebuild lands near the recorded figures, not on them). Phases 74 and 76 deepen to eight and ten
 # layers; from 79 on, browser_phrasings.py, browser_values.py and browser_refusals.py's rounds.
-INIT="$work/phase43C.cact" "$here/browser_phase65.sh" "$work"
+"$here/browser_phase65.sh" "$work" # starts from $work/phase43C.cact
 for step in 66:3000 67:2000 68:3000 69:1800 70:3000 71:1200 72:3000; do
   "$here/browser_continue.sh" "${step%:*}" "${step#*:}" "$work"
 done
