@@ -1,6 +1,6 @@
-// The extension's options page: choose the model the popup runs, from a file or a URL. A choice
-// is loaded once here, so a file that is not a model is refused with the engine's own error
-// before it replaces anything.
+// The extension's options page: choose the model the popup runs, from a file, a URL or a model
+// name (needle3 from the Hub). A choice is loaded once here, so a file that is not a model is
+// refused with the engine's own error before it replaces anything.
 import { Needle } from './pkg/index.js';
 import { chosenModel, forgetModel, keepModel } from './user-model.js';
 
@@ -62,7 +62,7 @@ $('file').addEventListener('change', () => {
 
 $('from-url').addEventListener('submit', (event) => {
   event.preventDefault();
-  const url = $('url').value.trim();
+  const url = $('url').value.trim(); // or a model name: needle3, owner/repo
   if (!url) return;
   const name = decodeURIComponent(new URL(url, location.href).pathname.split('/').pop() || url);
   choose(async () => (await Needle.download(url, { cache: 'none', onProgress })).bytes, name);

@@ -3,7 +3,7 @@
 // network switched off and gives the native CLI's calls (schema-constrained, extractive by
 // default); its choices survive a reopening, which reuses the engine in the offscreen document
 // (no model reload); a page's malformed message to the shared engine is refused and leaves it
-// answering; its options page swaps in another model.
+// answering; its options page swaps in another model (a file, or needle3 by name from the Hub).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -170,7 +170,7 @@ test("a page's malformed message is refused invalid_argument; the shared engine 
   assert.ok(outcome.tokens > 0, JSON.stringify(outcome));
 });
 
-test('the options page swaps in a model from a file; the popup runs it offline, then the bundled one again', async () => {
+test('the options page swaps in a model by name or from a file; the popup runs it offline, then the bundled one again', async () => {
   const own = join(ROOT, 'tests/fixtures/v2/mixed_window/model.cact');
   const options = await context.newPage();
   options.on('pageerror', (e) => pageErrors.push(String(e)));
@@ -192,6 +192,27 @@ test('the options page swaps in a model from a file; the popup runs it offline, 
   await settled();
   assert.equal(await options.evaluate(() => document.body.dataset.state), 'error');
   assert.match(await options.textContent('#message'), /^Not changed: .*\(fetch_failed\)$/);
+  await context.setOffline(false);
+
+  // A model name: needle3 resolves to upstream's file on the Hub, answered here by a fixture.
+  const hubFile = 'https://huggingface.co/Cactus-Compute/needle3/resolve/main/needle3.cact';
+  const hubRequests = [];
+  await context.route('https://huggingface.co/**', (route) => {
+    hubRequests.push(route.request().url());
+    const body = readFileSync(join(ROOT, 'tests/fixtures/v3/local_global_taps/model.cact'));
+    route.fulfill({ status: 200, body, headers: { 'access-control-allow-origin': '*', 'content-type': 'application/octet-stream' } });
+  });
+  await options.fill('#url', 'needle3');
+  await options.click('#download');
+  await settled();
+  assert.equal(await options.evaluate(() => document.body.dataset.state), 'done', await options.textContent('#message'));
+  assert.deepEqual([...new Set(hubRequests)], [hubFile]);
+  assert.match(await options.textContent('#current'), /^The popup runs needle3 \(Needle 3, /);
+  await context.unrouteAll();
+  await context.setOffline(true);
+  await page.goto(popupUrl);
+  await waitState('ready', 'error');
+  assert.match(await page.textContent('#model-info'), /^needle3 · Needle 3 · /);
   await context.setOffline(false);
 
   await options.setInputFiles('#file', own);
