@@ -3,9 +3,9 @@
 // Browser commands: each executor checked through chrome.tabs / bookmarks / tabGroups / alarms
 // and clipboard state, the embedded model's answers to browser sentences through the popup
 // equal the native CLI's, and a sentence in the popup pins, zooms and (after the confirm) closes
-// tabs. Page tools: on a page that declares WebMCP tools, the popup offers them, runs the
-// sentence, and the page's execute runs (or its form is filled and submitted) only after the
-// confirm; read-only tools run at once; a cancel runs nothing.
+// tabs, which its undo reopens. Page tools: on a page that declares WebMCP tools, the popup
+// offers them, runs the sentence, and the page's execute runs (or its form is filled and
+// submitted) only after the confirm; read-only tools run at once; a cancel runs nothing.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -194,7 +194,7 @@ test("browser sentences in the popup: the embedded model's calls are the native 
   await doc.close();
 });
 
-test('a browser sentence in the popup acts on the browser; closing tabs waits for the confirm', async () => {
+test('a browser sentence in the popup acts on the browser; closing tabs waits for the confirm, and undo reopens them', async () => {
   await openTab('/t/doc.html');
   await openTab('/t/lisbon.html?sentence');
   await openTab('/t/porto.html?sentence');
@@ -227,6 +227,11 @@ test('a browser sentence in the popup acts on the browser; closing tabs waits fo
   await waitState(popup, 'done', 'error');
   assert.deepEqual(JSON.parse(await popup.evaluate(() => document.body.dataset.results)), [{ closed: open }]);
   await until(async () => (await flightTabs()) === 0);
+  // The popup's undo reopens them (chrome.sessions).
+  await popup.click('#undo');
+  await until(async () => (await flightTabs()) === open);
+  assert.equal(await popup.textContent('#status'), `Reopened ${open} tabs.`);
+  assert.equal(await popup.isHidden('#undo'), true);
   await popup.close();
 });
 
