@@ -98,6 +98,14 @@ async function until(check) {
 const waitState = (popup, ...states) =>
   popup.waitForFunction((s) => s.includes(document.body.dataset.state), states, { timeout: 120_000 });
 
+/** Types `query` in the popup and runs it: resolves to the state it settles in. */
+async function say(popup, query) {
+  await popup.fill('#query', query);
+  await popup.click('#run');
+  await waitState(popup, 'done', 'error', 'confirm');
+  return popup.evaluate(() => document.body.dataset.state);
+}
+
 test('browser commands: each executor changes the browser state the call names', async () => {
   const doc = await openTab('/t/doc.html');
   await openTab('/t/lisbon.html');
@@ -180,14 +188,12 @@ test("browser sentences in the popup: the embedded model's calls are the native 
   const preset = env('browser');
   let right = 0;
   for (const [query, want] of CASES.slice(0, 6)) {
-    await popup.fill('#query', query);
-    await popup.click('#run');
-    await waitState(popup, 'done', 'error', 'confirm');
+    const state = await say(popup, query);
     const result = JSON.parse(await popup.evaluate(() => document.body.dataset.result));
     const native = nativeRun(MODEL, query, JSON.stringify(preset.tools), ['--system', preset.system, ...FLAGS]);
     assert.deepEqual(result.function_calls, native.function_calls, query);
     if (JSON.stringify(result.function_calls.map((c) => [c.name, c.arguments])) === JSON.stringify(want)) right++;
-    if (await popup.evaluate(() => document.body.dataset.state) === 'confirm') await popup.click('#confirm-cancel');
+    if (state === 'confirm') await popup.click('#confirm-cancel');
   }
   console.log(`embedded model, browser sentences in the popup: ${right}/6 as expected (tools/browser-heldout.mjs has all 20)`);
   await popup.close();
@@ -200,18 +206,12 @@ test('a browser sentence in the popup acts on the browser; closing tabs waits fo
   await openTab('/t/porto.html?sentence');
   const { popup, id } = await popupOn('/t/doc.html');
   await popup.selectOption('#preset', { label: 'Browser (environment)' });
-  const say = async (query) => {
-    await popup.fill('#query', query);
-    await popup.click('#run');
-    await waitState(popup, 'done', 'error', 'confirm');
-    return popup.evaluate(() => document.body.dataset.state);
-  };
   // The earlier tests pinned and zoomed this origin's tabs: start from an unpinned tab at 100%.
   await popup.evaluate(async (id) => { await chrome.tabs.update(id, { pinned: false }); await chrome.tabs.setZoom(id, 1); }, id);
   const tab = () => popup.evaluate((id) => chrome.tabs.get(id), id);
-  assert.equal(await say('Pin this tab'), 'done', await popup.textContent('#status'));
+  assert.equal(await say(popup, 'Pin this tab'), 'done', await popup.textContent('#status'));
   assert.equal((await tab()).pinned, true);
-  assert.equal(await say('Zoom the page to 150 percent'), 'done', await popup.textContent('#status'));
+  assert.equal(await say(popup, 'Zoom the page to 150 percent'), 'done', await popup.textContent('#status'));
   assert.equal(await popup.evaluate((id) => chrome.tabs.getZoom(id), id), 1.5);
   // Closing acts in the tab's own window (the earlier tests left flight tabs in others).
   const flightTabs = () =>
@@ -221,7 +221,7 @@ test('a browser sentence in the popup acts on the browser; closing tabs waits fo
     }, id);
   const open = await flightTabs();
   assert.ok(open >= 2, `${open} flight tabs open`);
-  assert.equal(await say('Close the tabs about flights'), 'confirm', await popup.textContent('#status'));
+  assert.equal(await say(popup, 'Close the tabs about flights'), 'confirm', await popup.textContent('#status'));
   assert.equal(await flightTabs(), open, 'nothing closed before the confirm');
   await popup.click('#confirm-run');
   await waitState(popup, 'done', 'error');
@@ -244,10 +244,7 @@ async function onPageTools(path, query, confirm) {
   assert.match(offered, /^This page's tools \(5\)$/);
   await popup.selectOption('#preset', 'page');
   const schemas = JSON.parse(await popup.inputValue('#tools'));
-  await popup.fill('#query', query);
-  await popup.click('#run');
-  await waitState(popup, 'done', 'error', 'confirm');
-  const stateBefore = await popup.evaluate(() => document.body.dataset.state);
+  const stateBefore = await say(popup, query);
   const logBefore = await page.evaluate(() => window.webmcpLog.slice());
   if (confirm !== undefined) {
     assert.equal(stateBefore, 'confirm', await popup.textContent('#status'));
@@ -309,9 +306,7 @@ test("the demo page's house, driven from the popup through the tools it register
   const { popup } = await popupOn('/');
   assert.match(await popup.$eval('#preset', (s) => s.options[0].textContent), /^This page's tools \(5\)$/);
   await popup.selectOption('#preset', 'page');
-  await popup.fill('#query', 'Turn on the kitchen lights');
-  await popup.click('#run');
-  await waitState(popup, 'confirm', 'done', 'error');
+  await say(popup, 'Turn on the kitchen lights');
   const [call] = nativeRun(MODEL, 'Turn on the kitchen lights', JSON.stringify(JSON.parse(await popup.inputValue('#tools'))), FLAGS).function_calls;
   assert.equal(await popup.textContent('#confirm-text'), `Run ${call.name} ${JSON.stringify(call.arguments)} on this page?`);
   assert.equal(await light(), 'off', 'not before the confirm');

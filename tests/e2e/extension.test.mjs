@@ -197,9 +197,9 @@ test('the options page swaps in a model by name or from a file; the popup runs i
   // A model name: needle3 resolves to upstream's file on the Hub, answered here by a fixture.
   const hubFile = 'https://huggingface.co/Cactus-Compute/needle3/resolve/main/needle3.cact';
   const hubRequests = [];
+  const body = readFileSync(join(ROOT, 'tests/fixtures/v3/local_global_taps/model.cact'));
   await context.route('https://huggingface.co/**', (route) => {
     hubRequests.push(route.request().url());
-    const body = readFileSync(join(ROOT, 'tests/fixtures/v3/local_global_taps/model.cact'));
     route.fulfill({ status: 200, body, headers: { 'access-control-allow-origin': '*', 'content-type': 'application/octet-stream' } });
   });
   await options.fill('#url', 'needle3');
