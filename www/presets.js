@@ -11,7 +11,7 @@ const ENVIRONMENTS = [
   ['productivity', 'Productivity', 'Set a timer for 12 minutes'],
   ['wearable', 'Wearable', 'Start an outdoor run workout'],
   ['data_capture', 'Data capture', 'Log 500 ml of water'],
-  // The browser actions the extension executes; not in the default model's training.
+  // The browser actions the extension executes.
   ['browser', 'Browser', 'Pin this tab'],
 ];
 
